@@ -1,0 +1,89 @@
+//! [`AnyFilter`]: one type for a filter of any kind, read back from bytes by
+//! dispatching on the header's kind byte.
+
+use alloc::vec::Vec;
+
+use crate::format;
+use crate::{BlockedBloom, CountingBloom, Error, Filter, FilterKind, FromBytes, StandardBloom};
+
+/// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
+/// kind is only known from the bytes (an SSTable's filter block, say).
+///
+/// ```
+/// use amq::{AnyFilter, BlockedBloom, Filter, FilterKind};
+/// let mut f = BlockedBloom::with_fpr(100, 0.01).unwrap();
+/// f.insert(b"key");
+/// let any = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+/// assert_eq!(any.kind(), FilterKind::BlockedBloom);
+/// assert!(any.contains(b"key"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AnyFilter {
+    /// A [`StandardBloom`].
+    StandardBloom(StandardBloom),
+    /// A [`BlockedBloom`].
+    BlockedBloom(BlockedBloom),
+    /// A [`CountingBloom`].
+    CountingBloom(CountingBloom),
+}
+
+/// Calls `$body` with `$f` bound to the inner filter of every variant.
+macro_rules! dispatch {
+    ($self:expr, $f:ident => $body:expr) => {
+        match $self {
+            AnyFilter::StandardBloom($f) => $body,
+            AnyFilter::BlockedBloom($f) => $body,
+            AnyFilter::CountingBloom($f) => $body,
+        }
+    };
+}
+
+impl AnyFilter {
+    /// Decodes a filter of whatever kind the header names.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let frame = format::decode(bytes)?;
+        Ok(match frame.kind {
+            FilterKind::StandardBloom => AnyFilter::StandardBloom(StandardBloom::from_frame(frame)?),
+            FilterKind::BlockedBloom => AnyFilter::BlockedBloom(BlockedBloom::from_frame(frame)?),
+            FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
+            other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
+        })
+    }
+
+    /// The inner filter as a trait object.
+    pub fn as_filter(&self) -> &dyn Filter {
+        dispatch!(self, f => f)
+    }
+}
+
+impl FromBytes for AnyFilter {
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        AnyFilter::from_bytes(bytes)
+    }
+}
+
+impl Filter for AnyFilter {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        dispatch!(self, f => f.contains_hash(hash))
+    }
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        dispatch!(self, f => f.contains_many(hashes, out))
+    }
+    fn size_in_bytes(&self) -> usize {
+        dispatch!(self, f => f.size_in_bytes())
+    }
+    fn num_keys(&self) -> usize {
+        dispatch!(self, f => f.num_keys())
+    }
+    fn expected_fpr(&self) -> f64 {
+        dispatch!(self, f => f.expected_fpr())
+    }
+    fn kind(&self) -> FilterKind {
+        dispatch!(self, f => f.kind())
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        dispatch!(self, f => f.to_bytes())
+    }
+}

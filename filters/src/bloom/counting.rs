@@ -1,0 +1,279 @@
+//! The counting Bloom filter (Fan, Cao, Almeida & Broder 2000, "Summary
+//! Cache"): each bit of a standard Bloom filter becomes a 4-bit counter, so
+//! keys can be removed.
+//!
+//! Counters are packed sixteen to a `u64` word (two per byte). Four bits are
+//! enough: with the optimal `k`, the chance that any counter of a filter with
+//! `m` counters reaches 16 is below `1.37e-15 · m` (Fan et al., section V.C).
+//!
+//! **Saturation.** A counter that reaches 15 sticks there and is never
+//! decremented: after saturation we no longer know how many keys share it, and
+//! decrementing could zero it under a key still present (a false negative).
+//! A stuck counter only costs FPR.
+//!
+//! **Removal** first checks that every probed counter is non-zero; if one is
+//! zero the key is definitely absent and [`Error::NotPresent`] is returned
+//! with nothing changed. Removing a key that was never inserted but is a
+//! false positive decrements other keys' counters and can create false
+//! negatives for them: only remove keys you inserted.
+//!
+//! Probes are the enhanced double hashing of [`StandardBloom`](crate::StandardBloom),
+//! so the FPR formula is the standard one with `m` counters in place of bits.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, units_for, ProbeSeq};
+use crate::format::{self, ByteWriter, Frame};
+use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert, Remove};
+
+const SATURATED: u64 = 15;
+
+/// A counting Bloom filter with 4-bit saturating counters.
+///
+/// ```
+/// use amq::{CountingBloom, Filter};
+/// let mut f = CountingBloom::with_fpr(1_000, 0.01).unwrap();
+/// f.insert(b"a");
+/// f.insert(b"b");
+/// f.remove(b"a").unwrap();
+/// assert!(!f.contains(b"a"));
+/// assert!(f.contains(b"b"));
+/// assert!(f.remove(b"never-inserted").is_err());
+/// // Four bits per Bloom bit: about 38 bits per key at 1% FPR.
+/// assert_eq!(f.num_counters(), 9_600);
+/// assert_eq!(f.size_in_bytes(), 4_800);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountingBloom {
+    /// Sixteen 4-bit counters per word; counter `i` is bits `4(i%16)..` of
+    /// word `i/16`.
+    words: Vec<u64>,
+    num_probes: u32,
+    num_keys: u64,
+}
+
+impl CountingBloom {
+    /// A filter sized for `expected_keys` at false-positive rate `fpr`
+    /// (the standard Bloom sizing, in counters).
+    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
+        check_keys(expected_keys)?;
+        Self::with_counters_per_key(expected_keys, bits_per_key_for_fpr(fpr)?)
+    }
+
+    /// A filter with `expected_keys * counters_per_key` counters (rounded up
+    /// to a multiple of 16) and the optimal probe count. It uses four times
+    /// as many bits as counters.
+    pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
+        check_keys(expected_keys)?;
+        check_bits_per_key(counters_per_key)?;
+        let words = units_for(expected_keys, counters_per_key, 16, u64::MAX / 16)?;
+        Ok(CountingBloom {
+            words: vec![0; words as usize],
+            num_probes: math::optimal_bloom_probes(counters_per_key),
+            num_keys: 0,
+        })
+    }
+
+    /// Number of 4-bit counters `m`.
+    pub fn num_counters(&self) -> u64 {
+        self.words.len() as u64 * 16
+    }
+
+    /// Number of probes `k` per key.
+    pub fn num_probes(&self) -> u32 {
+        self.num_probes
+    }
+
+    #[inline(always)]
+    fn counter(&self, i: u64) -> u64 {
+        (self.words[(i >> 4) as usize] >> ((i & 15) * 4)) & 0xF
+    }
+
+    /// Adds `delta` (+1 or -1 as a wrapping u64) to counter `i`.
+    #[inline(always)]
+    fn add(&mut self, i: u64, delta: u64) {
+        let shift = (i & 15) * 4;
+        let w = &mut self.words[(i >> 4) as usize];
+        *w = w.wrapping_add(delta << shift);
+    }
+
+    /// Adds the key with this [`hash_key`](crate::hash_key) value. Counters at
+    /// 15 stay at 15.
+    pub fn insert_hash(&mut self, hash: u64) {
+        let m = self.num_counters();
+        let mut probes = ProbeSeq::new(hash);
+        for _ in 0..self.num_probes {
+            let i = probes.next_in(m);
+            if self.counter(i) < SATURATED {
+                self.add(i, 1);
+            }
+        }
+        self.num_keys += 1;
+    }
+
+    /// Adds `key` (hashed once).
+    pub fn insert(&mut self, key: &[u8]) {
+        self.insert_hash(crate::hash_key(key));
+    }
+
+    /// Removes one occurrence of the key with this hash.
+    ///
+    /// Returns [`Error::NotPresent`] and changes nothing if a probed counter
+    /// is zero. Saturated counters are left at 15.
+    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        if !self.contains_hash(hash) {
+            return Err(Error::NotPresent);
+        }
+        let m = self.num_counters();
+        let mut probes = ProbeSeq::new(hash);
+        for _ in 0..self.num_probes {
+            let i = probes.next_in(m);
+            // A zero here is only possible when this key probes one counter
+            // twice and is a false positive; never wrap below zero.
+            let c = self.counter(i);
+            if c > 0 && c < SATURATED {
+                self.add(i, u64::MAX); // -1
+            }
+        }
+        self.num_keys = self.num_keys.saturating_sub(1);
+        Ok(())
+    }
+
+    /// Removes one occurrence of `key` (hashed once).
+    pub fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
+        self.remove_hash(crate::hash_key(key))
+    }
+
+    /// Whether the key with this hash may be in the set.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let m = self.num_counters();
+        let mut probes = ProbeSeq::new(hash);
+        (0..self.num_probes).all(|_| self.counter(probes.next_in(m)) != 0)
+    }
+
+    /// Whether `key` may be in the set.
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(crate::hash_key(key))
+    }
+
+    /// Number of counters stuck at 15.
+    pub fn saturated_counters(&self) -> u64 {
+        (0..self.num_counters()).filter(|&i| self.counter(i) == SATURATED).count() as u64
+    }
+
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+        let num_counters = frame.params.u64()?;
+        let num_probes = frame.params.u32()?;
+        let num_keys = frame.params.u64()?;
+        frame.params.finish()?;
+        if num_counters == 0 || num_counters % 16 != 0 {
+            return Err(FormatError::InvalidParameters("counter count must be a positive multiple of 16"));
+        }
+        if !(1..=30).contains(&num_probes) {
+            return Err(FormatError::InvalidParameters("probe count must be 1..=30"));
+        }
+        let words = usize::try_from(num_counters / 16).map_err(|_| FormatError::Truncated)?;
+        if frame.payload.remaining() != words.saturating_mul(8) {
+            return Err(FormatError::InvalidParameters("payload length does not match counter count"));
+        }
+        let words = frame.payload.u64s(words)?;
+        frame.payload.finish()?;
+        Ok(CountingBloom {
+            words,
+            num_probes,
+            num_keys,
+        })
+    }
+}
+
+impl Filter for CountingBloom {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        CountingBloom::contains_hash(self, hash)
+    }
+    fn size_in_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+    fn num_keys(&self) -> usize {
+        self.num_keys as usize
+    }
+    fn expected_fpr(&self) -> f64 {
+        math::standard_bloom_fpr(self.num_counters(), self.num_probes, self.num_keys)
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::CountingBloom
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(self.num_counters()).u32(self.num_probes).u64(self.num_keys);
+        format::encode(FilterKind::CountingBloom, &p.into_vec(), self.words.len() * 8, |w| {
+            w.u64s(&self.words);
+        })
+    }
+}
+
+impl Insert for CountingBloom {
+    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+        CountingBloom::insert_hash(self, hash);
+        Ok(())
+    }
+}
+
+impl Remove for CountingBloom {
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        CountingBloom::remove_hash(self, hash)
+    }
+}
+
+impl FromBytes for CountingBloom {
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::CountingBloom)?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_saturate_and_never_underflow() {
+        let mut f = CountingBloom::with_counters_per_key(1, 16.0).unwrap();
+        for _ in 0..40 {
+            f.insert_hash(42);
+        }
+        assert!(f.saturated_counters() > 0);
+        // Removing more times than inserted-to-saturation keeps the key: its
+        // counters are stuck at 15.
+        for _ in 0..40 {
+            f.remove_hash(42).unwrap();
+        }
+        assert!(f.contains_hash(42));
+        // Neighbouring counters were never disturbed (no carry between nibbles).
+        assert!(f.words.iter().all(|w| (0..16).all(|s| (w >> (4 * s)) & 0xF <= 15)));
+    }
+
+    #[test]
+    fn remove_absent_changes_nothing() {
+        let mut f = CountingBloom::with_fpr(100, 0.01).unwrap();
+        f.insert(b"x");
+        let before = f.clone();
+        assert_eq!(f.remove(b"y"), Err(Error::NotPresent));
+        assert_eq!(f, before);
+    }
+
+    #[test]
+    fn insert_then_remove_restores_zero() {
+        let mut f = CountingBloom::with_fpr(1000, 0.01).unwrap();
+        for i in 0..500u64 {
+            f.insert_hash(crate::hash::remix(i, 5));
+        }
+        for i in 0..500u64 {
+            f.remove_hash(crate::hash::remix(i, 5)).unwrap();
+        }
+        assert!(f.words.iter().all(|&w| w == 0));
+        assert_eq!(f.num_keys, 0);
+    }
+}

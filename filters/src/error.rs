@@ -1,0 +1,140 @@
+//! Typed errors. Every fallible operation in the crate returns one of these;
+//! none of them leaves a filter half-changed.
+
+use core::fmt;
+
+use crate::FilterKind;
+
+/// Why an operation on a filter failed. The filter is unchanged.
+///
+/// ```
+/// use amq::{Error, StandardBloom};
+/// assert!(matches!(
+///     StandardBloom::with_fpr(1000, 1.5),
+///     Err(Error::InvalidParameter { .. })
+/// ));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A construction parameter is outside its valid range.
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The requested size does not fit in memory addressing (`usize`) or the
+    /// filter's index type.
+    TooLarge,
+    /// The filter has no room for another key (cuckoo). Every key inserted
+    /// before is still found.
+    Full,
+    /// The key is definitely not in the filter, so there is nothing to remove.
+    NotPresent,
+    /// Two filters cannot be combined because their parameters differ.
+    Incompatible,
+    /// A static filter could not be built within the bounded number of
+    /// attempts (each with a fresh seed).
+    BuildFailed {
+        /// How many seeds were tried.
+        attempts: u32,
+    },
+    /// Decoding bytes failed.
+    Format(FormatError),
+}
+
+/// Why a byte string is not a valid serialized filter.
+///
+/// ```
+/// use amq::{AnyFilter, Error, FormatError};
+/// assert_eq!(
+///     AnyFilter::from_bytes(b"AMQ").unwrap_err(),
+///     Error::Format(FormatError::Truncated)
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// Fewer bytes than the header and the lengths it declares.
+    Truncated,
+    /// More bytes than the header declares.
+    TrailingBytes,
+    /// The first four bytes are not the magic `AMQF`.
+    BadMagic,
+    /// A format version this build cannot read.
+    UnsupportedVersion(u16),
+    /// A filter kind byte this build does not know.
+    UnknownKind(u8),
+    /// The bytes hold a different kind of filter than the one asked for.
+    WrongKind {
+        /// The kind the caller decoded into.
+        expected: FilterKind,
+        /// The kind in the header.
+        found: FilterKind,
+    },
+    /// A hash scheme id this build does not know.
+    UnknownHashScheme(u8),
+    /// The checksum does not match the contents.
+    ChecksumMismatch,
+    /// The parameters are invalid, or do not agree with the payload length.
+    InvalidParameters(&'static str),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidParameter { name, reason } => {
+                write!(f, "invalid parameter `{name}`: {reason}")
+            }
+            Error::TooLarge => f.write_str("requested filter size is too large"),
+            Error::Full => f.write_str("filter is full; no key was lost"),
+            Error::NotPresent => f.write_str("key is definitely not in the filter"),
+            Error::Incompatible => f.write_str("filters have different parameters"),
+            Error::BuildFailed { attempts } => {
+                write!(f, "static filter construction failed after {attempts} seeds")
+            }
+            Error::Format(e) => write!(f, "invalid serialized filter: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormatError::Truncated => f.write_str("truncated input"),
+            FormatError::TrailingBytes => f.write_str("trailing bytes after the filter"),
+            FormatError::BadMagic => f.write_str("bad magic (not an amq filter)"),
+            FormatError::UnsupportedVersion(v) => write!(f, "unsupported format version {v}"),
+            FormatError::UnknownKind(k) => write!(f, "unknown filter kind {k}"),
+            FormatError::WrongKind { expected, found } => {
+                write!(f, "expected a {expected:?} filter, found {found:?}")
+            }
+            FormatError::UnknownHashScheme(s) => write!(f, "unknown hash scheme {s}"),
+            FormatError::ChecksumMismatch => f.write_str("checksum mismatch"),
+            FormatError::InvalidParameters(why) => write!(f, "invalid parameters: {why}"),
+        }
+    }
+}
+
+impl From<FormatError> for Error {
+    fn from(e: FormatError) -> Self {
+        Error::Format(e)
+    }
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Error::Format(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl core::error::Error for FormatError {}
+
+/// Shorthand for an [`Error::InvalidParameter`].
+pub(crate) const fn invalid(name: &'static str, reason: &'static str) -> Error {
+    Error::InvalidParameter { name, reason }
+}

@@ -1,0 +1,333 @@
+//! The versioned, little-endian byte format shared by every filter.
+//!
+//! Layout (all integers little-endian; see `docs/format.md`):
+//!
+//! | offset    | size | field                                             |
+//! |-----------|------|---------------------------------------------------|
+//! | 0         | 4    | magic `b"AMQF"`                                   |
+//! | 4         | 2    | format version ([`FORMAT_VERSION`])               |
+//! | 6         | 1    | filter kind ([`FilterKind::id`])                  |
+//! | 7         | 1    | hash scheme ([`HashScheme::id`])                  |
+//! | 8         | 4    | parameter length `P`                              |
+//! | 12        | 8    | payload length `L`                                |
+//! | 20        | P    | kind-specific parameters                          |
+//! | 20 + P    | L    | payload (the filter's words, little-endian)       |
+//! | 20 + P + L| 8    | xxh3-64 (seed 0) of every byte before it          |
+//!
+//! Schema-critical: any change to this layout, to a kind's parameters or
+//! payload, or to the key hash must bump [`FORMAT_VERSION`] (or the hash
+//! scheme id) and keep a decoder for the old one. Golden-byte tests in
+//! `tests/format.rs` pin each kind.
+//!
+//! The decoder checks the total length against the declared lengths *before*
+//! allocating anything, so it never allocates more than the input implies,
+//! and reads only through [`Reader`], whose every access is bounds-checked.
+
+use alloc::vec::Vec;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::{FilterKind, FormatError, HashScheme};
+
+/// The four magic bytes every serialized filter starts with.
+pub const MAGIC: [u8; 4] = *b"AMQF";
+/// The format version this build writes.
+pub const FORMAT_VERSION: u16 = 1;
+/// Fixed header length in bytes.
+pub const HEADER_LEN: usize = 20;
+/// Checksum trailer length in bytes.
+pub const CHECKSUM_LEN: usize = 8;
+
+/// Little-endian byte sink for parameters and payload.
+#[derive(Debug, Default)]
+pub(crate) struct ByteWriter {
+    buf: Vec<u8>,
+}
+
+impl ByteWriter {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        ByteWriter {
+            buf: Vec::with_capacity(n),
+        }
+    }
+    pub(crate) fn u8(&mut self, v: u8) -> &mut Self {
+        self.buf.push(v);
+        self
+    }
+    pub(crate) fn u16(&mut self, v: u16) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn u32(&mut self, v: u32) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn u64(&mut self, v: u64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(v);
+        self
+    }
+    pub(crate) fn u16s(&mut self, v: &[u16]) -> &mut Self {
+        for x in v {
+            self.u16(*x);
+        }
+        self
+    }
+    pub(crate) fn u32s(&mut self, v: &[u32]) -> &mut Self {
+        for x in v {
+            self.u32(*x);
+        }
+        self
+    }
+    pub(crate) fn u64s(&mut self, v: &[u64]) -> &mut Self {
+        for x in v {
+            self.u64(*x);
+        }
+        self
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len()
+    }
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// Writes a complete serialized filter: header, `params`, the payload that
+/// `write_payload` produces (exactly `payload_len` bytes), and the checksum.
+///
+/// # Panics
+/// If `write_payload` writes other than `payload_len` bytes (a bug in the
+/// filter's encoder, never a property of input data).
+pub(crate) fn encode(
+    kind: FilterKind,
+    params: &[u8],
+    payload_len: usize,
+    write_payload: impl FnOnce(&mut ByteWriter),
+) -> Vec<u8> {
+    let total = HEADER_LEN + params.len() + payload_len + CHECKSUM_LEN;
+    let mut w = ByteWriter::with_capacity(total);
+    w.bytes(&MAGIC)
+        .u16(FORMAT_VERSION)
+        .u8(kind.id())
+        .u8(HashScheme::Xxh3Seeded.id())
+        .u32(params.len() as u32)
+        .u64(payload_len as u64)
+        .bytes(params);
+    let start = w.len();
+    write_payload(&mut w);
+    assert_eq!(w.len() - start, payload_len, "encoder wrote a wrong payload length");
+    let sum = xxh3_64(&w.buf);
+    w.u64(sum);
+    w.into_vec()
+}
+
+/// A validated frame: its kind, and readers over its parameters and payload.
+#[derive(Debug)]
+pub(crate) struct Frame<'a> {
+    pub(crate) kind: FilterKind,
+    pub(crate) params: Reader<'a>,
+    pub(crate) payload: Reader<'a>,
+}
+
+/// Reads the kind byte of a serialized filter after checking the whole frame
+/// (magic, version, lengths, hash scheme, checksum).
+pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
+    let mut r = Reader::new(bytes);
+    if r.take(4)? != MAGIC {
+        return Err(FormatError::BadMagic);
+    }
+    let version = r.u16()?;
+    if version != FORMAT_VERSION {
+        return Err(FormatError::UnsupportedVersion(version));
+    }
+    let kind_id = r.u8()?;
+    let scheme = r.u8()?;
+    let params_len = r.u32()? as usize;
+    let payload_len = r.u64()?;
+    // Check the declared lengths against the input before touching anything
+    // they describe.
+    let body = (params_len as u64)
+        .checked_add(payload_len)
+        .and_then(|b| b.checked_add(CHECKSUM_LEN as u64))
+        .ok_or(FormatError::Truncated)?;
+    let available = (bytes.len() - HEADER_LEN) as u64;
+    if body > available {
+        return Err(FormatError::Truncated);
+    }
+    if body < available {
+        return Err(FormatError::TrailingBytes);
+    }
+    let payload_len = payload_len as usize; // fits: it is at most bytes.len()
+    let params = r.take(params_len)?;
+    let payload = r.take(payload_len)?;
+    let stored = r.u64()?;
+    let covered = &bytes[..bytes.len() - CHECKSUM_LEN];
+    if xxh3_64(covered) != stored {
+        return Err(FormatError::ChecksumMismatch);
+    }
+    let kind = FilterKind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
+    if HashScheme::from_id(scheme).is_none() {
+        return Err(FormatError::UnknownHashScheme(scheme));
+    }
+    Ok(Frame {
+        kind,
+        params: Reader::new(params),
+        payload: Reader::new(payload),
+    })
+}
+
+/// Like [`decode`], but also requires the frame to hold `expected`.
+pub(crate) fn decode_kind(bytes: &[u8], expected: FilterKind) -> Result<Frame<'_>, FormatError> {
+    let frame = decode(bytes)?;
+    if frame.kind != expected {
+        return Err(FormatError::WrongKind {
+            expected,
+            found: frame.kind,
+        });
+    }
+    Ok(frame)
+}
+
+/// Bounds-checked little-endian reader. Every method returns
+/// [`FormatError::Truncated`] instead of reading past the end.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes }
+    }
+    /// Bytes not yet read.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
+        if n > self.bytes.len() {
+            return Err(FormatError::Truncated);
+        }
+        let (head, tail) = self.bytes.split_at(n);
+        self.bytes = tail;
+        Ok(head)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], FormatError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, FormatError> {
+        self.array().map(u16::from_le_bytes)
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, FormatError> {
+        self.array().map(u32::from_le_bytes)
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, FormatError> {
+        self.array().map(u64::from_le_bytes)
+    }
+    /// Reads exactly `count` little-endian `u64`s. Checks the length first,
+    /// so the allocation is bounded by the input.
+    pub(crate) fn u64s(&mut self, count: usize) -> Result<Vec<u64>, FormatError> {
+        let bytes = self.take(count.checked_mul(8).ok_or(FormatError::Truncated)?)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+    /// Reads exactly `count` little-endian `u32`s (bounded by the input).
+    pub(crate) fn u32s(&mut self, count: usize) -> Result<Vec<u32>, FormatError> {
+        let bytes = self.take(count.checked_mul(4).ok_or(FormatError::Truncated)?)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
+            .collect())
+    }
+    /// Reads exactly `count` little-endian `u16`s (bounded by the input).
+    pub(crate) fn u16s(&mut self, count: usize) -> Result<Vec<u16>, FormatError> {
+        let bytes = self.take(count.checked_mul(2).ok_or(FormatError::Truncated)?)?;
+        Ok(bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes(c.try_into().unwrap_or([0; 2])))
+            .collect())
+    }
+    /// Requires that everything was read: parameters and payloads have exact
+    /// lengths, so leftover bytes mean the header lied.
+    pub(crate) fn finish(self) -> Result<(), FormatError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(FormatError::InvalidParameters("length does not match the parameters"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u32(7).u8(3);
+        encode(FilterKind::StandardBloom, &p.into_vec(), 16, |w| {
+            w.u64s(&[1, 2]);
+        })
+    }
+
+    #[test]
+    fn round_trip_frame() {
+        let bytes = sample();
+        assert_eq!(bytes.len(), HEADER_LEN + 5 + 16 + CHECKSUM_LEN);
+        let mut f = decode_kind(&bytes, FilterKind::StandardBloom).unwrap();
+        assert_eq!(f.params.u32().unwrap(), 7);
+        assert_eq!(f.params.u8().unwrap(), 3);
+        f.params.finish().unwrap();
+        assert_eq!(f.payload.u64s(2).unwrap(), [1, 2]);
+        f.payload.finish().unwrap();
+    }
+
+    #[test]
+    fn rejects_every_truncation_and_every_byte_flip() {
+        let bytes = sample();
+        for n in 0..bytes.len() {
+            assert!(decode(&bytes[..n]).is_err(), "prefix {n}");
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[i] ^= 1 << bit;
+                assert!(decode(&b).is_err(), "byte {i} bit {bit}");
+            }
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(decode(&longer).unwrap_err(), FormatError::TrailingBytes);
+    }
+
+    #[test]
+    fn wrong_kind_is_reported() {
+        let bytes = sample();
+        assert_eq!(
+            decode_kind(&bytes, FilterKind::Ribbon).unwrap_err(),
+            FormatError::WrongKind {
+                expected: FilterKind::Ribbon,
+                found: FilterKind::StandardBloom
+            }
+        );
+    }
+
+    #[test]
+    fn huge_declared_lengths_do_not_allocate() {
+        let mut b = sample();
+        b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(decode(&b).unwrap_err(), FormatError::Truncated);
+        let mut r = Reader::new(&[0u8; 8]);
+        assert_eq!(r.u64s(usize::MAX).unwrap_err(), FormatError::Truncated);
+    }
+}
