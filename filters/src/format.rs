@@ -119,7 +119,11 @@ pub(crate) fn encode(
         .bytes(params);
     let start = w.len();
     write_payload(&mut w);
-    assert_eq!(w.len() - start, payload_len, "encoder wrote a wrong payload length");
+    assert_eq!(
+        w.len() - start,
+        payload_len,
+        "encoder wrote a wrong payload length"
+    );
     let sum = xxh3_64(&w.buf);
     w.u64(sum);
     w.into_vec()
@@ -263,7 +267,9 @@ impl<'a> Reader<'a> {
         if self.bytes.is_empty() {
             Ok(())
         } else {
-            Err(FormatError::InvalidParameters("length does not match the parameters"))
+            Err(FormatError::InvalidParameters(
+                "length does not match the parameters",
+            ))
         }
     }
 }

@@ -79,7 +79,7 @@ pub fn blocked_bloom_fpr(total_bits: u64, block_bits: u32, k: u32, n: u64) -> f6
     let blocks = (total_bits / block_bits as u64).max(1) as f64;
     let lambda = n as f64 / blocks;
     let keep = libm::log1p(-1.0 / block_bits as f64); // ln(1 - 1/B)
-    // Sum the Poisson terms around the mean until they are negligible.
+                                                      // Sum the Poisson terms around the mean until they are negligible.
     let mut total = 0.0;
     let mut mass = 0.0;
     let hi = (lambda + 12.0 * libm::sqrt(lambda) + 12.0) as u64;

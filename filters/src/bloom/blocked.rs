@@ -255,7 +255,12 @@ impl BlockedBloom {
 
     /// Fraction of bits set.
     pub fn fill_ratio(&self) -> f64 {
-        let ones: u64 = self.blocks.iter().flat_map(|b| b.0).map(|w| w.count_ones() as u64).sum();
+        let ones: u64 = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .map(|w| w.count_ones() as u64)
+            .sum();
         ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
     }
 
@@ -272,7 +277,9 @@ impl BlockedBloom {
         }
         let words = (num_blocks as usize).saturating_mul(WORDS);
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters("payload length does not match block count"));
+            return Err(FormatError::InvalidParameters(
+                "payload length does not match block count",
+            ));
         }
         let flat = frame.payload.u64s(words)?;
         frame.payload.finish()?;
@@ -351,7 +358,10 @@ impl Insert for BlockedBloom {
 
 impl FromBytes for BlockedBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::BlockedBloom)?)?)
+        Ok(Self::from_frame(format::decode_kind(
+            bytes,
+            FilterKind::BlockedBloom,
+        )?)?)
     }
 }
 
@@ -441,7 +451,9 @@ impl AtomicBlockedBloom {
     }
 
     fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.blocks.iter().flat_map(|b| b.0.iter().map(|w| w.load(Ordering::Relaxed)))
+        self.blocks
+            .iter()
+            .flat_map(|b| b.0.iter().map(|w| w.load(Ordering::Relaxed)))
     }
 
     /// The plain filter with the same bits, for single-threaded queries.
@@ -461,7 +473,11 @@ impl AtomicBlockedBloom {
 impl From<BlockedBloom> for AtomicBlockedBloom {
     fn from(f: BlockedBloom) -> Self {
         AtomicBlockedBloom {
-            blocks: f.blocks.into_iter().map(|b| AtomicBlock(b.0.map(AtomicU64::new))).collect(),
+            blocks: f
+                .blocks
+                .into_iter()
+                .map(|b| AtomicBlock(b.0.map(AtomicU64::new)))
+                .collect(),
             num_probes: f.num_probes,
             num_keys: AtomicU64::new(f.num_keys),
         }
@@ -488,7 +504,12 @@ impl Filter for AtomicBlockedBloom {
         FilterKind::BlockedBloom
     }
     fn to_bytes(&self) -> Vec<u8> {
-        BlockedBloom::encode(self.num_probes, self.num_keys() as u64, self.words(), self.blocks.len())
+        BlockedBloom::encode(
+            self.num_probes,
+            self.num_keys() as u64,
+            self.words(),
+            self.blocks.len(),
+        )
     }
 }
 

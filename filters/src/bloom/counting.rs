@@ -161,7 +161,9 @@ impl CountingBloom {
 
     /// Number of counters stuck at 15.
     pub fn saturated_counters(&self) -> u64 {
-        (0..self.num_counters()).filter(|&i| self.counter(i) == SATURATED).count() as u64
+        (0..self.num_counters())
+            .filter(|&i| self.counter(i) == SATURATED)
+            .count() as u64
     }
 
     pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
@@ -170,14 +172,18 @@ impl CountingBloom {
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
         if num_counters == 0 || num_counters % 16 != 0 {
-            return Err(FormatError::InvalidParameters("counter count must be a positive multiple of 16"));
+            return Err(FormatError::InvalidParameters(
+                "counter count must be a positive multiple of 16",
+            ));
         }
         if !(1..=30).contains(&num_probes) {
             return Err(FormatError::InvalidParameters("probe count must be 1..=30"));
         }
         let words = usize::try_from(num_counters / 16).map_err(|_| FormatError::Truncated)?;
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters("payload length does not match counter count"));
+            return Err(FormatError::InvalidParameters(
+                "payload length does not match counter count",
+            ));
         }
         let words = frame.payload.u64s(words)?;
         frame.payload.finish()?;
@@ -209,9 +215,14 @@ impl Filter for CountingBloom {
     fn to_bytes(&self) -> Vec<u8> {
         let mut p = ByteWriter::default();
         p.u64(self.num_counters()).u32(self.num_probes).u64(self.num_keys);
-        format::encode(FilterKind::CountingBloom, &p.into_vec(), self.words.len() * 8, |w| {
-            w.u64s(&self.words);
-        })
+        format::encode(
+            FilterKind::CountingBloom,
+            &p.into_vec(),
+            self.words.len() * 8,
+            |w| {
+                w.u64s(&self.words);
+            },
+        )
     }
 }
 
@@ -230,7 +241,10 @@ impl Remove for CountingBloom {
 
 impl FromBytes for CountingBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::CountingBloom)?)?)
+        Ok(Self::from_frame(format::decode_kind(
+            bytes,
+            FilterKind::CountingBloom,
+        )?)?)
     }
 }
 
@@ -252,7 +266,10 @@ mod tests {
         }
         assert!(f.contains_hash(42));
         // Neighbouring counters were never disturbed (no carry between nibbles).
-        assert!(f.words.iter().all(|w| (0..16).all(|s| (w >> (4 * s)) & 0xF <= 15)));
+        assert!(f
+            .words
+            .iter()
+            .all(|w| (0..16).all(|s| (w >> (4 * s)) & 0xF <= 15)));
     }
 
     #[test]

@@ -58,7 +58,10 @@ impl StandardBloom {
         check_keys(expected_keys)?;
         check_bits_per_key(bits_per_key)?;
         let words = units_for(expected_keys, bits_per_key, 64, u64::MAX / 64)?;
-        Ok(Self::with_words(words as usize, math::optimal_bloom_probes(bits_per_key)))
+        Ok(Self::with_words(
+            words as usize,
+            math::optimal_bloom_probes(bits_per_key),
+        ))
     }
 
     fn with_words(words: usize, num_probes: u32) -> Self {
@@ -163,14 +166,18 @@ impl StandardBloom {
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
         if num_bits == 0 || num_bits % 64 != 0 {
-            return Err(FormatError::InvalidParameters("bit count must be a positive multiple of 64"));
+            return Err(FormatError::InvalidParameters(
+                "bit count must be a positive multiple of 64",
+            ));
         }
         if !(1..=30).contains(&num_probes) {
             return Err(FormatError::InvalidParameters("probe count must be 1..=30"));
         }
         let words = usize::try_from(num_bits / 64).map_err(|_| FormatError::Truncated)?;
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters("payload length does not match bit count"));
+            return Err(FormatError::InvalidParameters(
+                "payload length does not match bit count",
+            ));
         }
         let words = frame.payload.u64s(words)?;
         frame.payload.finish()?;
@@ -202,9 +209,14 @@ impl Filter for StandardBloom {
     fn to_bytes(&self) -> Vec<u8> {
         let mut p = ByteWriter::default();
         p.u64(self.num_bits()).u32(self.num_probes).u64(self.num_keys);
-        format::encode(FilterKind::StandardBloom, &p.into_vec(), self.words.len() * 8, |w| {
-            w.u64s(&self.words);
-        })
+        format::encode(
+            FilterKind::StandardBloom,
+            &p.into_vec(),
+            self.words.len() * 8,
+            |w| {
+                w.u64s(&self.words);
+            },
+        )
     }
 }
 
@@ -217,7 +229,10 @@ impl Insert for StandardBloom {
 
 impl FromBytes for StandardBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::StandardBloom)?)?)
+        Ok(Self::from_frame(format::decode_kind(
+            bytes,
+            FilterKind::StandardBloom,
+        )?)?)
     }
 }
 
@@ -238,7 +253,10 @@ mod tests {
         assert!(StandardBloom::with_fpr(10, 1.0).is_err());
         assert!(StandardBloom::with_bits_per_key(10, 0.0).is_err());
         assert!(StandardBloom::with_bits_per_key(10, -3.0).is_err());
-        assert_eq!(StandardBloom::with_bits_per_key(usize::MAX, 999.0), Err(Error::TooLarge));
+        assert_eq!(
+            StandardBloom::with_bits_per_key(usize::MAX, 999.0),
+            Err(Error::TooLarge)
+        );
     }
 
     #[test]
@@ -250,7 +268,10 @@ mod tests {
         }
         let expected = f.expected_fpr();
         let estimated = f.estimated_fpr();
-        assert!((estimated / expected - 1.0).abs() < 0.1, "{estimated} vs {expected}");
+        assert!(
+            (estimated / expected - 1.0).abs() < 0.1,
+            "{estimated} vs {expected}"
+        );
         assert!((f.fill_ratio() - 0.5).abs() < 0.02);
     }
 
