@@ -1,0 +1,104 @@
+//! Shared checks for every filter's integration tests: key generation with
+//! fixed seeds, FPR measurement, and the format round-trip / corruption
+//! checks. Each `tests/<filter>.rs` uses these so every filter is held to the
+//! same bar.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::collections::HashSet;
+use std::fmt::Debug;
+
+use amq::hash::remix;
+use amq::{AnyFilter, Filter, FromBytes};
+
+/// `n` distinct pseudo-random key hashes, reproducible from `seed`.
+/// (`remix` is a bijection for a fixed seed, so distinct inputs stay distinct.)
+pub fn hashes(seed: u64, n: usize) -> Vec<u64> {
+    (0..n as u64).map(|i| remix(i, seed)).collect()
+}
+
+/// `n` hashes disjoint from `present` (checked, not assumed).
+pub fn absent_hashes(seed: u64, n: usize, present: &[u64]) -> Vec<u64> {
+    let present: HashSet<u64> = present.iter().copied().collect();
+    (0..u64::MAX)
+        .map(|i| remix(i, seed ^ 0xA5A5_5A5A_DEAD_BEEF))
+        .filter(|h| !present.contains(h))
+        .take(n)
+        .collect()
+}
+
+/// Fraction of `absent` that the filter (wrongly) reports as present.
+pub fn measured_fpr(f: &dyn Filter, absent: &[u64]) -> f64 {
+    absent.iter().filter(|&&h| f.contains_hash(h)).count() as f64 / absent.len() as f64
+}
+
+/// Asserts `measured` is within `rel` (e.g. 0.15) of `expected`, relatively.
+pub fn assert_fpr_close(name: &str, measured: f64, expected: f64, rel: f64) {
+    let ratio = measured / expected;
+    assert!(
+        (ratio - 1.0).abs() <= rel,
+        "{name}: measured FPR {measured:.5} vs expected {expected:.5} (ratio {ratio:.3}, allowed ±{rel})"
+    );
+}
+
+/// Asserts the filter reports every hash in `keys` as present.
+pub fn assert_no_false_negatives(f: &dyn Filter, keys: &[u64]) {
+    for &h in keys {
+        assert!(f.contains_hash(h), "false negative for hash {h:#018x} in {:?}", f.kind());
+    }
+    // The batch path must agree.
+    let mut out = vec![false; keys.len()];
+    f.contains_many(keys, &mut out);
+    assert!(out.iter().all(|&b| b), "contains_many gave a false negative in {:?}", f.kind());
+}
+
+/// `to_bytes` → `from_bytes` gives an equal filter, and `AnyFilter` decodes
+/// the same bytes to a filter of the same kind with the same answers.
+pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[u64]) {
+    let bytes = f.to_bytes();
+    let back = F::from_bytes(&bytes).expect("round trip");
+    assert_eq!(&back, f);
+    assert_eq!(back.to_bytes(), bytes, "re-encoding changed the bytes");
+    let any = AnyFilter::from_bytes(&bytes).expect("AnyFilter round trip");
+    assert_eq!(any.kind(), f.kind());
+    assert_eq!(any.num_keys(), f.num_keys());
+    assert_eq!(any.size_in_bytes(), f.size_in_bytes());
+    for &h in probe {
+        assert_eq!(any.contains_hash(h), f.contains_hash(h));
+    }
+}
+
+/// Every truncation of the serialized filter is an `Err`; every single-byte
+/// change (all 255 other values of every byte) is an `Err` or decodes to a
+/// filter that still finds every key of `keys`. Never a panic (a panic fails
+/// the test). Meant for small filters: it decodes `255 · len` inputs.
+pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
+    let bytes = f.to_bytes();
+    for n in 0..bytes.len() {
+        assert!(F::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded");
+        assert!(AnyFilter::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded as any");
+    }
+    let mut extended = bytes.clone();
+    extended.push(0);
+    assert!(F::from_bytes(&extended).is_err(), "trailing byte accepted");
+    let mut changed = bytes.clone();
+    for i in 0..bytes.len() {
+        for delta in 1..=255u8 {
+            changed[i] = bytes[i] ^ delta;
+            if let Ok(g) = F::from_bytes(&changed) {
+                assert_no_false_negatives(&g, keys);
+            }
+            if let Ok(g) = AnyFilter::from_bytes(&changed) {
+                assert_no_false_negatives(&g, keys);
+            }
+        }
+        changed[i] = bytes[i];
+    }
+}
+
+/// Asserts `bytes` equals the golden hex string (whitespace ignored), printing
+/// the actual hex on mismatch so an intended format change can update it.
+pub fn assert_golden(name: &str, bytes: &[u8], golden_hex: &str) {
+    let actual: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let golden: String = golden_hex.chars().filter(|c| !c.is_whitespace()).collect();
+    assert_eq!(actual, golden, "{name}: serialized bytes changed (format break?)");
+}
