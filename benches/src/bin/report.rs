@@ -1,0 +1,137 @@
+//! The comparison report: builds every filter (ours and the other crates')
+//! over n keys, prints a markdown table of bits/key, measured FPR and median
+//! ns per build key / hit / miss, and writes the space/FPR chart as SVG.
+//!
+//! ```text
+//! cargo run --release -p amq-bench --bin report -- [--n 1000000] [--absent N] [--runs 5]
+//!     [--svg docs/space-fpr.svg] [--md FILE]
+//! ```
+//!
+//! `--absent` defaults to max(n, 1,000,000) absent keys for the FPR.
+
+use std::process::ExitCode;
+
+use amq_bench::keys::KeySet;
+use amq_bench::report::{markdown, Measure};
+use amq_bench::svg::{space_fpr_chart, Point};
+use amq_bench::{bloom_filters, cuckoo_filters, static_filters, AsSubjects};
+
+struct Args {
+    n: usize,
+    absent: Option<usize>,
+    runs: usize,
+    svg: String,
+    md: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        n: 1_000_000,
+        absent: None,
+        runs: 5,
+        svg: concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/space-fpr.svg").to_string(),
+        md: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let number = |v: String| {
+            v.replace('_', "")
+                .parse::<usize>()
+                .map_err(|e| format!("{v}: {e}"))
+        };
+        match flag.as_str() {
+            "--n" => args.n = number(value()?)?,
+            "--absent" => args.absent = Some(number(value()?)?),
+            "--runs" => args.runs = number(value()?)?,
+            "--svg" => args.svg = value()?,
+            "--md" => args.md = Some(value()?),
+            "--bench" => {} // passed by `cargo bench`; harmless
+            "-h" | "--help" => {
+                return Err("usage: report [--n N] [--absent N] [--runs R] [--svg FILE] [--md FILE]".into())
+            }
+            other => return Err(format!("unknown argument {other} (try --help)")),
+        }
+    }
+    if args.n == 0 {
+        return Err("--n must be at least 1".into());
+    }
+    Ok(args)
+}
+
+/// The CPU's model name, from /proc/cpuinfo where there is one.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let absent = args.absent.unwrap_or(args.n.max(1_000_000));
+    let keys = KeySet::new(args.n, absent);
+
+    let mut m = Measure::new(&keys, args.runs);
+    m.section("Bloom filters (10 bits/key; bloomfilter sized for 1%)");
+    bloom_filters(&mut m);
+    m.section("Static filters");
+    static_filters(&mut m);
+    m.section("Deletable filters (sized for n keys)");
+    cuckoo_filters(&mut AsSubjects(&mut m));
+
+    let mut md = format!(
+        "## Comparison at n = {} keys\n\n{} absent keys for the FPR; times are medians of {} runs, ns per key.\n\
+         CPU: {}; sbbf-rs implementation: {}.\n",
+        args.n,
+        absent,
+        args.runs,
+        cpu_model(),
+        amq_bench::adapters::sbbf::SplitBlockBloom::with_bits_per_key(1, 10.0).implementation(),
+    );
+    md.push_str(&markdown(&m.rows));
+    print!("{md}");
+
+    let failed: Vec<_> = m
+        .rows
+        .iter()
+        .filter(|r| r.false_negatives > 0)
+        .map(|r| r.name)
+        .collect();
+    if !failed.is_empty() {
+        eprintln!("FALSE NEGATIVES in: {failed:?}");
+    }
+
+    let points: Vec<Point> = m.rows.iter().map(Point::from_row).collect();
+    let svg = space_fpr_chart(
+        &format!("Space vs false-positive rate, n = {} keys", args.n),
+        &points,
+    );
+    let mut written = vec![(args.svg.as_str(), svg)];
+    if let Some(path) = &args.md {
+        written.push((path.as_str(), md));
+    }
+    for (path, text) in written {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("writing {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("wrote {path}");
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,251 @@
+//! The space/FPR chart as a hand-written SVG: bits per key on x, measured
+//! FPR on a log-scale y, one numbered point per filter, and two reference
+//! curves:
+//!
+//! * the information-theoretic bound: a filter with false-positive rate ε
+//!   needs at least log2(1/ε) bits per key (Carter et al. 1978), so
+//!   ε = 2^(-bits);
+//! * the standard Bloom filter at its optimal k needs log2(e) · log2(1/ε)
+//!   ≈ 1.44 · log2(1/ε) bits per key, so ε = 2^(-bits / 1.44).
+//!
+//! A filter with no false positive among the absent keys is drawn hollow at
+//! 1/absent, the resolution of the measurement (its true FPR is below).
+
+use std::fmt::Write as _;
+
+use crate::report::Row;
+
+/// One filter on the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The filter's name.
+    pub label: String,
+    /// Bits per key (x).
+    pub bits_per_key: f64,
+    /// Measured FPR (y), or the measurement's resolution when `below`.
+    pub fpr: f64,
+    /// No false positive was seen: the true FPR is below `fpr`.
+    pub below: bool,
+    /// One of amq's filters (drawn in a different colour).
+    pub ours: bool,
+}
+
+impl Point {
+    /// The point for a report row.
+    pub fn from_row(row: &Row) -> Self {
+        let below = row.false_positives == 0;
+        Point {
+            label: row.name.to_string(),
+            bits_per_key: row.bits_per_key,
+            fpr: if below {
+                1.0 / row.absent.max(1) as f64
+            } else {
+                row.fpr()
+            },
+            below,
+            ours: row.ours,
+        }
+    }
+}
+
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 600.0;
+const LEFT: f64 = 80.0;
+const TOP: f64 = 50.0;
+const PLOT_W: f64 = 560.0;
+const PLOT_H: f64 = 480.0;
+const OURS: &str = "#c0392b";
+const THEIRS: &str = "#2471a3";
+/// log2(e): the standard Bloom filter's space factor over the bound.
+const BLOOM_FACTOR: f64 = std::f64::consts::LOG2_E;
+
+/// The chart for `points`, titled with `title`.
+pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
+    let max_bits = points.iter().map(|p| p.bits_per_key).fold(10.0, f64::max);
+    let x_max = (max_bits / 5.0).ceil() * 5.0 + 5.0;
+    let min_log = points.iter().map(|p| p.fpr.log10()).fold(-3.0, f64::min);
+    let max_log = points.iter().map(|p| p.fpr.log10()).fold(-1.0, f64::max);
+    let (y_lo, y_hi) = (min_log.floor(), max_log.ceil().min(0.0));
+    let x = |bits: f64| LEFT + bits / x_max * PLOT_W;
+    let y = |fpr: f64| TOP + (y_hi - fpr.log10()) / (y_hi - y_lo) * PLOT_H;
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<clipPath id="plot"><rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}"/></clipPath>"#
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="28" font-size="16" text-anchor="middle">{}</text>"#,
+        LEFT + PLOT_W / 2.0,
+        escape(title)
+    );
+
+    // Grid and axes: a line per 5 bits/key and per decade of FPR.
+    let mut bits = 0.0;
+    while bits <= x_max {
+        let px = x(bits);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{}" stroke="#ddd"/><text x="{px:.1}" y="{}" text-anchor="middle">{bits}</text>"##,
+            TOP + PLOT_H,
+            TOP + PLOT_H + 18.0
+        );
+        bits += 5.0;
+    }
+    let mut decade = y_lo;
+    while decade <= y_hi {
+        let py = y(10f64.powf(decade));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">10<tspan dy="-6" font-size="9">{decade}</tspan></text>"##,
+            LEFT + PLOT_W,
+            LEFT - 8.0,
+            py + 4.0
+        );
+        decade += 1.0;
+    }
+    let _ = writeln!(
+        s,
+        r#"<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="black"/>"#
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">bits per key</text>"#,
+        LEFT + PLOT_W / 2.0,
+        TOP + PLOT_H + 42.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(22 {}) rotate(-90)" text-anchor="middle">false-positive rate (log scale)</text>"#,
+        TOP + PLOT_H / 2.0
+    );
+
+    // Reference curves, clipped to the plot.
+    for (factor, dash, name) in [
+        (1.0, "", "bound"),
+        (BLOOM_FACTOR, r#" stroke-dasharray="6 4""#, "bloom"),
+    ] {
+        let path: Vec<String> = (0..=(x_max * 10.0) as usize)
+            .map(|i| {
+                let b = i as f64 / 10.0;
+                format!("{:.1},{:.1}", x(b), y(2f64.powf(-b / factor)))
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            r##"<polyline class="{name}" clip-path="url(#plot)" fill="none" stroke="#555"{dash} points="{}"/>"##,
+            path.join(" ")
+        );
+    }
+
+    // Points, numbered, with the legend on the right.
+    let legend_x = LEFT + PLOT_W + 24.0;
+    for (i, p) in points.iter().enumerate() {
+        let number = i + 1;
+        let colour = if p.ours { OURS } else { THEIRS };
+        let fill = if p.below { "white" } else { colour };
+        let (px, py) = (x(p.bits_per_key), y(p.fpr));
+        let _ = writeln!(
+            s,
+            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5"/><text x="{:.1}" y="{:.1}" font-size="10" fill="{colour}">{number}</text>"#,
+            px + 6.0,
+            py - 5.0
+        );
+        let fpr = if p.below {
+            format!("&lt; {:.1e}", p.fpr)
+        } else {
+            format!("{:.3}%", p.fpr * 100.0)
+        };
+        let _ = writeln!(
+            s,
+            r#"<text x="{legend_x}" y="{:.1}" fill="{colour}">{number}. {} — {:.2} b/key, {}</text>"#,
+            TOP + 14.0 + i as f64 * 17.0,
+            escape(&p.label),
+            p.bits_per_key,
+            fpr
+        );
+    }
+    let key_y = TOP + 14.0 + points.len() as f64 * 17.0 + 20.0;
+    let _ = writeln!(
+        s,
+        r##"<line x1="{legend_x}" y1="{key_y}" x2="{}" y2="{key_y}" stroke="#555"/><text x="{}" y="{:.1}">bound: log2(1/FPR) bits/key</text>"##,
+        legend_x + 30.0,
+        legend_x + 36.0,
+        key_y + 4.0
+    );
+    let _ = writeln!(
+        s,
+        r##"<line x1="{legend_x}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-dasharray="6 4"/><text x="{}" y="{:.1}">standard Bloom: 1.44·log2(1/FPR)</text>"##,
+        key_y + 18.0,
+        legend_x + 30.0,
+        key_y + 18.0,
+        legend_x + 36.0,
+        key_y + 22.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{legend_x}" y="{:.1}" font-size="11">red: amq, blue: other crates; hollow: no false</text><text x="{legend_x}" y="{:.1}" font-size="11">positive seen, drawn at 1/(absent keys)</text>"#,
+        key_y + 44.0,
+        key_y + 58.0
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(label: &str, bits: f64, fpr: f64, below: bool) -> Point {
+        Point {
+            label: label.into(),
+            bits_per_key: bits,
+            fpr,
+            below,
+            ours: label.starts_with("amq"),
+        }
+    }
+
+    #[test]
+    fn chart_has_a_point_per_filter_and_both_curves() {
+        let svg = space_fpr_chart(
+            "n = 1000",
+            &[
+                point("amq-Xor8", 9.8, 0.0039, false),
+                point("xorf-BinaryFuse32", 36.2, 1e-6, true),
+            ],
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches(r#"class="point""#).count(), 2);
+        assert!(svg.contains(r#"class="bound""#) && svg.contains(r#"class="bloom""#));
+        assert!(svg.contains(OURS) && svg.contains(THEIRS));
+        assert!(svg.contains("1. amq-Xor8 — 9.80 b/key, 0.390%"));
+        assert!(svg.contains("2. xorf-BinaryFuse32 — 36.20 b/key, &lt; 1.0e-6"));
+    }
+
+    #[test]
+    fn points_stay_inside_the_plot() {
+        let svg = space_fpr_chart("t", &[point("a", 1.0, 0.5, false), point("b", 40.0, 1e-9, true)]);
+        for circle in svg.split(r#"class="point" "#).skip(1) {
+            let num = |attr: &str| -> f64 {
+                let rest = &circle[circle.find(attr).unwrap() + attr.len()..];
+                rest[..rest.find('"').unwrap()].parse().unwrap()
+            };
+            let (cx, cy) = (num("cx=\""), num("cy=\""));
+            assert!((LEFT..=LEFT + PLOT_W).contains(&cx), "{cx}");
+            assert!((TOP..=TOP + PLOT_H).contains(&cy), "{cy}");
+        }
+    }
+}
