@@ -59,13 +59,27 @@ const THEIRS: &str = "#2471a3";
 /// log2(e): the standard Bloom filter's space factor over the bound.
 const BLOOM_FACTOR: f64 = std::f64::consts::LOG2_E;
 
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// The chart for `points`, titled with `title`.
 pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
     let max_bits = points.iter().map(|p| p.bits_per_key).fold(10.0, f64::max);
     let x_max = (max_bits / 5.0).ceil() * 5.0 + 5.0;
     let min_log = points.iter().map(|p| p.fpr.log10()).fold(-3.0, f64::min);
     let max_log = points.iter().map(|p| p.fpr.log10()).fold(-1.0, f64::max);
-    let (y_lo, y_hi) = (min_log.floor(), max_log.ceil().min(0.0));
+    // A little room below the lowest point so a hollow point is not on the axis.
+    let (y_lo, y_hi) = ((min_log - 0.3).floor(), max_log.ceil().min(0.0));
     let x = |bits: f64| LEFT + bits / x_max * PLOT_W;
     let y = |fpr: f64| TOP + (y_hi - fpr.log10()) / (y_hi - y_lo) * PLOT_H;
 
@@ -146,8 +160,12 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
 
     // Points, numbered, with the legend on the right.
     let legend_x = LEFT + PLOT_W + 24.0;
-    for (i, p) in points.iter().enumerate() {
-        let number = i + 1;
+    // Other crates' points first, so ours are drawn on top where they overlap.
+    let numbered = || points.iter().enumerate().map(|(i, p)| (i + 1, p));
+    for (number, p) in numbered()
+        .filter(|(_, p)| !p.ours)
+        .chain(numbered().filter(|(_, p)| p.ours))
+    {
         let colour = if p.ours { OURS } else { THEIRS };
         let fill = if p.below { "white" } else { colour };
         let (px, py) = (x(p.bits_per_key), y(p.fpr));
@@ -157,6 +175,9 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
             px + 6.0,
             py - 5.0
         );
+    }
+    for (number, p) in numbered() {
+        let colour = if p.ours { OURS } else { THEIRS };
         let fpr = if p.below {
             format!("&lt; {:.1e}", p.fpr)
         } else {
@@ -165,7 +186,7 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
         let _ = writeln!(
             s,
             r#"<text x="{legend_x}" y="{:.1}" fill="{colour}">{number}. {} — {:.2} b/key, {}</text>"#,
-            TOP + 14.0 + i as f64 * 17.0,
+            TOP + 14.0 + (number - 1) as f64 * 17.0,
             escape(&p.label),
             p.bits_per_key,
             fpr
@@ -233,6 +254,14 @@ mod tests {
         assert!(svg.contains(OURS) && svg.contains(THEIRS));
         assert!(svg.contains("1. amq-Xor8 — 9.80 b/key, 0.390%"));
         assert!(svg.contains("2. xorf-BinaryFuse32 — 36.20 b/key, &lt; 1.0e-6"));
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(10_000_000), "10,000,000");
     }
 
     #[test]

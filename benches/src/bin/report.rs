@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use amq_bench::keys::KeySet;
 use amq_bench::report::{markdown, Measure};
-use amq_bench::svg::{space_fpr_chart, Point};
+use amq_bench::svg::{space_fpr_chart, thousands, Point};
 use amq_bench::{bloom_filters, cuckoo_filters, static_filters, AsSubjects};
 
 struct Args {
@@ -94,8 +94,8 @@ fn main() -> ExitCode {
     let mut md = format!(
         "## Comparison at n = {} keys\n\n{} absent keys for the FPR; times are medians of {} runs, ns per key.\n\
          CPU: {}; sbbf-rs implementation: {}.\n",
-        args.n,
-        absent,
+        thousands(args.n),
+        thousands(absent),
         args.runs,
         cpu_model(),
         amq_bench::adapters::sbbf::SplitBlockBloom::with_bits_per_key(1, 10.0).implementation(),
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
 
     let points: Vec<Point> = m.rows.iter().map(Point::from_row).collect();
     let svg = space_fpr_chart(
-        &format!("Space vs false-positive rate, n = {} keys", args.n),
+        &format!("Space vs false-positive rate, n = {} keys", thousands(args.n)),
         &points,
     );
     let mut written = vec![(args.svg.as_str(), svg)];
