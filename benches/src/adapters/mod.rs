@@ -1,6 +1,54 @@
 //! [`Subject`](crate::Subject) implementations: ours in [`ours`], the other
 //! crates' in [`competitors`], and a safe owner for `sbbf-rs` in [`sbbf`].
 
+/// Implements [`Subject`](crate::Subject) for one of amq's filters, given its
+/// name and how to build it from a key slice (an expression returning
+/// `Result<Self, amq::Error>`). Queries go through `contains_hash`, the batch
+/// query through `Filter::contains_many`.
+///
+/// `amq_subject!(Type, ...)` is for amq's type itself; `amq_subject!(newtype
+/// Wrapper, ...)` for a one-field wrapper that fixes the type's parameters.
+macro_rules! amq_subject {
+    ($ty:ty, $name:literal, |$keys:ident| $build:expr) => {
+        amq_subject!(@impl $ty, $name, |$keys| $build, |f| f);
+    };
+    (newtype $ty:ty, $name:literal, |$keys:ident| $build:expr) => {
+        amq_subject!(@impl $ty, $name, |$keys| $build, |f| &f.0);
+    };
+    (@impl $ty:ty, $name:literal, |$keys:ident| $build:expr, |$f:ident| $inner:expr) => {
+        impl $crate::Subject for $ty {
+            const NAME: &'static str = $name;
+            const HAS_BATCH: bool = true;
+
+            fn build($keys: &[u64]) -> Result<Self, String> {
+                $build.map_err(|e| format!("{}: {e:?}", $name))
+            }
+
+            #[inline]
+            fn contains(&self, key: u64) -> bool {
+                let $f = self;
+                amq::Filter::contains_hash($inner, key)
+            }
+
+            #[inline]
+            fn contains_many(&self, keys: &[u64], out: &mut [bool]) {
+                let $f = self;
+                amq::Filter::contains_many($inner, keys, out)
+            }
+
+            fn size_in_bytes(&self) -> usize {
+                let $f = self;
+                amq::Filter::size_in_bytes($inner)
+            }
+
+            fn expected_fpr(&self) -> Option<f64> {
+                let $f = self;
+                Some(amq::Filter::expected_fpr($inner))
+            }
+        }
+    };
+}
+
 pub mod competitors;
 pub mod ours;
 pub mod sbbf;
