@@ -57,3 +57,8 @@ pub use hash::{hash_key, HashScheme};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
