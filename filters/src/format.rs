@@ -70,12 +70,14 @@ impl ByteWriter {
         self.buf.extend_from_slice(v);
         self
     }
+    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
     pub(crate) fn u16s(&mut self, v: &[u16]) -> &mut Self {
         for x in v {
             self.u16(*x);
         }
         self
     }
+    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
     pub(crate) fn u32s(&mut self, v: &[u32]) -> &mut Self {
         for x in v {
             self.u32(*x);
@@ -246,6 +248,7 @@ impl<'a> Reader<'a> {
             .collect())
     }
     /// Reads exactly `count` little-endian `u32`s (bounded by the input).
+    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
     pub(crate) fn u32s(&mut self, count: usize) -> Result<Vec<u32>, FormatError> {
         let bytes = self.take(count.checked_mul(4).ok_or(FormatError::Truncated)?)?;
         Ok(bytes
@@ -254,6 +257,7 @@ impl<'a> Reader<'a> {
             .collect())
     }
     /// Reads exactly `count` little-endian `u16`s (bounded by the input).
+    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
     pub(crate) fn u16s(&mut self, count: usize) -> Result<Vec<u16>, FormatError> {
         let bytes = self.take(count.checked_mul(2).ok_or(FormatError::Truncated)?)?;
         Ok(bytes

@@ -51,6 +51,8 @@ pub(crate) fn units_for(n: usize, bits_per_key: f64, unit: u64, limit: u64) -> R
     let units = libm::ceil(bits / unit as f64).max(1.0);
     // Every byte must be addressable too.
     let max_units = limit.min(isize::MAX as u64 / (unit / 8));
+    // Written so that NaN also fails.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     if !(units <= max_units as f64) {
         return Err(Error::TooLarge);
     }
