@@ -127,11 +127,18 @@ fn check_filters(fs: &Filters, keys: &[u64], inserts: usize, absent: &[u64]) {
     for f in fs.all() {
         common::assert_no_false_negatives(f, keys);
         assert_eq!(f.num_keys(), inserts, "{:?}", f.kind());
+        let expected = f.expected_fpr();
+        assert!(
+            (0.0..=1.0).contains(&expected),
+            "{:?}: expected FPR {expected}",
+            f.kind()
+        );
         let probes: Vec<u64> = keys.iter().chain(absent).copied().collect();
         common::assert_contains_many_agrees(f, &probes);
         if inserts == 0 {
             // All bits or counters are zero: nothing can match.
             assert!(absent.iter().all(|&h| !f.contains_hash(h)), "{:?}", f.kind());
+            assert_eq!(expected, 0.0);
         }
     }
     // The concurrent twin sets exactly the bits the plain filter sets.
