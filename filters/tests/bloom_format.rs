@@ -466,7 +466,7 @@ fn parameters_that_disagree_with_the_payload_are_invalid_parameters() {
     cases.push(b);
     // CountingBloom: the largest multiple of 16 counters.
     let mut b = tiny_counting().to_bytes();
-    b[20..28].copy_from_slice(&(u64::MAX & !15).to_le_bytes());
+    b[20..28].copy_from_slice(&(!15u64).to_le_bytes());
     cases.push(b);
     // Zero probes, and more probes than any filter uses.
     for probes in [0u32, 31, u32::MAX] {
