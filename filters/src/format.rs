@@ -17,7 +17,7 @@
 //! Schema-critical: any change to this layout, to a kind's parameters or
 //! payload, or to the key hash must bump [`FORMAT_VERSION`] (or the hash
 //! scheme id) and keep a decoder for the old one. Golden-byte tests in
-//! `tests/format.rs` pin each kind.
+//! `tests/*_format.rs` (`tests/bloom_format.rs` for the Bloom family) pin each kind.
 //!
 //! The decoder checks the total length against the declared lengths *before*
 //! allocating anything, so it never allocates more than the input implies,
