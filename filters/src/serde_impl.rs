@@ -62,6 +62,7 @@ macro_rules! via_bytes {
 via_bytes!(
     crate::StandardBloom,
     crate::BlockedBloom,
+    crate::AtomicBlockedBloom,
     crate::CountingBloom,
     crate::AnyFilter,
 );

@@ -31,7 +31,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, units_for};
+use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, try_alloc, units_for, UNREACHABLE_FPR};
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
@@ -122,24 +122,25 @@ fn block_matches(block: &[u64; WORDS], mask: &[u64; WORDS]) -> bool {
 fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
     check_keys(n)?;
     check_bits_per_key(bits_per_key)?;
-    let blocks = units_for(n, bits_per_key, BLOCK_BITS as u64, u32::MAX as u64)?;
+    let blocks = units_for(n, bits_per_key, BLOCK_BITS as u64, 64, u32::MAX as u64)?;
     Ok((blocks as u32, probes_for_bits_per_key(bits_per_key)))
 }
 
 /// Bits per key a blocked filter needs for `fpr`: the standard Bloom figure,
-/// raised in steps of 1/16 bit until the blocked formula meets the target.
+/// raised in steps of 1/16 bit until the blocked formula meets the target
+/// (an error if that takes more than 1000 bits per key).
 fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
     let mut bpk = bits_per_key_for_fpr(fpr)?;
     let n64 = n.min(1 << 20) as u64; // the formula only depends on n / blocks
-    while bpk < 1000.0 {
+    while bpk <= 1000.0 {
         let bits = libm::ceil(n64 as f64 * bpk / BLOCK_BITS as f64) as u64 * BLOCK_BITS as u64;
         let k = probes_for_bits_per_key(bpk);
         if math::blocked_bloom_fpr(bits, BLOCK_BITS, k, n64) <= fpr {
-            break;
+            return Ok(bpk);
         }
         bpk += 1.0 / 16.0;
     }
-    Ok(bpk)
+    Err(UNREACHABLE_FPR)
 }
 
 /// A cache-blocked Bloom filter: all probes of a key in one 64-byte block.
@@ -181,7 +182,7 @@ impl BlockedBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
         Ok(BlockedBloom {
-            blocks: alloc::vec![Block::default(); blocks as usize],
+            blocks: try_alloc(blocks as usize, Block::default)?,
             num_probes,
             num_keys: 0,
         })
@@ -418,7 +419,7 @@ impl AtomicBlockedBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
         Ok(AtomicBlockedBloom {
-            blocks: (0..blocks).map(|_| AtomicBlock::default()).collect(),
+            blocks: try_alloc(blocks as usize, AtomicBlock::default)?,
             num_probes,
             num_keys: AtomicU64::new(0),
         })
