@@ -25,32 +25,47 @@ fn bloom<F: Filter + 'static>(mut f: F, keys: &[u64], insert: fn(&mut F, u64)) -
 fn builders() -> Vec<(&'static str, Builder)> {
     vec![
         ("StandardBloom 1%", |k| {
-            Ok(bloom(StandardBloom::with_fpr(k.len(), 0.01)?, k, |f, h| f.insert_hash(h)))
+            Ok(bloom(StandardBloom::with_fpr(k.len(), 0.01)?, k, |f, h| {
+                f.insert_hash(h)
+            }))
         }),
         ("BlockedBloom 10 bits/key", |k| {
-            Ok(bloom(BlockedBloom::with_bits_per_key(k.len(), 10.0)?, k, |f, h| f.insert_hash(h)))
+            Ok(bloom(
+                BlockedBloom::with_bits_per_key(k.len(), 10.0)?,
+                k,
+                |f, h| f.insert_hash(h),
+            ))
         }),
         ("CountingBloom 1%", |k| {
-            Ok(bloom(CountingBloom::with_fpr(k.len(), 0.01)?, k, |f, h| f.insert_hash(h)))
+            Ok(bloom(CountingBloom::with_fpr(k.len(), 0.01)?, k, |f, h| {
+                f.insert_hash(h)
+            }))
         }),
     ]
 }
 
 fn main() -> Result<(), Error> {
-    let n: usize = std::env::args().nth(1).map_or(1_000_000, |a| a.parse().expect("number of keys"));
+    let n: usize = std::env::args()
+        .nth(1)
+        .map_or(1_000_000, |a| a.parse().expect("number of keys"));
     // Keys are hashed once with `amq::hash_key` in real use; here the hashes
     // are drawn directly (distinct by construction: remix is a bijection).
     let keys: Vec<u64> = (0..n as u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
     let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 0xab5e_17)).collect();
     // Queries alternate present and absent keys in a random order.
-    let queries: Vec<u64> = (0..n).map(|i| if i % 2 == 0 { keys[i] } else { absent[i] }).collect();
+    let queries: Vec<u64> = (0..n)
+        .map(|i| if i % 2 == 0 { keys[i] } else { absent[i] })
+        .collect();
 
     println!("{n} keys, {n} absent keys\n");
     println!(
         "| {:<28} | {:>8} | {:>12} | {:>12} | {:>12} | {:>12} |",
         "filter", "bits/key", "measured FPR", "expected FPR", "build ns/key", "query ns"
     );
-    println!("|{:-<30}|{:->10}|{:->14}|{:->14}|{:->14}|{:->14}|", "", "", "", "", "", "");
+    println!(
+        "|{:-<30}|{:->10}|{:->14}|{:->14}|{:->14}|{:->14}|",
+        "", "", "", "", "", ""
+    );
     for (name, build) in builders() {
         let start = Instant::now();
         let f = build(&keys)?;

@@ -17,7 +17,7 @@
 //! false positive decrements other keys' counters and can create false
 //! negatives for them: only remove keys you inserted.
 //!
-//! Probes are the enhanced double hashing of [`StandardBloom`](crate::StandardBloom),
+//! Probes are the double hashing of [`StandardBloom`](crate::StandardBloom),
 //! so the FPR formula is the standard one with `m` counters in place of bits.
 
 use alloc::vec::Vec;

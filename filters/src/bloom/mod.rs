@@ -104,21 +104,27 @@ pub(crate) fn standard_bits_per_key_for_fpr(fpr: f64) -> Result<f64, Error> {
     }
 }
 
-/// Enhanced double hashing (Dillinger & Manolios 2004, "Bloom Filters in
-/// Probabilistic Verification", section 5): probe `i` is
-/// `h1 + i·h2 + (i³ - i)/6`, computed incrementally with two additions.
-/// Kirsch & Mitzenmacher (2006) show that two hash values give the same
-/// asymptotic FPR as k independent ones; the cubic term removes the
-/// clustering of plain double hashing when `h2` is small.
+/// Double hashing (Kirsch & Mitzenmacher 2006, "Less Hashing, Same
+/// Performance"): probe `i` is at `h1 + i·h2`, which gives the same
+/// asymptotic FPR as `k` independent hash functions.
 ///
-/// Both halves come from the one key hash: `h1` is the hash, `h2` the hash
-/// with its halves swapped. Positions are taken from the *high* bits of the
-/// running value by multiply-shift, so no `%` is needed.
+/// We run the sequence in the 64-bit ring (`x_i = h1 + i·h2 mod 2^64`) and
+/// take each position from the *high* bits of `x_i` by multiply-shift, so no
+/// `%` is needed and `m` need not be a power of two. Both values come from the
+/// one key hash: `h1` is the hash, `h2` the hash with its halves swapped.
+///
+/// The classic weakness of double hashing modulo `m` is `h2 ≡ 0` (every
+/// probe on one position) and, more generally, short cycles; here the
+/// analogue is `h2 < 2^64 / m`, where consecutive probes land on one or two
+/// positions. That happens with probability about `1/m` per key, which is
+/// negligible next to the FPR itself. (The "enhanced" cubic term of
+/// Dillinger & Manolios fixes that case for `mod m` arithmetic; in the high
+/// bits of a 64-bit ring it would be too small to move a probe, so it is not
+/// used.)
 #[derive(Clone, Copy)]
 pub(crate) struct ProbeSeq {
     x: u64,
     y: u64,
-    i: u64,
 }
 
 impl ProbeSeq {
@@ -127,7 +133,6 @@ impl ProbeSeq {
         ProbeSeq {
             x: hash,
             y: hash.rotate_left(32),
-            i: 0,
         }
     }
 
@@ -136,8 +141,6 @@ impl ProbeSeq {
     pub(crate) fn next_in(&mut self, m: u64) -> u64 {
         let pos = crate::hash::reduce(self.x, m);
         self.x = self.x.wrapping_add(self.y);
-        self.y = self.y.wrapping_add(self.i);
-        self.i += 1;
         pos
     }
 }

@@ -15,7 +15,7 @@ use super::{check_bits_per_key, check_keys, standard_bits_per_key_for_fpr, try_a
 use crate::format::{self, ByteWriter, Frame};
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
-/// A standard Bloom filter over `u64` words, probed by enhanced double hashing.
+/// A standard Bloom filter over `u64` words, probed by double hashing.
 ///
 /// ```
 /// use amq::{Filter, StandardBloom};
