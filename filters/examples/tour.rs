@@ -51,7 +51,7 @@ fn main() -> Result<(), Error> {
     // Keys are hashed once with `amq::hash_key` in real use; here the hashes
     // are drawn directly (distinct by construction: remix is a bijection).
     let keys: Vec<u64> = (0..n as u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-    let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 0xab5e_17)).collect();
+    let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 0x00ab_5e17)).collect();
     // Queries alternate present and absent keys in a random order.
     let queries: Vec<u64> = (0..n)
         .map(|i| if i % 2 == 0 { keys[i] } else { absent[i] })
