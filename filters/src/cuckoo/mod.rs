@@ -107,7 +107,7 @@ pub use table::SLOTS;
 
 /// Longest chain of evictions one insert tries before parking the last
 /// victim in the stash. The paper and its reference code use 500.
-pub const MAX_KICKS: u32 = 500;
+pub const MAX_KICKS: u32 = 1000;
 
 /// Load (fraction of slots holding a key) that [`CuckooFilter::with_fpr`] and
 /// [`CuckooFilter::with_fingerprint_bits`] size a table for: at this load the
