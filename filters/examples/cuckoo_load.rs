@@ -13,9 +13,13 @@ use amq::{CuckooFilter, Filter};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let capacity: usize = args.next().map_or(1_000_000, |a| a.parse().expect("keys per table"));
+    let capacity: usize = args
+        .next()
+        .map_or(1_000_000, |a| a.parse().expect("keys per table"));
     let runs: u64 = args.next().map_or(100, |a| a.parse().expect("runs"));
-    let widths: Vec<u32> = args.next().map_or(vec![8, 12, 16], |a| vec![a.parse().expect("bits")]);
+    let widths: Vec<u32> = args
+        .next()
+        .map_or(vec![8, 12, 16], |a| vec![a.parse().expect("bits")]);
     println!("capacity {capacity}, {runs} runs per width");
     for bits in widths {
         let mut loads = Vec::new();

@@ -231,7 +231,10 @@ fn first_failure_comes_after_95_percent_load() {
             let mut f = CuckooFilter::with_fingerprint_bits(4_000, bits).unwrap();
             let keys = fill_until_full(&mut f, 1_000 * bits as u64 + seed);
             let load = (keys.len() - 1) as f64 / f.num_slots() as f64;
-            assert!(load >= 0.95, "f = {bits}, seed {seed}: first failure at load {load:.4}");
+            assert!(
+                load >= 0.95,
+                "f = {bits}, seed {seed}: first failure at load {load:.4}"
+            );
         }
     }
 }
@@ -250,7 +253,10 @@ fn fpr_and_bits_per_key_at_capacity_match_the_formula() {
         common::assert_no_false_negatives(&f, &keys);
         // Capacity is 95% of the slots: f / 0.95 bits per key.
         let bpk = f.bits_per_key();
-        assert!((bpk - bits as f64 / 0.95).abs() < 0.01, "f = {bits}: {bpk} bits/key");
+        assert!(
+            (bpk - bits as f64 / 0.95).abs() < 0.01,
+            "f = {bits}: {bpk} bits/key"
+        );
         assert!((f.load_factor() - 0.95).abs() < 0.001);
         let absent = common::absent_hashes(40 + bits as u64, queries, &keys);
         let measured = common::measured_fpr(&f, &absent);
@@ -284,7 +290,10 @@ fn contains_many_matches_single_queries() {
 fn impossible_parameters_are_errors() {
     let invalid = |r: Result<CuckooFilter, Error>| matches!(r, Err(Error::InvalidParameter { .. }));
     for bits in [0, 1, 4, 7, 9, 10, 11, 13, 15, 17, 32, 64, u32::MAX] {
-        assert!(invalid(CuckooFilter::with_fingerprint_bits(100, bits)), "bits {bits}");
+        assert!(
+            invalid(CuckooFilter::with_fingerprint_bits(100, bits)),
+            "bits {bits}"
+        );
     }
     assert!(invalid(CuckooFilter::with_fingerprint_bits(0, 12)));
     for fpr in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY, 1e-5] {
@@ -292,7 +301,10 @@ fn impossible_parameters_are_errors() {
     }
     assert!(invalid(CuckooFilter::with_fpr(0, 0.01)));
     // More than 2^32 buckets.
-    assert_eq!(CuckooFilter::with_fingerprint_bits(usize::MAX, 8), Err(Error::TooLarge));
+    assert_eq!(
+        CuckooFilter::with_fingerprint_bits(usize::MAX, 8),
+        Err(Error::TooLarge)
+    );
     assert_eq!(CuckooFilter::with_fpr(usize::MAX, 0.01), Err(Error::TooLarge));
     // Just over 2^32 - 1 buckets.
     assert_eq!(

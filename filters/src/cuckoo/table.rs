@@ -99,23 +99,29 @@ impl Lanes {
         self.zero_lanes(bucket ^ fp.wrapping_mul(self.ones))
     }
 
-    /// The index of the lane whose high bit is the lowest set bit of `flags`
+    /// The bit position where lane `lane` starts, `f · lane`.
+    #[inline(always)]
+    pub(crate) const fn lane_shift(&self, lane: u32) -> u32 {
+        lane * self.bits
+    }
+
+    /// Where the lane starts whose high bit is the lowest set bit of `flags`
     /// (as returned by [`zero_lanes`](Self::zero_lanes)); `flags` is non-zero.
+    /// A lane's high bit is `f - 1` above its start, so no division is needed.
     #[inline(always)]
-    pub(crate) const fn first_lane(&self, flags: u64) -> u32 {
-        flags.trailing_zeros() / self.bits
+    pub(crate) const fn first_shift(&self, flags: u64) -> u32 {
+        flags.trailing_zeros() + 1 - self.bits
     }
 
-    /// The fingerprint in lane `lane` of `bucket`.
+    /// The fingerprint in the lane starting at bit `shift` of `bucket`.
     #[inline(always)]
-    pub(crate) const fn get(&self, bucket: u64, lane: u32) -> u64 {
-        (bucket >> (lane * self.bits)) & self.lane_mask
+    pub(crate) const fn get(&self, bucket: u64, shift: u32) -> u64 {
+        (bucket >> shift) & self.lane_mask
     }
 
-    /// `bucket` with lane `lane` replaced by `fp`.
+    /// `bucket` with the lane starting at bit `shift` replaced by `fp`.
     #[inline(always)]
-    pub(crate) const fn set(&self, bucket: u64, lane: u32, fp: u64) -> u64 {
-        let shift = lane * self.bits;
+    pub(crate) const fn set(&self, bucket: u64, shift: u32, fp: u64) -> u64 {
         (bucket & !(self.lane_mask << shift)) | (fp << shift)
     }
 
@@ -182,34 +188,52 @@ impl BucketTable {
         &self.words
     }
 
+    // The accessors below take the lanes as an argument rather than reading
+    // `self.lanes`: the filter passes a compile-time constant per width, so
+    // masks and shifts become immediates and the 8- and 16-bit widths, whose
+    // buckets never straddle a word, compile to a single load or store.
+    // Callers pass `self.lanes()` or a constant equal to it.
+
     /// Word index and bit shift where bucket `i` starts.
     #[inline(always)]
-    fn position(&self, i: u32) -> (usize, u32) {
-        let bit = i as u64 * self.lanes.bucket_bits() as u64;
+    fn position(l: Lanes, i: u32) -> (usize, u32) {
+        let bit = i as u64 * l.bucket_bits() as u64;
         ((bit >> 6) as usize, (bit & 63) as u32)
+    }
+
+    /// Whether a bucket can cross a word boundary (only 12-bit ones: 48
+    /// does not divide 64).
+    #[inline(always)]
+    const fn may_straddle(l: Lanes) -> bool {
+        64 % l.bucket_bits() != 0
     }
 
     /// Bucket `i`'s four lanes as one value.
     #[inline(always)]
-    pub(crate) fn bucket(&self, i: u32) -> u64 {
-        let (w, shift) = self.position(i);
-        // Read two words as one 128-bit value so a straddling 12-bit bucket
-        // needs no branch. The word after the last may not exist; then no
-        // bucket bit lives there and zero stands in for it.
+    pub(crate) fn bucket(&self, l: Lanes, i: u32) -> u64 {
+        debug_assert_eq!(l, self.lanes);
+        let (w, shift) = Self::position(l, i);
+        if !Self::may_straddle(l) {
+            return (self.words[w] >> shift) & l.bucket_mask;
+        }
+        // Read two words as one 128-bit value so a straddling bucket needs no
+        // branch. The word after the last may not exist; then no bucket bit
+        // lives there and zero stands in for it.
         let lo = self.words[w] as u128;
         let hi = self.words.get(w + 1).copied().unwrap_or(0) as u128;
-        (((hi << 64) | lo) >> shift) as u64 & self.lanes.bucket_mask
+        (((hi << 64) | lo) >> shift) as u64 & l.bucket_mask
     }
 
     /// Replaces bucket `i` with `value` (which has no bits above `4f`).
     #[inline(always)]
-    pub(crate) fn set_bucket(&mut self, i: u32, value: u64) {
-        let (w, shift) = self.position(i);
-        let mask = self.lanes.bucket_mask as u128;
+    pub(crate) fn set_bucket(&mut self, l: Lanes, i: u32, value: u64) {
+        debug_assert_eq!(l, self.lanes);
+        let (w, shift) = Self::position(l, i);
+        let mask = l.bucket_mask as u128;
         let value = value as u128;
         let w0 = &mut self.words[w];
         *w0 = (*w0 & !((mask << shift) as u64)) | (value << shift) as u64;
-        if shift + self.lanes.bucket_bits() > 64 {
+        if Self::may_straddle(l) && shift + l.bucket_bits() > 64 {
             // Straddles: the rest lives in the next word, which then exists.
             let w1 = &mut self.words[w + 1];
             *w1 = (*w1 & !((mask << shift) >> 64) as u64) | ((value << shift) >> 64) as u64;
@@ -218,14 +242,14 @@ impl BucketTable {
 
     /// A reference to the word where bucket `i` starts, for prefetching.
     #[inline(always)]
-    pub(crate) fn word_of(&self, i: u32) -> &u64 {
-        &self.words[self.position(i).0]
+    pub(crate) fn word_of(&self, l: Lanes, i: u32) -> &u64 {
+        &self.words[Self::position(l, i).0]
     }
 
     /// Number of occupied slots in the whole table.
     pub(crate) fn count_occupied(&self) -> u64 {
         (0..self.num_buckets)
-            .map(|i| self.lanes.occupied(self.bucket(i)) as u64)
+            .map(|i| self.lanes.occupied(self.bucket(self.lanes, i)) as u64)
             .sum()
     }
 }
@@ -238,7 +262,9 @@ mod tests {
 
     /// The naive oracle: lane-by-lane comparison.
     fn naive_matches(lanes: &Lanes, bucket: u64, fp: u64) -> u32 {
-        (0..SLOTS).filter(|&j| lanes.get(bucket, j) == fp).count() as u32
+        (0..SLOTS)
+            .filter(|&j| lanes.get(bucket, lanes.lane_shift(j)) == fp)
+            .count() as u32
     }
 
     #[test]
@@ -269,21 +295,24 @@ mod tests {
     }
 
     #[test]
-    fn first_lane_and_set_get() {
+    fn first_free_lane_and_set_get() {
         for bits in WIDTHS {
             let l = Lanes::new(bits);
             let mut bucket = 0;
             for lane in 0..SLOTS {
-                assert_eq!(l.first_lane(l.zero_lanes(bucket)), lane);
-                bucket = l.set(bucket, lane, l.max_fingerprint() - lane as u64);
+                assert_eq!(l.first_shift(l.zero_lanes(bucket)), l.lane_shift(lane));
+                bucket = l.set(bucket, l.lane_shift(lane), l.max_fingerprint() - lane as u64);
             }
             assert_eq!(l.zero_lanes(bucket), 0);
             assert_eq!(bucket & !l.bucket_mask, 0);
             for lane in 0..SLOTS {
-                assert_eq!(l.get(bucket, lane), l.max_fingerprint() - lane as u64);
+                assert_eq!(
+                    l.get(bucket, l.lane_shift(lane)),
+                    l.max_fingerprint() - lane as u64
+                );
             }
-            bucket = l.set(bucket, 2, 0);
-            assert_eq!(l.first_lane(l.zero_lanes(bucket)), 2);
+            bucket = l.set(bucket, l.lane_shift(2), 0);
+            assert_eq!(l.first_shift(l.zero_lanes(bucket)), l.lane_shift(2));
         }
     }
 
@@ -302,19 +331,23 @@ mod tests {
                 // would show here.
                 let pattern = |i: u32| {
                     (0..SLOTS).fold(0, |b, j| {
-                        l.set(b, j, (i as u64 * 7 + j as u64 * 3 + 1) & l.max_fingerprint())
+                        l.set(
+                            b,
+                            l.lane_shift(j),
+                            (i as u64 * 7 + j as u64 * 3 + 1) & l.max_fingerprint(),
+                        )
                     })
                 };
                 for i in 0..n {
-                    t.set_bucket(i, pattern(i));
+                    t.set_bucket(l, i, pattern(i));
                 }
                 for i in 0..n {
-                    assert_eq!(t.bucket(i), pattern(i), "bits {bits} n {n} bucket {i}");
+                    assert_eq!(t.bucket(l, i), pattern(i), "bits {bits} n {n} bucket {i}");
                 }
                 assert!(BucketTable::from_words(l, n, t.words.clone()).is_some());
                 // Clearing restores zero words: nothing leaked past the end.
                 for i in 0..n {
-                    t.set_bucket(i, 0);
+                    t.set_bucket(l, i, 0);
                 }
                 assert!(t.words.iter().all(|&w| w == 0));
             }
