@@ -6,7 +6,7 @@
 //!
 //! The table has `m` buckets of `b = 4` slots; each slot holds an `f`-bit
 //! fingerprint, `f ∈ {8, 12, 16}`, or 0 for empty. Buckets are packed back to
-//! back into `u64` words ([`table`]): a 12-bit table costs 12 bits per slot,
+//! back into `u64` words (module `table`): a 12-bit table costs 12 bits per slot,
 //! not 16.
 //!
 //! **One key hash, independent bits.** From the 64-bit [`hash_key`](crate::hash_key)
