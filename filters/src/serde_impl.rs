@@ -64,5 +64,6 @@ via_bytes!(
     crate::BlockedBloom,
     crate::AtomicBlockedBloom,
     crate::CountingBloom,
+    crate::CuckooFilter,
     crate::AnyFilter,
 );
