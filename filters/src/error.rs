@@ -25,7 +25,7 @@ pub enum Error {
         reason: &'static str,
     },
     /// The requested size does not fit in memory addressing (`usize`) or the
-    /// filter's index type.
+    /// filter's index type, or the allocator cannot provide it.
     TooLarge,
     /// The filter has no room for another key (cuckoo). Every key inserted
     /// before is still found.

@@ -8,6 +8,7 @@
 //! | [`StandardBloom`] | inserts | 9.6 | [`bloom`] |
 //! | [`BlockedBloom`] | inserts, one cache miss per query | 10.0 | [`bloom`] |
 //! | [`CountingBloom`] | inserts and removals | 38.3 | [`bloom`] |
+//! | [`CuckooFilter`] | inserts and removals | 12.6 (0.19%) | [`cuckoo`] |
 //!
 //! ```
 //! use amq::{hash_key, BlockedBloom, Filter, StandardBloom};
@@ -40,6 +41,7 @@ extern crate std;
 
 mod any;
 pub mod bloom;
+pub mod cuckoo;
 mod error;
 mod filter;
 pub mod format;
@@ -51,9 +53,15 @@ mod serde_impl;
 
 pub use any::AnyFilter;
 pub use bloom::{AtomicBlockedBloom, BlockedBloom, CountingBloom, StandardBloom};
+pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -78,6 +78,13 @@ pub fn blocked_bloom_fpr(total_bits: u64, block_bits: u32, k: u32, n: u64) -> f6
     }
     let blocks = (total_bits / block_bits as u64).max(1) as f64;
     let lambda = n as f64 / blocks;
+    // At more than 64·B keys per block even the low tail of the Poisson
+    // (λ - 12√λ ≥ 40·B) sets all but e^-40 of a block's bits: the FPR is 1.0
+    // in f64. Answer so directly: the sum below takes O(λ) steps, which for a
+    // num_keys read from untrusted bytes could be 2^64.
+    if lambda > 64.0 * block_bits as f64 {
+        return 1.0;
+    }
     let keep = libm::log1p(-1.0 / block_bits as f64); // ln(1 - 1/B)
                                                       // Sum the Poisson terms around the mean until they are negligible.
     let mut total = 0.0;
@@ -94,7 +101,8 @@ pub fn blocked_bloom_fpr(total_bits: u64, block_bits: u32, k: u32, n: u64) -> f6
         mass += pj;
     }
     // Whatever probability mass lies beyond `hi` counts as a sure match.
-    total + (1.0 - mass).max(0.0)
+    // Rounding in the sums can push the total a hair above 1.
+    (total + (1.0 - mass).max(0.0)).min(1.0)
 }
 
 /// Bits per key at the information-theoretic minimum for FPR `p`: `log2(1/p)`.
@@ -125,5 +133,19 @@ mod tests {
         let limit = pow(1.0 - exp(-0.7), 7.0);
         assert!((p - limit).abs() < 1e-9);
         assert_eq!(standard_bloom_fpr(64, 3, 0), 0.0);
+    }
+
+    #[test]
+    fn blocked_formula_stays_a_probability_and_is_fast_when_overloaded() {
+        for n in [1, 100, 10_000, 1 << 20, 1 << 40, u64::MAX] {
+            for k in [1, 6, 24] {
+                let p = blocked_bloom_fpr(512, 512, k, n);
+                assert!((0.0..=1.0).contains(&p), "n {n} k {k}: {p}");
+            }
+        }
+        // u64::MAX keys in one block would take 2^64 steps without the cut-off.
+        assert_eq!(blocked_bloom_fpr(512, 512, 6, u64::MAX), 1.0);
+        // Just below the cut-off the sum already gives 1.0.
+        assert_eq!(blocked_bloom_fpr(512, 512, 1, 64 * 512), 1.0);
     }
 }

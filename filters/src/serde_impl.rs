@@ -62,6 +62,8 @@ macro_rules! via_bytes {
 via_bytes!(
     crate::StandardBloom,
     crate::BlockedBloom,
+    crate::AtomicBlockedBloom,
     crate::CountingBloom,
+    crate::CuckooFilter,
     crate::AnyFilter,
 );

@@ -31,7 +31,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, units_for};
+use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, try_alloc, units_for, UNREACHABLE_FPR};
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
@@ -56,47 +56,37 @@ struct AtomicBlock([AtomicU64; WORDS]);
 
 /// Probe count for a blocked filter with `bits_per_key` bits per key.
 ///
-/// Chosen by measurement (`cargo run --release -p amq --example blocked_probes`,
-/// n = 1M keys, 10M absent): each row is the largest bits/key at which `k`
-/// still measures the lowest FPR. The optimum sits below the standard filter's
-/// `(m/n) ln 2` because a block's load varies: at 10 bits/key the standard
-/// rule says 7, blocked measures best at 6.
+/// Each row is the largest bits/key at which `k` gives the lowest FPR. The
+/// crossovers come from [`math::blocked_bloom_fpr`], which the measurement
+/// matches to within about 2% (`cargo run --release -p amq --example blocked_probes`,
+/// 200,000 keys, 4M absent keys, bits/key 2 to 24 in steps of 0.5; e.g. at 10
+/// bits/key k = 5, 6, 7, 8 measure 1.041%, 0.958%, 0.963%, 1.026%). Where two
+/// `k` tie within the measurement's noise the smaller, faster one wins: the
+/// formula puts the 6→7 crossover at 9.99 bits/key, the measurement above 10.0,
+/// so the row reads 10.1. The optimum sits below the standard filter's
+/// `(m/n) ln 2` because block loads vary: at 10 bits/key the standard rule says 7.
 ///
-/// | bits/key ≤ | 2.1 | 3.6 | 5.1 | 6.6 | 8.3 | 10.1 | 11.7 | 14.0 | 16.0 | 18.3 | 22.0 | 25.5 | 50.0 | more |
-/// |-----------|-----|-----|-----|-----|-----|------|------|------|------|------|------|------|------|------|
-/// | k         | 1   | 2   | 3   | 4   | 5   | 6    | 7    | 8    | 9    | 10   | 11   | 12   | bpk/2 - 1 | 24 |
+/// | bits/key ≤ | 2.08 | 3.58 | 5.09 | 6.65 | 8.27 | 10.1 | 11.83 | 13.8 | 15.94 | 18.29 | 20.87 | 23.74 | 26.92 | 30.5 | 34.51 | 39.05 | 44.2 | 50.06 | 56.76 | more |
+/// |------------|---|---|---|---|---|---|---|---|---|----|----|----|----|----|----|----|----|----|----|----|
+/// | k          | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 | 20 |
 ///
 /// ```
 /// use amq::bloom_blocked_probes as probes;
 /// assert_eq!(probes(10.0), 6);
-/// assert_eq!(probes(16.0), 9);
+/// assert_eq!(probes(16.0), 10);
 /// assert_eq!(probes(1.0), 1);
+/// assert_eq!(probes(500.0), 20);
 /// ```
 pub fn probes_for_bits_per_key(bits_per_key: f64) -> u32 {
-    const TABLE: [(f64, u32); 12] = [
-        (2.1, 1),
-        (3.6, 2),
-        (5.1, 3),
-        (6.6, 4),
-        (8.3, 5),
-        (10.1, 6),
-        (11.7, 7),
-        (14.0, 8),
-        (16.0, 9),
-        (18.3, 10),
-        (22.0, 11),
-        (25.5, 12),
+    const LIMITS: [f64; 19] = [
+        2.08, 3.58, 5.09, 6.65, 8.27, 10.1, 11.83, 13.8, 15.94, 18.29, 20.87, 23.74, 26.92, 30.5, 34.51,
+        39.05, 44.2, 50.06, 56.76,
     ];
-    for (limit, k) in TABLE {
-        if bits_per_key <= limit {
-            return k;
-        }
-    }
-    if bits_per_key <= 50.0 {
-        ((bits_per_key / 2.0) as u32 - 1).clamp(12, 24)
-    } else {
-        24
-    }
+    LIMITS
+        .iter()
+        .position(|&limit| bits_per_key <= limit)
+        .unwrap_or(LIMITS.len()) as u32
+        + 1
 }
 
 /// Block index (high 32 bits) for a hash.
@@ -132,24 +122,25 @@ fn block_matches(block: &[u64; WORDS], mask: &[u64; WORDS]) -> bool {
 fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
     check_keys(n)?;
     check_bits_per_key(bits_per_key)?;
-    let blocks = units_for(n, bits_per_key, BLOCK_BITS as u64, u32::MAX as u64)?;
+    let blocks = units_for(n, bits_per_key, BLOCK_BITS as u64, 64, u32::MAX as u64)?;
     Ok((blocks as u32, probes_for_bits_per_key(bits_per_key)))
 }
 
 /// Bits per key a blocked filter needs for `fpr`: the standard Bloom figure,
-/// raised in steps of 1/16 bit until the blocked formula meets the target.
+/// raised in steps of 1/16 bit until the blocked formula meets the target
+/// (an error if that takes more than 1000 bits per key).
 fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
     let mut bpk = bits_per_key_for_fpr(fpr)?;
     let n64 = n.min(1 << 20) as u64; // the formula only depends on n / blocks
-    while bpk < 1000.0 {
+    while bpk <= 1000.0 {
         let bits = libm::ceil(n64 as f64 * bpk / BLOCK_BITS as f64) as u64 * BLOCK_BITS as u64;
         let k = probes_for_bits_per_key(bpk);
         if math::blocked_bloom_fpr(bits, BLOCK_BITS, k, n64) <= fpr {
-            break;
+            return Ok(bpk);
         }
         bpk += 1.0 / 16.0;
     }
-    Ok(bpk)
+    Err(UNREACHABLE_FPR)
 }
 
 /// A cache-blocked Bloom filter: all probes of a key in one 64-byte block.
@@ -191,10 +182,32 @@ impl BlockedBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
         Ok(BlockedBloom {
-            blocks: alloc::vec![Block::default(); blocks as usize],
+            blocks: try_alloc(blocks as usize, Block::default)?,
             num_probes,
             num_keys: 0,
         })
+    }
+
+    /// A filter of `expected_keys * bits_per_key` bits with an explicit probe
+    /// count `num_probes` in `1..=24`, for callers who measured their own
+    /// optimum.
+    ///
+    /// ```
+    /// let f = amq::BlockedBloom::with_bits_per_key_and_probes(1000, 10.0, 5).unwrap();
+    /// assert_eq!(f.num_probes(), 5);
+    /// assert!(amq::BlockedBloom::with_bits_per_key_and_probes(1000, 10.0, 0).is_err());
+    /// ```
+    pub fn with_bits_per_key_and_probes(
+        expected_keys: usize,
+        bits_per_key: f64,
+        num_probes: u32,
+    ) -> Result<Self, Error> {
+        if !(1..=24).contains(&num_probes) {
+            return Err(crate::error::invalid("num_probes", "must be in 1..=24"));
+        }
+        let mut f = Self::with_bits_per_key(expected_keys, bits_per_key)?;
+        f.num_probes = num_probes;
+        Ok(f)
     }
 
     /// Number of 512-bit blocks.
@@ -406,7 +419,7 @@ impl AtomicBlockedBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
         Ok(AtomicBlockedBloom {
-            blocks: (0..blocks).map(|_| AtomicBlock::default()).collect(),
+            blocks: try_alloc(blocks as usize, AtomicBlock::default)?,
             num_probes,
             num_keys: AtomicU64::new(0),
         })

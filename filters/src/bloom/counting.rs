@@ -17,13 +17,12 @@
 //! false positive decrements other keys' counters and can create false
 //! negatives for them: only remove keys you inserted.
 //!
-//! Probes are the enhanced double hashing of [`StandardBloom`](crate::StandardBloom),
+//! Probes are the double hashing of [`StandardBloom`](crate::StandardBloom),
 //! so the FPR formula is the standard one with `m` counters in place of bits.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, units_for, ProbeSeq};
+use super::{check_bits_per_key, check_keys, standard_bits_per_key_for_fpr, try_alloc, units_for, ProbeSeq};
 use crate::format::{self, ByteWriter, Frame};
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert, Remove};
 
@@ -58,7 +57,7 @@ impl CountingBloom {
     /// (the standard Bloom sizing, in counters).
     pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
-        Self::with_counters_per_key(expected_keys, bits_per_key_for_fpr(fpr)?)
+        Self::with_counters_per_key(expected_keys, standard_bits_per_key_for_fpr(fpr)?)
     }
 
     /// A filter with `expected_keys * counters_per_key` counters (rounded up
@@ -67,9 +66,9 @@ impl CountingBloom {
     pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
         check_bits_per_key(counters_per_key)?;
-        let words = units_for(expected_keys, counters_per_key, 16, u64::MAX / 16)?;
+        let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
         Ok(CountingBloom {
-            words: vec![0; words as usize],
+            words: try_alloc(words as usize, || 0)?,
             num_probes: math::optimal_bloom_probes(counters_per_key),
             num_keys: 0,
         })
@@ -265,11 +264,13 @@ mod tests {
             f.remove_hash(42).unwrap();
         }
         assert!(f.contains_hash(42));
-        // Neighbouring counters were never disturbed (no carry between nibbles).
-        assert!(f
-            .words
-            .iter()
-            .all(|w| (0..16).all(|s| (w >> (4 * s)) & 0xF <= 15)));
+        // Exactly the key's own counters are non-zero: a carry out of a
+        // saturated nibble would have changed a neighbour.
+        let mut probes = ProbeSeq::new(42);
+        let own: Vec<u64> = (0..f.num_probes)
+            .map(|_| probes.next_in(f.num_counters()))
+            .collect();
+        assert!((0..f.num_counters()).all(|i| own.contains(&i) == (f.counter(i) != 0)));
     }
 
     #[test]

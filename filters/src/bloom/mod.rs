@@ -12,6 +12,8 @@ pub use blocked::{AtomicBlockedBloom, BlockedBloom};
 pub use counting::CountingBloom;
 pub use standard::StandardBloom;
 
+use alloc::vec::Vec;
+
 use crate::error::invalid;
 use crate::math;
 use crate::Error;
@@ -44,17 +46,35 @@ pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<(), Error> {
     }
 }
 
-/// Number of `unit`-bit units (words, blocks) needed for `n * bits_per_key`
-/// bits, at least one, or [`Error::TooLarge`] if it overflows `limit` units.
-pub(crate) fn units_for(n: usize, bits_per_key: f64, unit: u64, limit: u64) -> Result<u64, Error> {
-    let bits = libm::ceil(n as f64 * bits_per_key);
-    let units = libm::ceil(bits / unit as f64).max(1.0);
-    // Every byte must be addressable too.
-    let max_units = limit.min(isize::MAX as u64 / (unit / 8));
-    if !(units <= max_units as f64) {
+/// Number of units (words, blocks) needed for `n * per_key` bits or
+/// counters when a unit holds `per_unit` of them in `unit_bytes` bytes: at
+/// least one, or [`Error::TooLarge`] beyond `limit` units or beyond what the
+/// address space (`isize::MAX` bytes) can hold.
+pub(crate) fn units_for(
+    n: usize,
+    per_key: f64,
+    per_unit: u64,
+    unit_bytes: u64,
+    limit: u64,
+) -> Result<u64, Error> {
+    let wanted = libm::ceil(libm::ceil(n as f64 * per_key) / per_unit as f64).max(1.0);
+    // Compare as integers: near 2^64 a float comparison would round the
+    // limit up to the wanted size. `as` saturates, so sizes beyond u64 fail.
+    let units = wanted as u64;
+    if units > limit.min(isize::MAX as u64 / unit_bytes) {
         return Err(Error::TooLarge);
     }
-    Ok(units as u64)
+    Ok(units)
+}
+
+/// `len` elements made by `make`, or [`Error::TooLarge`] if the allocator
+/// cannot provide them: a filter too big for memory is an impossible
+/// parameter, and must not abort the process.
+pub(crate) fn try_alloc<T>(len: usize, make: impl FnMut() -> T) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::TooLarge)?;
+    v.resize_with(len, make);
+    Ok(v)
 }
 
 /// The optimal-standard-Bloom bits per key for `fpr` (validated).
@@ -63,21 +83,48 @@ pub(crate) fn bits_per_key_for_fpr(fpr: f64) -> Result<f64, Error> {
     Ok(math::bloom_bits_per_key_for_fpr(fpr))
 }
 
-/// Enhanced double hashing (Dillinger & Manolios 2004, "Bloom Filters in
-/// Probabilistic Verification", section 5): probe `i` is
-/// `h1 + i·h2 + (i³ - i)/6`, computed incrementally with two additions.
-/// Kirsch & Mitzenmacher (2006) show that two hash values give the same
-/// asymptotic FPR as k independent ones; the cubic term removes the
-/// clustering of plain double hashing when `h2` is small.
+/// The error for a target FPR no filter within the bits-per-key limit meets.
+pub(crate) const UNREACHABLE_FPR: Error = invalid("fpr", "unreachable within 1000 bits per key");
+
+/// Bits per key a standard or counting filter needs for `fpr` (validated).
 ///
-/// Both halves come from the one key hash: `h1` is the hash, `h2` the hash
-/// with its halves swapped. Positions are taken from the *high* bits of the
-/// running value by multiply-shift, so no `%` is needed.
+/// The optimal `m/n = -ln p / (ln 2)^2` assumes `k = (m/n) ln 2` probes, but
+/// `k` is a whole number (rounding it costs up to 11% more FPR) and capped at
+/// 30 (which misses targets below `p ≈ 1e-9` by orders of magnitude). So we
+/// take that `k` and solve `p = (1 - e^(-k n/m))^k` for the bits it needs:
+/// `m/n = -k / ln(1 - p^(1/k))`. Past 1000 bits per key the target is
+/// unreachable and an error.
+pub(crate) fn standard_bits_per_key_for_fpr(fpr: f64) -> Result<f64, Error> {
+    let k = math::optimal_bloom_probes(bits_per_key_for_fpr(fpr)?) as f64;
+    let bits = -k / libm::log1p(-libm::pow(fpr, 1.0 / k));
+    if bits <= 1000.0 {
+        Ok(bits)
+    } else {
+        Err(UNREACHABLE_FPR)
+    }
+}
+
+/// Double hashing (Kirsch & Mitzenmacher 2006, "Less Hashing, Same
+/// Performance"): probe `i` is at `h1 + i·h2`, which gives the same
+/// asymptotic FPR as `k` independent hash functions.
+///
+/// We run the sequence in the 64-bit ring (`x_i = h1 + i·h2 mod 2^64`) and
+/// take each position from the *high* bits of `x_i` by multiply-shift, so no
+/// `%` is needed and `m` need not be a power of two. Both values come from the
+/// one key hash: `h1` is the hash, `h2` the hash with its halves swapped.
+///
+/// The classic weakness of double hashing modulo `m` is `h2 ≡ 0` (every
+/// probe on one position) and, more generally, short cycles; here the
+/// analogue is `h2 < 2^64 / m`, where consecutive probes land on one or two
+/// positions. That happens with probability about `1/m` per key, which is
+/// negligible next to the FPR itself. (The "enhanced" cubic term of
+/// Dillinger & Manolios fixes that case for `mod m` arithmetic; in the high
+/// bits of a 64-bit ring it would be too small to move a probe, so it is not
+/// used.)
 #[derive(Clone, Copy)]
 pub(crate) struct ProbeSeq {
     x: u64,
     y: u64,
-    i: u64,
 }
 
 impl ProbeSeq {
@@ -86,7 +133,6 @@ impl ProbeSeq {
         ProbeSeq {
             x: hash,
             y: hash.rotate_left(32),
-            i: 0,
         }
     }
 
@@ -95,8 +141,6 @@ impl ProbeSeq {
     pub(crate) fn next_in(&mut self, m: u64) -> u64 {
         let pos = crate::hash::reduce(self.x, m);
         self.x = self.x.wrapping_add(self.y);
-        self.y = self.y.wrapping_add(self.i);
-        self.i += 1;
         pos
     }
 }
@@ -115,9 +159,25 @@ mod tests {
         assert!(check_bits_per_key(-1.0).is_err());
         assert!(check_bits_per_key(f64::INFINITY).is_err());
         assert!(check_keys(0).is_err());
-        assert_eq!(units_for(usize::MAX, 1000.0, 64, u64::MAX), Err(Error::TooLarge));
-        assert_eq!(units_for(1, 0.001, 64, u64::MAX), Ok(1));
-        assert_eq!(units_for(100, 10.0, 64, u64::MAX), Ok(16));
+        assert_eq!(
+            units_for(usize::MAX, 1000.0, 64, 8, u64::MAX),
+            Err(Error::TooLarge)
+        );
+        assert_eq!(units_for(1, 0.001, 64, 8, u64::MAX), Ok(1));
+        assert_eq!(units_for(100, 10.0, 64, 8, u64::MAX), Ok(16));
+        // 2^64 bits is 2^58 words, one more than a u64 bit count allows;
+        // as floats the two are equal.
+        assert_eq!(
+            units_for(usize::MAX, 1.0, 64, 8, u64::MAX / 64),
+            Err(Error::TooLarge)
+        );
+        // 2^65 counters, 16 per word, are 2^61 words: addressable as 2-byte
+        // units, not as 8-byte words.
+        assert_eq!(units_for(usize::MAX / 2, 4.0, 16, 2, u64::MAX), Ok(1 << 61));
+        assert_eq!(
+            units_for(usize::MAX / 2, 4.0, 16, 8, u64::MAX),
+            Err(Error::TooLarge)
+        );
     }
 
     #[test]

@@ -9,14 +9,13 @@
 //! cost up to `k` cache misses; [`BlockedBloom`](crate::BlockedBloom) trades a
 //! little FPR for one miss per query.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, units_for, ProbeSeq};
+use super::{check_bits_per_key, check_keys, standard_bits_per_key_for_fpr, try_alloc, units_for, ProbeSeq};
 use crate::format::{self, ByteWriter, Frame};
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
-/// A standard Bloom filter over `u64` words, probed by enhanced double hashing.
+/// A standard Bloom filter over `u64` words, probed by double hashing.
 ///
 /// ```
 /// use amq::{Filter, StandardBloom};
@@ -44,11 +43,13 @@ pub struct StandardBloom {
 impl StandardBloom {
     /// A filter sized for `expected_keys` keys at false-positive rate `fpr`.
     ///
-    /// Errors if `expected_keys` is 0, `fpr` is not in `(0, 1)`, or the size
-    /// overflows.
+    /// The probe count is the optimal one rounded (at most 30), and the bits
+    /// are what that probe count needs for `fpr`. Errors if `expected_keys`
+    /// is 0, `fpr` is not in `(0, 1)` or needs more than 1000 bits per key,
+    /// or the size overflows or cannot be allocated.
     pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
-        Self::with_bits_per_key(expected_keys, bits_per_key_for_fpr(fpr)?)
+        Self::with_bits_per_key(expected_keys, standard_bits_per_key_for_fpr(fpr)?)
     }
 
     /// A filter of `expected_keys * bits_per_key` bits (rounded up to whole
@@ -57,19 +58,12 @@ impl StandardBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
         check_bits_per_key(bits_per_key)?;
-        let words = units_for(expected_keys, bits_per_key, 64, u64::MAX / 64)?;
-        Ok(Self::with_words(
-            words as usize,
-            math::optimal_bloom_probes(bits_per_key),
-        ))
-    }
-
-    fn with_words(words: usize, num_probes: u32) -> Self {
-        StandardBloom {
-            words: vec![0; words],
-            num_probes,
+        let words = units_for(expected_keys, bits_per_key, 64, 8, u64::MAX / 64)?;
+        Ok(StandardBloom {
+            words: try_alloc(words as usize, || 0)?,
+            num_probes: math::optimal_bloom_probes(bits_per_key),
             num_keys: 0,
-        }
+        })
     }
 
     /// Number of bits `m`.

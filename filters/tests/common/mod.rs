@@ -43,12 +43,20 @@ pub fn assert_fpr_close(name: &str, measured: f64, expected: f64, rel: f64) {
 /// Asserts the filter reports every hash in `keys` as present.
 pub fn assert_no_false_negatives(f: &dyn Filter, keys: &[u64]) {
     for &h in keys {
-        assert!(f.contains_hash(h), "false negative for hash {h:#018x} in {:?}", f.kind());
+        assert!(
+            f.contains_hash(h),
+            "false negative for hash {h:#018x} in {:?}",
+            f.kind()
+        );
     }
     // The batch path must agree.
     let mut out = vec![false; keys.len()];
     f.contains_many(keys, &mut out);
-    assert!(out.iter().all(|&b| b), "contains_many gave a false negative in {:?}", f.kind());
+    assert!(
+        out.iter().all(|&b| b),
+        "contains_many gave a false negative in {:?}",
+        f.kind()
+    );
 }
 
 /// `to_bytes` → `from_bytes` gives an equal filter, and `AnyFilter` decodes
@@ -74,8 +82,14 @@ pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[u64])
 pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
     let bytes = f.to_bytes();
     for n in 0..bytes.len() {
-        assert!(F::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded");
-        assert!(AnyFilter::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded as any");
+        assert!(
+            F::from_bytes(&bytes[..n]).is_err(),
+            "truncation to {n} bytes decoded"
+        );
+        assert!(
+            AnyFilter::from_bytes(&bytes[..n]).is_err(),
+            "truncation to {n} bytes decoded as any"
+        );
     }
     let mut extended = bytes.clone();
     extended.push(0);
@@ -92,6 +106,43 @@ pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
             }
         }
         changed[i] = bytes[i];
+    }
+}
+
+/// `contains_many` answers exactly what `contains_hash` answers, for the
+/// whole of `probes` and for suffixes of several lengths (so batches that end
+/// part-way through a prefetch group are covered too).
+pub fn assert_contains_many_agrees(f: &dyn Filter, probes: &[u64]) {
+    let single: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
+    let mut out = vec![false; probes.len()];
+    f.contains_many(probes, &mut out);
+    assert_eq!(
+        out,
+        single,
+        "contains_many disagrees with contains_hash in {:?}",
+        f.kind()
+    );
+    for len in [0, 1, probes.len() / 3, probes.len().saturating_sub(1)] {
+        let len = len.min(probes.len());
+        let tail = &probes[probes.len() - len..];
+        // Pre-fill with `true` so an untouched slot would show up as a mismatch.
+        let mut out = vec![true; len];
+        f.contains_many(tail, &mut out);
+        assert_eq!(
+            out,
+            single[probes.len() - len..],
+            "contains_many on a suffix of {len}"
+        );
+    }
+}
+
+/// A proptest configuration with `cases` cases and a fixed RNG seed, so every
+/// run explores the same inputs (tests are never flaky).
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x616d_7121),
+        ..proptest::test_runner::Config::default()
     }
 }
 

@@ -1,0 +1,572 @@
+//! [`CuckooFilter`]: the filter itself (sizing, insert with kicks and stash,
+//! query, removal). The design is told in the [module docs](super).
+
+use super::table::{BucketTable, Lanes, SLOTS};
+use super::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS, MAX_KICKS};
+use crate::error::invalid;
+use crate::hash::reduce32;
+use crate::prefetch::prefetch;
+use crate::{Error, Filter, FilterKind, Insert, Remove};
+
+/// Batch size of [`Filter::contains_many`]: enough outstanding prefetches to
+/// cover memory latency, small enough to live on the stack.
+const BATCH: usize = 32;
+
+/// A cuckoo filter with 4-slot buckets and 8-, 12- or 16-bit fingerprints.
+///
+/// Supports insert, query and remove; a full table refuses new keys with
+/// [`Error::Full`] but never forgets one it holds.
+///
+/// ```
+/// use amq::{CuckooFilter, Filter};
+/// let n = 100_000;
+/// let mut f = CuckooFilter::with_fpr(n, 0.002).unwrap();
+/// assert_eq!(f.fingerprint_bits(), 12);
+/// for i in 0..n as u64 {
+///     f.insert(&i.to_le_bytes()).unwrap();
+/// }
+/// assert!((0..n as u64).all(|i| f.contains(&i.to_le_bytes())));
+/// // Filled to capacity (95% of the slots): 12 / 0.95 = 12.6 bits per key.
+/// assert!((f.bits_per_key() - 12.0 / 0.95).abs() < 0.01);
+/// // Expected FPR 1 - (1 - 1/4095)^(8 · 0.95) = 0.186%.
+/// assert!((f.expected_fpr() - 0.00186).abs() < 0.00001);
+/// let fp = (n as u64..n as u64 + 1_000_000)
+///     .filter(|i| f.contains(&i.to_le_bytes()))
+///     .count();
+/// assert!((1_600..2_150).contains(&fp), "{fp} false positives in 1M");
+///
+/// f.remove(&7u64.to_le_bytes()).unwrap();
+/// assert_eq!(f.num_keys(), n - 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuckooFilter {
+    pub(super) table: BucketTable,
+    pub(super) stash: Stash,
+    pub(super) num_keys: u64,
+}
+
+/// The one-entry victim stash: a fingerprint that found no slot, and one of
+/// its two buckets. Fingerprint 0 means empty (a real one is never 0), so an
+/// empty stash matches no query without a separate flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Stash {
+    pub(super) fingerprint: u64,
+    pub(super) bucket: u32,
+}
+
+impl Stash {
+    pub(super) const EMPTY: Stash = Stash {
+        fingerprint: 0,
+        bucket: 0,
+    };
+
+    #[inline(always)]
+    pub(super) fn is_occupied(&self) -> bool {
+        self.fingerprint != 0
+    }
+
+    /// Whether the stash holds a copy of the key at `loc`: the same
+    /// fingerprint in the same bucket pair. (`{b, alt(b)} = {i₁, i₂}` exactly
+    /// when `b` is one of them, since `alt` is an involution.)
+    #[inline(always)]
+    fn holds(&self, loc: &Location) -> bool {
+        self.fingerprint == loc.fingerprint && (self.bucket == loc.primary || self.bucket == loc.alternate)
+    }
+}
+
+/// Where a key lives: its fingerprint and its two candidate buckets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Location {
+    fingerprint: u64,
+    primary: u32,
+    alternate: u32,
+}
+
+/// Runs `$body` with `$l` bound to the table's [`Lanes`] as a compile-time
+/// constant: one copy of the (inlined) hot path per fingerprint width, with
+/// masks and shifts as immediates. Only dispatch, no algorithm, lives here.
+macro_rules! with_lanes {
+    ($self:expr, $l:ident => $body:expr) => {
+        match $self.table.lanes().bits() {
+            8 => {
+                const LANES: Lanes = Lanes::new(8);
+                let $l = LANES;
+                $body
+            }
+            12 => {
+                const LANES: Lanes = Lanes::new(12);
+                let $l = LANES;
+                $body
+            }
+            _ => {
+                const LANES: Lanes = Lanes::new(16);
+                let $l = LANES;
+                $body
+            }
+        }
+    };
+}
+
+/// Xorshift64 step (Marsaglia 2003): the kick sequence's slot choices.
+#[inline(always)]
+fn xorshift(mut x: u64) -> u64 {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    x
+}
+
+impl CuckooFilter {
+    /// A filter for `capacity` keys at false-positive rate at most `fpr` when
+    /// full: the smallest fingerprint width `f` of 8, 12, 16 whose FPR at 95%
+    /// load ([`cuckoo_fpr`]) is at most `fpr` (2.94%, 0.186%, 0.0116%).
+    ///
+    /// Errors: `capacity` 0, `fpr` not in `(0, 1)` or below what 16-bit
+    /// fingerprints reach ([`Error::InvalidParameter`]); a table over `2^32`
+    /// buckets ([`Error::TooLarge`]).
+    ///
+    /// ```
+    /// use amq::{CuckooFilter, Error};
+    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.03).unwrap().fingerprint_bits(), 8);
+    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.01).unwrap().fingerprint_bits(), 12);
+    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.001).unwrap().fingerprint_bits(), 16);
+    /// assert!(matches!(CuckooFilter::with_fpr(1000, 1e-6), Err(Error::InvalidParameter { .. })));
+    /// ```
+    pub fn with_fpr(capacity: usize, fpr: f64) -> Result<Self, Error> {
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(invalid("fpr", "must be strictly between 0 and 1"));
+        }
+        let bits = FINGERPRINT_BITS
+            .into_iter()
+            .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= fpr)
+            .ok_or(invalid("fpr", "below the 0.0116% that 16-bit fingerprints reach"))?;
+        Self::with_fingerprint_bits(capacity, bits)
+    }
+
+    /// A filter for `capacity` keys with `bits`-bit fingerprints (8, 12 or
+    /// 16): `⌈capacity / (4 · 0.95)⌉` buckets, so at capacity the table is 95%
+    /// full and costs `bits / 0.95` bits per key.
+    ///
+    /// ```
+    /// use amq::{CuckooFilter, Error, Filter};
+    /// let f = CuckooFilter::with_fingerprint_bits(1_000_000, 16).unwrap();
+    /// assert_eq!(f.num_buckets(), 263_158);
+    /// assert_eq!(f.size_in_bytes(), 263_158 * 8);
+    /// assert!(matches!(
+    ///     CuckooFilter::with_fingerprint_bits(1000, 10),
+    ///     Err(Error::InvalidParameter { .. })
+    /// ));
+    /// ```
+    pub fn with_fingerprint_bits(capacity: usize, bits: u32) -> Result<Self, Error> {
+        if !FINGERPRINT_BITS.contains(&bits) {
+            return Err(invalid("fingerprint_bits", "must be 8, 12 or 16"));
+        }
+        if capacity == 0 {
+            return Err(invalid("capacity", "must be at least 1"));
+        }
+        // ⌈capacity / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
+        // (DESIGN_LOAD is 95%, pinned by a test).
+        let buckets = (capacity as u128 * 100).div_ceil(SLOTS as u128 * 95);
+        let buckets = u32::try_from(buckets).map_err(|_| Error::TooLarge)?;
+        let lanes = Lanes::new(bits);
+        // Every byte must be addressable (matters on 32-bit targets).
+        let bytes = BucketTable::words_for(lanes, buckets) * 8;
+        if bytes > isize::MAX as u64 {
+            return Err(Error::TooLarge);
+        }
+        Ok(CuckooFilter {
+            table: BucketTable::new(lanes, buckets),
+            stash: Stash::EMPTY,
+            num_keys: 0,
+        })
+    }
+
+    /// Fingerprint width `f` in bits.
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.table.lanes().bits()
+    }
+
+    /// Number of buckets `m`.
+    pub fn num_buckets(&self) -> u32 {
+        self.table.num_buckets()
+    }
+
+    /// Number of slots, `4m` (not counting the stash).
+    pub fn num_slots(&self) -> u64 {
+        self.table.num_buckets() as u64 * SLOTS as u64
+    }
+
+    /// Keys held per slot, `num_keys / num_slots` (the stashed key counts).
+    pub fn load_factor(&self) -> f64 {
+        self.num_keys as f64 / self.num_slots() as f64
+    }
+
+    /// Whether the stash holds a fingerprint, that is, whether the table is
+    /// full and [`insert`](Self::insert) fails until a key is removed.
+    pub fn is_full(&self) -> bool {
+        self.stash.is_occupied()
+    }
+
+    /// The fingerprint and both buckets of a key hash.
+    #[inline(always)]
+    fn locate(&self, l: Lanes, hash: u64) -> Location {
+        let fingerprint = reduce32(hash as u32, l.max_fingerprint() as u32) as u64 + 1;
+        let primary = reduce32((hash >> 32) as u32, self.table.num_buckets());
+        Location {
+            fingerprint,
+            primary,
+            alternate: self.alternate(primary, fingerprint),
+        }
+    }
+
+    /// The other bucket of `fingerprint` when it is in `bucket`:
+    /// `(h(fp) - bucket) mod m`, an involution for every `m`.
+    #[inline(always)]
+    fn alternate(&self, bucket: u32, fingerprint: u64) -> u32 {
+        let m = self.table.num_buckets();
+        let offset = reduce32((fingerprint as u32).wrapping_mul(0x9E37_79B9), m);
+        let (diff, borrow) = offset.overflowing_sub(bucket);
+        if borrow {
+            diff.wrapping_add(m)
+        } else {
+            diff
+        }
+    }
+
+    /// Puts `fingerprint` into a free slot of `bucket`; false if it is full.
+    #[inline(always)]
+    fn try_place(&mut self, l: Lanes, bucket: u32, fingerprint: u64) -> bool {
+        let value = self.table.bucket(l, bucket);
+        let free = l.zero_lanes(value);
+        if free == 0 {
+            return false;
+        }
+        self.table
+            .set_bucket(l, bucket, l.set(value, l.first_shift(free), fingerprint));
+        true
+    }
+
+    /// Removes one copy of `fingerprint` from `bucket`; false if none.
+    #[inline(always)]
+    fn try_take(&mut self, l: Lanes, bucket: u32, fingerprint: u64) -> bool {
+        let value = self.table.bucket(l, bucket);
+        let found = l.matching_lanes(value, fingerprint);
+        if found == 0 {
+            return false;
+        }
+        self.table
+            .set_bucket(l, bucket, l.set(value, l.first_shift(found), 0));
+        true
+    }
+
+    /// Stores `fingerprint`, whose buckets `bucket` and its alternate are
+    /// both full, by a walk of evictions. Always stores it: if the walk ends
+    /// without a free slot, the last victim goes to the (empty) stash. `seed`
+    /// drives the random slot choices.
+    ///
+    /// Each step first looks one move ahead: if any of the four fingerprints
+    /// in `bucket` has room in its own other bucket, it moves there and
+    /// `fingerprint` takes its slot. Only if none has room does a random one
+    /// get evicted and the walk continue from its other bucket (known full).
+    /// Looking ahead costs four bucket reads per step but shortens the walk
+    /// near full load, which is where inserts spend their time, and finds
+    /// room the plain random walk gives up on (measured in `docs/cuckoo.md`).
+    ///
+    /// Out of line and cold, reading the lanes from the table: the common
+    /// insert never gets here, and then need not set up its arguments.
+    #[cold]
+    #[inline(never)]
+    fn kick_in(&mut self, mut fingerprint: u64, mut bucket: u32, seed: u64) {
+        debug_assert!(!self.stash.is_occupied());
+        let l = self.table.lanes();
+        let mut rng = seed | 1;
+        for _ in 0..MAX_KICKS {
+            let value = self.table.bucket(l, bucket);
+            for lane in 0..SLOTS {
+                let shift = l.lane_shift(lane);
+                let resident = l.get(value, shift);
+                // If `other == bucket` the bucket is full and this fails.
+                let other = self.alternate(bucket, resident);
+                if self.try_place(l, other, resident) {
+                    self.table.set_bucket(l, bucket, l.set(value, shift, fingerprint));
+                    return;
+                }
+            }
+            rng = xorshift(rng);
+            let shift = l.lane_shift((rng >> 62) as u32); // 0..4: SLOTS is 4
+            let victim = l.get(value, shift);
+            self.table.set_bucket(l, bucket, l.set(value, shift, fingerprint));
+            fingerprint = victim;
+            bucket = self.alternate(bucket, fingerprint);
+        }
+        self.stash = Stash { fingerprint, bucket };
+    }
+
+    /// Adds the key with this [`hash_key`](crate::hash_key) value.
+    ///
+    /// [`Error::Full`], with nothing changed, while the stash is occupied
+    /// (see [`is_full`](Self::is_full)). Otherwise the key is stored and will
+    /// be found; if that needed the stash, the next insert fails.
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+        if self.stash.is_occupied() {
+            return Err(Error::Full);
+        }
+        with_lanes!(self, l => self.insert_with(l, hash));
+        self.num_keys += 1;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn insert_with(&mut self, l: Lanes, hash: u64) {
+        let loc = self.locate(l, hash);
+        if !self.try_place(l, loc.primary, loc.fingerprint)
+            && !self.try_place(l, loc.alternate, loc.fingerprint)
+        {
+            let start = if hash & (1 << 31) == 0 {
+                loc.primary
+            } else {
+                loc.alternate
+            };
+            self.kick_in(loc.fingerprint, start, hash);
+        }
+    }
+
+    /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
+    #[inline]
+    pub fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
+        self.insert_hash(crate::hash_key(key))
+    }
+
+    /// Whether the key with this hash may be in the set.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        with_lanes!(self, l => self.probe(l, &self.locate(l, hash)))
+    }
+
+    /// Whether the key at `loc` may be in the set: both buckets are loaded
+    /// before either is tested, so their cache misses overlap.
+    #[inline(always)]
+    fn probe(&self, l: Lanes, loc: &Location) -> bool {
+        let first = self.table.bucket(l, loc.primary);
+        let second = self.table.bucket(l, loc.alternate);
+        let hits = l.matching_lanes(first, loc.fingerprint) | l.matching_lanes(second, loc.fingerprint);
+        hits != 0 || self.stash.holds(loc)
+    }
+
+    /// Whether `key` may be in the set.
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(crate::hash_key(key))
+    }
+
+    /// How many copies of the key's fingerprint its two buckets and the
+    /// stash hold: at least the number of times the key was inserted minus
+    /// removed, more if other keys share its fingerprint and buckets.
+    ///
+    /// ```
+    /// use amq::CuckooFilter;
+    /// let mut f = CuckooFilter::with_fingerprint_bits(1000, 16).unwrap();
+    /// let h = amq::hash_key(b"twice");
+    /// f.insert_hash(h).unwrap();
+    /// f.insert_hash(h).unwrap();
+    /// assert_eq!(f.count_hash(h), 2);
+    /// ```
+    pub fn count_hash(&self, hash: u64) -> usize {
+        let l = self.table.lanes();
+        let loc = self.locate(l, hash);
+        let count = |bucket| {
+            l.matching_lanes(self.table.bucket(l, bucket), loc.fingerprint)
+                .count_ones() as usize
+        };
+        let mut total = count(loc.primary);
+        if loc.alternate != loc.primary {
+            total += count(loc.alternate);
+        }
+        total + self.stash.holds(&loc) as usize
+    }
+
+    /// Removes one copy of the key with this hash.
+    ///
+    /// [`Error::NotPresent`], with nothing changed, when neither bucket nor
+    /// the stash holds its fingerprint. Removing a key that was never
+    /// inserted but collides with one that was removes that one's
+    /// fingerprint (see the [module docs](super#removal)).
+    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        with_lanes!(self, l => self.remove_with(l, hash))?;
+        self.num_keys -= 1;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn remove_with(&mut self, l: Lanes, hash: u64) -> Result<(), Error> {
+        let loc = self.locate(l, hash);
+        if self.stash.holds(&loc) {
+            self.stash = Stash::EMPTY;
+        } else if self.try_take(l, loc.primary, loc.fingerprint)
+            || self.try_take(l, loc.alternate, loc.fingerprint)
+        {
+            if self.stash.is_occupied() {
+                self.restore_stash();
+            }
+        } else {
+            return Err(Error::NotPresent);
+        }
+        Ok(())
+    }
+
+    /// Removes one copy of `key` (hashed once).
+    pub fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
+        self.remove_hash(crate::hash_key(key))
+    }
+
+    /// After a slot was freed: moves the stashed fingerprint back into the
+    /// table (if the kicks fail again, their last victim takes the stash, so
+    /// nothing is lost either way).
+    #[cold]
+    #[inline(never)]
+    fn restore_stash(&mut self) {
+        let l = self.table.lanes();
+        let Stash { fingerprint, bucket } = core::mem::replace(&mut self.stash, Stash::EMPTY);
+        let other = self.alternate(bucket, fingerprint);
+        if !self.try_place(l, bucket, fingerprint) && !self.try_place(l, other, fingerprint) {
+            let seed = crate::hash::remix(fingerprint, bucket as u64);
+            self.kick_in(fingerprint, bucket, seed);
+        }
+    }
+}
+
+impl Filter for CuckooFilter {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        CuckooFilter::contains_hash(self, hash)
+    }
+
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+        let mut locs = [Location::default(); BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            with_lanes!(self, l => {
+                for (loc, &h) in locs.iter_mut().zip(hs) {
+                    *loc = self.locate(l, h);
+                    prefetch(self.table.word_of(l, loc.primary));
+                    prefetch(self.table.word_of(l, loc.alternate));
+                }
+                for (loc, o) in locs.iter().zip(os.iter_mut()) {
+                    *o = self.probe(l, loc);
+                }
+            });
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.table.words().len() * 8
+    }
+    fn num_keys(&self) -> usize {
+        self.num_keys as usize
+    }
+    fn expected_fpr(&self) -> f64 {
+        cuckoo_fpr(self.fingerprint_bits(), self.load_factor())
+    }
+    fn kind(&self) -> FilterKind {
+        FilterKind::Cuckoo
+    }
+    fn to_bytes(&self) -> alloc::vec::Vec<u8> {
+        self.encode()
+    }
+}
+
+impl Insert for CuckooFilter {
+    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+        CuckooFilter::insert_hash(self, hash)
+    }
+}
+
+impl Remove for CuckooFilter {
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        CuckooFilter::remove_hash(self, hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::remix;
+
+    #[test]
+    fn sizing_uses_the_design_load() {
+        assert_eq!(DESIGN_LOAD, 0.95);
+        assert_eq!(
+            CuckooFilter::with_fingerprint_bits(380, 8).unwrap().num_buckets(),
+            100
+        );
+        assert_eq!(
+            CuckooFilter::with_fingerprint_bits(381, 8).unwrap().num_buckets(),
+            101
+        );
+        assert_eq!(
+            CuckooFilter::with_fingerprint_bits(1, 8).unwrap().num_buckets(),
+            1
+        );
+    }
+
+    #[test]
+    fn alternate_is_an_involution_for_any_bucket_count() {
+        for m in [1u32, 2, 3, 7, 100, 1 << 16, 1_000_003] {
+            let f = CuckooFilter {
+                table: BucketTable::new(Lanes::new(12), m),
+                stash: Stash::EMPTY,
+                num_keys: 0,
+            };
+            for i in 0..2000u64 {
+                let loc = f.locate(f.table.lanes(), remix(i, 1));
+                assert!(loc.primary < m && loc.alternate < m);
+                assert_eq!(f.alternate(loc.alternate, loc.fingerprint), loc.primary);
+                assert!((1..=4095).contains(&loc.fingerprint));
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprints_cover_every_nonzero_value() {
+        let f = CuckooFilter::with_fingerprint_bits(100, 8).unwrap();
+        let mut seen = [0u32; 256];
+        for i in 0..100_000u64 {
+            seen[f.locate(f.table.lanes(), remix(i, 2)).fingerprint as usize] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        // 100,000 / 255 = 392 per value; no value is doubled.
+        assert!(seen[1..].iter().all(|&c| (300..500).contains(&c)), "{seen:?}");
+    }
+
+    #[test]
+    fn stash_takes_the_victim_and_blocks_inserts() {
+        // One bucket, four slots: the fifth key must go to the stash.
+        let mut f = CuckooFilter::with_fingerprint_bits(1, 16).unwrap();
+        assert_eq!(f.num_buckets(), 1);
+        let keys: alloc::vec::Vec<u64> = (0..5).map(|i| remix(i, 3)).collect();
+        for &k in &keys {
+            f.insert_hash(k).unwrap();
+        }
+        assert!(f.is_full());
+        assert!(keys.iter().all(|&k| f.contains_hash(k)));
+        let before = f.clone();
+        assert_eq!(f.insert_hash(remix(9, 3)), Err(Error::Full));
+        assert_eq!(f, before);
+        // Any removal frees a slot and the stashed fingerprint moves back.
+        f.remove_hash(keys[0]).unwrap();
+        assert!(!f.is_full());
+        assert_eq!(f.num_keys, 4);
+        assert_eq!(f.table.count_occupied(), 4);
+        assert!(keys[1..].iter().all(|&k| f.contains_hash(k)));
+    }
+
+    #[test]
+    fn remove_of_an_absent_key_changes_nothing() {
+        let mut f = CuckooFilter::with_fingerprint_bits(100, 16).unwrap();
+        f.insert_hash(1).unwrap();
+        let before = f.clone();
+        assert_eq!(f.remove_hash(remix(5, 5)), Err(Error::NotPresent));
+        assert_eq!(f, before);
+    }
+}

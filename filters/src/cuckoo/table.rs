@@ -1,0 +1,366 @@
+//! The bucket table: `num_buckets` buckets of [`SLOTS`] fingerprints of `f`
+//! bits each, packed back to back into plain `u64` words.
+//!
+//! Bucket `i` occupies bits `4f·i .. 4f·(i+1)` of the table, counting from
+//! bit 0 of word 0 (little-endian bit order). With `f = 8` two buckets share a
+//! word, with `f = 16` a bucket is exactly one word, and with `f = 12` a bucket
+//! is 48 bits, so three of every four buckets start mid-word and one in four
+//! straddles two words. Nothing is padded: a 12-bit table costs 12 bits per
+//! slot, not 16. The bits after the last bucket in the last word are zero.
+//!
+//! A bucket is read as one `u64` value holding its four lanes (lane `j` at bits
+//! `f·j .. f·(j+1)`), and the lane operations below work on that value with
+//! SWAR (SIMD within a register) arithmetic: comparing a fingerprint with all
+//! four lanes costs an XOR and three bit operations, with no per-lane branch.
+//! An empty lane holds 0, which is why fingerprints are never 0.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Fingerprints per bucket (`b` in the paper).
+pub const SLOTS: u32 = 4;
+
+/// The lane geometry of one fingerprint width: masks for SWAR lane tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lanes {
+    /// Fingerprint width `f` in bits (8, 12 or 16).
+    bits: u32,
+    /// `2^f - 1`: one lane's bits.
+    lane_mask: u64,
+    /// The low bit of every lane (`0x0001_0001_0001_0001` for `f = 16`).
+    ones: u64,
+    /// The low `f - 1` bits of every lane.
+    low: u64,
+    /// The high bit of every lane.
+    high: u64,
+    /// All `4f` bits of a bucket.
+    bucket_mask: u64,
+}
+
+impl Lanes {
+    /// Lanes of `bits` bits; `bits` must be one of 8, 12, 16 (checked by the
+    /// caller, so an invalid width is a bug, not bad input).
+    pub(crate) const fn new(bits: u32) -> Self {
+        let lane_mask = (1u64 << bits) - 1;
+        let mut ones = 0;
+        let mut lane = 0;
+        while lane < SLOTS {
+            ones |= 1 << (lane * bits);
+            lane += 1;
+        }
+        let high = ones << (bits - 1);
+        let bucket_mask = if bits * SLOTS == 64 {
+            u64::MAX
+        } else {
+            (1 << (bits * SLOTS)) - 1
+        };
+        Lanes {
+            bits,
+            lane_mask,
+            ones,
+            low: bucket_mask & !high,
+            high,
+            bucket_mask,
+        }
+    }
+
+    /// Fingerprint width in bits.
+    #[inline(always)]
+    pub(crate) const fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Largest fingerprint value, `2^f - 1`.
+    #[inline(always)]
+    pub(crate) const fn max_fingerprint(&self) -> u64 {
+        self.lane_mask
+    }
+
+    /// Bits per bucket, `4f`.
+    #[inline(always)]
+    pub(crate) const fn bucket_bits(&self) -> u32 {
+        self.bits * SLOTS
+    }
+
+    /// The high bit of each lane of `bucket` that is zero, and no other bit.
+    ///
+    /// Exact per lane (unlike the shorter `(x - ones) & !x & high` test, which
+    /// can flag a lane above a zero lane through the borrow): adding `low` to
+    /// a lane's low `f - 1` bits carries into its high bit unless they are all
+    /// zero, and the sum never leaves the lane.
+    #[inline(always)]
+    pub(crate) const fn zero_lanes(&self, bucket: u64) -> u64 {
+        !(((bucket & self.low) + self.low) | bucket) & self.high
+    }
+
+    /// The high bit of each lane of `bucket` equal to `fp`.
+    #[inline(always)]
+    pub(crate) const fn matching_lanes(&self, bucket: u64, fp: u64) -> u64 {
+        self.zero_lanes(bucket ^ fp.wrapping_mul(self.ones))
+    }
+
+    /// The bit position where lane `lane` starts, `f · lane`.
+    #[inline(always)]
+    pub(crate) const fn lane_shift(&self, lane: u32) -> u32 {
+        lane * self.bits
+    }
+
+    /// Where the lane starts whose high bit is the lowest set bit of `flags`
+    /// (as returned by [`zero_lanes`](Self::zero_lanes)); `flags` is non-zero.
+    /// A lane's high bit is `f - 1` above its start, so no division is needed.
+    #[inline(always)]
+    pub(crate) const fn first_shift(&self, flags: u64) -> u32 {
+        flags.trailing_zeros() + 1 - self.bits
+    }
+
+    /// The fingerprint in the lane starting at bit `shift` of `bucket`.
+    #[inline(always)]
+    pub(crate) const fn get(&self, bucket: u64, shift: u32) -> u64 {
+        (bucket >> shift) & self.lane_mask
+    }
+
+    /// `bucket` with the lane starting at bit `shift` replaced by `fp`.
+    #[inline(always)]
+    pub(crate) const fn set(&self, bucket: u64, shift: u32, fp: u64) -> u64 {
+        (bucket & !(self.lane_mask << shift)) | (fp << shift)
+    }
+
+    /// Number of non-empty lanes of `bucket`.
+    #[inline(always)]
+    pub(crate) const fn occupied(&self, bucket: u64) -> u32 {
+        SLOTS - self.zero_lanes(bucket).count_ones()
+    }
+}
+
+/// The packed table of buckets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BucketTable {
+    lanes: Lanes,
+    num_buckets: u32,
+    words: Vec<u64>,
+}
+
+impl BucketTable {
+    /// Number of `u64` words holding `num_buckets` buckets of `lanes` (a
+    /// `u64`: on 32-bit targets it may not fit `usize`).
+    pub(crate) fn words_for(lanes: Lanes, num_buckets: u32) -> u64 {
+        let bits = num_buckets as u64 * lanes.bucket_bits() as u64;
+        bits.div_ceil(64)
+    }
+
+    /// An empty table. The caller has checked that the size is addressable.
+    pub(crate) fn new(lanes: Lanes, num_buckets: u32) -> Self {
+        BucketTable {
+            lanes,
+            num_buckets,
+            words: vec![0; Self::words_for(lanes, num_buckets) as usize],
+        }
+    }
+
+    /// A table over decoded words, or `None` if their count is wrong or a bit
+    /// after the last bucket is set.
+    pub(crate) fn from_words(lanes: Lanes, num_buckets: u32, words: Vec<u64>) -> Option<Self> {
+        if words.len() as u64 != Self::words_for(lanes, num_buckets) {
+            return None;
+        }
+        let used = (num_buckets as u64 * lanes.bucket_bits() as u64) % 64;
+        if used != 0 && words.last().is_some_and(|&w| w >> used != 0) {
+            return None;
+        }
+        Some(BucketTable {
+            lanes,
+            num_buckets,
+            words,
+        })
+    }
+
+    #[inline(always)]
+    pub(crate) fn lanes(&self) -> Lanes {
+        self.lanes
+    }
+
+    #[inline(always)]
+    pub(crate) fn num_buckets(&self) -> u32 {
+        self.num_buckets
+    }
+
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    // The accessors below take the lanes as an argument rather than reading
+    // `self.lanes`: the filter passes a compile-time constant per width, so
+    // masks and shifts become immediates and the 8- and 16-bit widths, whose
+    // buckets never straddle a word, compile to a single load or store.
+    // Callers pass `self.lanes()` or a constant equal to it.
+
+    /// Word index and bit shift where bucket `i` starts.
+    #[inline(always)]
+    fn position(l: Lanes, i: u32) -> (usize, u32) {
+        let bit = i as u64 * l.bucket_bits() as u64;
+        ((bit >> 6) as usize, (bit & 63) as u32)
+    }
+
+    /// Whether a bucket can cross a word boundary (only 12-bit ones: 48
+    /// does not divide 64).
+    #[inline(always)]
+    const fn may_straddle(l: Lanes) -> bool {
+        64 % l.bucket_bits() != 0
+    }
+
+    /// Bucket `i`'s four lanes as one value.
+    #[inline(always)]
+    pub(crate) fn bucket(&self, l: Lanes, i: u32) -> u64 {
+        debug_assert_eq!(l, self.lanes);
+        let (w, shift) = Self::position(l, i);
+        if !Self::may_straddle(l) {
+            return (self.words[w] >> shift) & l.bucket_mask;
+        }
+        // Read two words as one 128-bit value so a straddling bucket needs no
+        // branch. The word after the last may not exist; then no bucket bit
+        // lives there and zero stands in for it.
+        let lo = self.words[w] as u128;
+        let hi = self.words.get(w + 1).copied().unwrap_or(0) as u128;
+        (((hi << 64) | lo) >> shift) as u64 & l.bucket_mask
+    }
+
+    /// Replaces bucket `i` with `value` (which has no bits above `4f`).
+    #[inline(always)]
+    pub(crate) fn set_bucket(&mut self, l: Lanes, i: u32, value: u64) {
+        debug_assert_eq!(l, self.lanes);
+        let (w, shift) = Self::position(l, i);
+        let mask = l.bucket_mask as u128;
+        let value = value as u128;
+        let w0 = &mut self.words[w];
+        *w0 = (*w0 & !((mask << shift) as u64)) | (value << shift) as u64;
+        if Self::may_straddle(l) && shift + l.bucket_bits() > 64 {
+            // Straddles: the rest lives in the next word, which then exists.
+            let w1 = &mut self.words[w + 1];
+            *w1 = (*w1 & !((mask << shift) >> 64) as u64) | ((value << shift) >> 64) as u64;
+        }
+    }
+
+    /// A reference to the word where bucket `i` starts, for prefetching.
+    #[inline(always)]
+    pub(crate) fn word_of(&self, l: Lanes, i: u32) -> &u64 {
+        &self.words[Self::position(l, i).0]
+    }
+
+    /// Number of occupied slots in the whole table.
+    pub(crate) fn count_occupied(&self) -> u64 {
+        (0..self.num_buckets)
+            .map(|i| self.lanes.occupied(self.bucket(self.lanes, i)) as u64)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WIDTHS: [u32; 3] = [8, 12, 16];
+
+    /// The naive oracle: lane-by-lane comparison.
+    fn naive_matches(lanes: &Lanes, bucket: u64, fp: u64) -> u32 {
+        (0..SLOTS)
+            .filter(|&j| lanes.get(bucket, lanes.lane_shift(j)) == fp)
+            .count() as u32
+    }
+
+    #[test]
+    fn swar_lane_tests_match_the_naive_oracle() {
+        for bits in WIDTHS {
+            let l = Lanes::new(bits);
+            let max = l.max_fingerprint();
+            // Values chosen to hit the carry edge cases: 0, 1, top bit only,
+            // all ones, and neighbours of each.
+            let probes = [0, 1, 2, max >> 1, (max >> 1) + 1, max - 1, max];
+            for &a in &probes {
+                for &b in &probes {
+                    for &c in &probes {
+                        for &d in &probes {
+                            let bucket = a | b << bits | c << (2 * bits) | d << (3 * bits);
+                            for &fp in &probes {
+                                let m = l.matching_lanes(bucket, fp);
+                                assert_eq!(m.count_ones(), naive_matches(&l, bucket, fp));
+                                assert_eq!(m & !l.high, 0);
+                            }
+                            assert_eq!(l.zero_lanes(bucket).count_ones(), naive_matches(&l, bucket, 0));
+                            assert_eq!(l.occupied(bucket), SLOTS - naive_matches(&l, bucket, 0));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn first_free_lane_and_set_get() {
+        for bits in WIDTHS {
+            let l = Lanes::new(bits);
+            let mut bucket = 0;
+            for lane in 0..SLOTS {
+                assert_eq!(l.first_shift(l.zero_lanes(bucket)), l.lane_shift(lane));
+                bucket = l.set(bucket, l.lane_shift(lane), l.max_fingerprint() - lane as u64);
+            }
+            assert_eq!(l.zero_lanes(bucket), 0);
+            assert_eq!(bucket & !l.bucket_mask, 0);
+            for lane in 0..SLOTS {
+                assert_eq!(
+                    l.get(bucket, l.lane_shift(lane)),
+                    l.max_fingerprint() - lane as u64
+                );
+            }
+            bucket = l.set(bucket, l.lane_shift(2), 0);
+            assert_eq!(l.first_shift(l.zero_lanes(bucket)), l.lane_shift(2));
+        }
+    }
+
+    #[test]
+    fn packing_is_dense_and_buckets_do_not_overlap() {
+        assert_eq!(BucketTable::words_for(Lanes::new(8), 5), 3);
+        assert_eq!(BucketTable::words_for(Lanes::new(12), 4), 3); // 192 bits, no padding
+        assert_eq!(BucketTable::words_for(Lanes::new(12), 5), 4);
+        assert_eq!(BucketTable::words_for(Lanes::new(16), 5), 5);
+        for bits in WIDTHS {
+            let l = Lanes::new(bits);
+            for n in [1u32, 2, 3, 4, 5, 7, 9] {
+                let mut t = BucketTable::new(l, n);
+                // Fill every bucket with a distinct all-lanes pattern, then
+                // read everything back: a write that spilled into a neighbour
+                // would show here.
+                let pattern = |i: u32| {
+                    (0..SLOTS).fold(0, |b, j| {
+                        l.set(
+                            b,
+                            l.lane_shift(j),
+                            (i as u64 * 7 + j as u64 * 3 + 1) & l.max_fingerprint(),
+                        )
+                    })
+                };
+                for i in 0..n {
+                    t.set_bucket(l, i, pattern(i));
+                }
+                for i in 0..n {
+                    assert_eq!(t.bucket(l, i), pattern(i), "bits {bits} n {n} bucket {i}");
+                }
+                assert!(BucketTable::from_words(l, n, t.words.clone()).is_some());
+                // Clearing restores zero words: nothing leaked past the end.
+                for i in 0..n {
+                    t.set_bucket(l, i, 0);
+                }
+                assert!(t.words.iter().all(|&w| w == 0));
+            }
+        }
+    }
+
+    #[test]
+    fn from_words_rejects_stray_tail_bits_and_wrong_lengths() {
+        let l = Lanes::new(12);
+        let mut words = vec![0u64; BucketTable::words_for(l, 5) as usize]; // 240 of 256 bits used
+        assert!(BucketTable::from_words(l, 5, words.clone()).is_some());
+        assert!(BucketTable::from_words(l, 5, words[..3].to_vec()).is_none());
+        *words.last_mut().unwrap() = 1 << 48;
+        assert!(BucketTable::from_words(l, 5, words).is_none());
+    }
+}

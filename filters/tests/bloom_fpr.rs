@@ -1,0 +1,171 @@
+//! Statistical false-positive-rate tests for the Bloom family: 100,000 keys,
+//! 1,000,000 absent keys, fixed seeds (so never flaky).
+//!
+//! At these sizes the measured count of false positives has a relative
+//! standard deviation of `1/sqrt(FPR · 1e6)`: 1% at FPR 1%, 3.2% at 0.1%. The
+//! 15% tolerance is five standard deviations or more, so a failure means the
+//! filter or its formula is wrong, not bad luck.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, StandardBloom};
+
+const N: usize = 100_000;
+const ABSENT: usize = 1_000_000;
+const SEED: u64 = 0x00f0_0d5e_ed00_0001;
+/// Relative tolerance between measured and expected FPR.
+const TOLERANCE: f64 = 0.15;
+
+/// The key set and the absent probes, shared by every test in this file.
+fn keys() -> &'static (Vec<u64>, Vec<u64>) {
+    static KEYS: OnceLock<(Vec<u64>, Vec<u64>)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let present = common::hashes(SEED, N);
+        let absent = common::absent_hashes(SEED, ABSENT, &present);
+        (present, absent)
+    })
+}
+
+/// Checks no key is lost and returns the measured FPR (single queries and
+/// the batch path must count the same false positives).
+fn measure(f: &dyn Filter) -> f64 {
+    let (present, absent) = keys();
+    common::assert_no_false_negatives(f, present);
+    let single = common::measured_fpr(f, absent);
+    let mut out = vec![false; absent.len()];
+    f.contains_many(absent, &mut out);
+    let batch = out.iter().filter(|&&b| b).count() as f64 / absent.len() as f64;
+    assert_eq!(
+        single,
+        batch,
+        "{:?}: contains_many counts other false positives",
+        f.kind()
+    );
+    single
+}
+
+#[test]
+fn standard_bloom_at_10_bits_per_key_matches_its_formula() {
+    let mut f = StandardBloom::with_bits_per_key(N, 10.0).unwrap();
+    for &h in &keys().0 {
+        f.insert_hash(h);
+    }
+    assert_eq!(f.num_probes(), 7);
+    let measured = measure(&f);
+    common::assert_fpr_close("StandardBloom 10 bits/key", measured, f.expected_fpr(), TOLERANCE);
+    // The estimate from the fill agrees too.
+    common::assert_fpr_close(
+        "StandardBloom fill estimate",
+        measured,
+        f.estimated_fpr(),
+        TOLERANCE,
+    );
+}
+
+#[test]
+fn blocked_bloom_at_10_bits_per_key_matches_its_formula_and_stays_under_1_05_percent() {
+    let mut f = BlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    for &h in &keys().0 {
+        f.insert_hash(h);
+    }
+    let measured = measure(&f);
+    common::assert_fpr_close("BlockedBloom 10 bits/key", measured, f.expected_fpr(), TOLERANCE);
+    assert!(
+        measured <= 0.0105,
+        "BlockedBloom at 10 bits/key measured {measured:.5} > 1.05%"
+    );
+}
+
+#[test]
+fn counting_bloom_at_10_counters_per_key_matches_its_formula() {
+    let mut f = CountingBloom::with_counters_per_key(N, 10.0).unwrap();
+    for &h in &keys().0 {
+        f.insert_hash(h);
+    }
+    let measured = measure(&f);
+    common::assert_fpr_close(
+        "CountingBloom 10 counters/key",
+        measured,
+        f.expected_fpr(),
+        TOLERANCE,
+    );
+    // The counters answer exactly like the bits of a standard filter of the
+    // same shape: a counter is non-zero iff the bit would be set.
+    let mut g = StandardBloom::with_bits_per_key(N, 10.0).unwrap();
+    for &h in &keys().0 {
+        g.insert_hash(h);
+    }
+    assert_eq!(f.num_counters(), g.num_bits());
+    assert_eq!(measured, common::measured_fpr(&g, &keys().1));
+}
+
+/// `with_fpr(p)` delivers at most `p` (plus the 15% tolerance), and the
+/// filter's own `expected_fpr` predicts what it measures.
+fn check_fpr_target(name: &str, f: &dyn Filter, target: f64) {
+    let measured = measure(f);
+    let expected = f.expected_fpr();
+    assert!(
+        measured <= target * (1.0 + TOLERANCE),
+        "{name} with_fpr({target}): measured {measured:.6}"
+    );
+    // Sizing rounds up to whole words/blocks, never down by much.
+    assert!(
+        expected <= target * 1.02,
+        "{name} with_fpr({target}): formula says {expected:.6}"
+    );
+    common::assert_fpr_close(
+        &format!("{name} with_fpr({target})"),
+        measured,
+        expected,
+        TOLERANCE,
+    );
+}
+
+#[test]
+fn with_fpr_targets_are_met() {
+    for target in [0.1, 0.01, 0.001] {
+        let mut s = StandardBloom::with_fpr(N, target).unwrap();
+        let mut b = BlockedBloom::with_fpr(N, target).unwrap();
+        let mut c = CountingBloom::with_fpr(N, target).unwrap();
+        for &h in &keys().0 {
+            s.insert_hash(h);
+            b.insert_hash(h);
+            c.insert_hash(h);
+        }
+        check_fpr_target("StandardBloom", &s, target);
+        check_fpr_target("BlockedBloom", &b, target);
+        check_fpr_target("CountingBloom", &c, target);
+    }
+}
+
+#[test]
+fn atomic_blocked_bloom_filled_from_four_threads_equals_sequential_build() {
+    const THREADS: usize = 4;
+    let (present, _) = keys();
+    let shared = AtomicBlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let shared = &shared;
+            // Interleaved, not chunked: the threads hit the same regions of
+            // the filter at the same time.
+            s.spawn(move || {
+                for &h in present.iter().skip(t).step_by(THREADS) {
+                    shared.insert_hash(h);
+                }
+            });
+        }
+    });
+    assert_eq!(shared.num_keys(), N);
+    let measured = measure(&shared);
+
+    let mut sequential = BlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    for &h in present {
+        sequential.insert_hash(h);
+    }
+    assert_eq!(shared.to_bytes(), sequential.to_bytes());
+    assert_eq!(measured, common::measured_fpr(&sequential, &keys().1));
+    assert!(measured <= 0.0105, "{measured}");
+    assert_eq!(shared.into_blocked(), sequential);
+}

@@ -1,0 +1,396 @@
+//! Property tests for the Bloom family against a `HashSet` (or multiset)
+//! model: no false negatives for any key count and any sizing, with keys given
+//! as byte strings or as hashes; batch queries agree with single ones; a
+//! counting filter survives any sequence of inserts and removals; a union
+//! keeps every key of both filters.
+//!
+//! Every test uses a fixed proptest seed (`common::proptest_config`), so runs
+//! are reproducible.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+
+use amq::{
+    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, Insert, Remove,
+    StandardBloom,
+};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// How a filter is sized: by target FPR or by bits (counters) per key.
+#[derive(Debug, Clone, Copy)]
+enum Sizing {
+    Fpr(f64),
+    BitsPerKey(f64),
+}
+
+/// Target FPRs from 1e-6 to 0.89 (log-uniform), or 0.05 to 64 bits per key:
+/// from filters that are almost all ones to filters that are almost empty.
+fn sizing() -> impl Strategy<Value = Sizing> {
+    prop_oneof![
+        (-6.0f64..-0.05).prop_map(|e| Sizing::Fpr(10f64.powf(e))),
+        (0.05f64..64.0).prop_map(Sizing::BitsPerKey),
+    ]
+}
+
+/// How many keys to insert: none, one, a few, and a few thousand.
+fn key_count() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        1 => Just(0usize),
+        1 => Just(1usize),
+        3 => 2..64usize,
+        1 => 1000..3000usize,
+    ]
+}
+
+/// The key count a filter is sized for. Independent of how many keys are
+/// inserted, so filters are also over-filled, up to thousands of times.
+fn capacity() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(1usize), 1..5000usize]
+}
+
+/// Hashes at the edges of the range, where multiply-shift reduction and the
+/// split into block and probe bits are most likely to go wrong.
+const EDGE_HASHES: [u64; 7] = [
+    0,
+    1,
+    u64::MAX,
+    1 << 63,
+    (1 << 32) - 1,
+    1 << 32,
+    u64::MAX - (1 << 32),
+];
+
+/// One filter of every Bloom kind, all sized alike.
+struct Filters {
+    standard: StandardBloom,
+    blocked: BlockedBloom,
+    atomic: AtomicBlockedBloom,
+    counting: CountingBloom,
+}
+
+impl Filters {
+    fn new(capacity: usize, sizing: Sizing) -> Filters {
+        match sizing {
+            Sizing::Fpr(p) => Filters {
+                standard: StandardBloom::with_fpr(capacity, p).unwrap(),
+                blocked: BlockedBloom::with_fpr(capacity, p).unwrap(),
+                atomic: AtomicBlockedBloom::with_fpr(capacity, p).unwrap(),
+                counting: CountingBloom::with_fpr(capacity, p).unwrap(),
+            },
+            Sizing::BitsPerKey(b) => Filters {
+                standard: StandardBloom::with_bits_per_key(capacity, b).unwrap(),
+                blocked: BlockedBloom::with_bits_per_key(capacity, b).unwrap(),
+                atomic: AtomicBlockedBloom::with_bits_per_key(capacity, b).unwrap(),
+                counting: CountingBloom::with_counters_per_key(capacity, b).unwrap(),
+            },
+        }
+    }
+
+    /// Inserts through the inherent methods for even `i` and through the
+    /// `Insert` trait for odd `i`, so both paths are exercised.
+    fn insert_hash(&mut self, i: usize, h: u64) {
+        if i % 2 == 0 {
+            self.standard.insert_hash(h);
+            self.blocked.insert_hash(h);
+            self.counting.insert_hash(h);
+        } else {
+            Insert::insert_hash(&mut self.standard, h).unwrap();
+            Insert::insert_hash(&mut self.blocked, h).unwrap();
+            Insert::insert_hash(&mut self.counting, h).unwrap();
+        }
+        self.atomic.insert_hash(h);
+    }
+
+    fn insert_bytes(&mut self, i: usize, key: &[u8]) {
+        if i % 2 == 0 {
+            self.standard.insert(key);
+            self.blocked.insert(key);
+            self.counting.insert(key);
+        } else {
+            Insert::insert(&mut self.standard, key).unwrap();
+            Insert::insert(&mut self.blocked, key).unwrap();
+            Insert::insert(&mut self.counting, key).unwrap();
+        }
+        self.atomic.insert(key);
+    }
+
+    fn all(&self) -> [&dyn Filter; 4] {
+        [&self.standard, &self.blocked, &self.atomic, &self.counting]
+    }
+}
+
+/// Checks every filter against the model `keys` (inserted `inserts` times in
+/// all, duplicates included), with `absent` as extra probes.
+fn check_filters(fs: &Filters, keys: &[u64], inserts: usize, absent: &[u64]) {
+    for f in fs.all() {
+        common::assert_no_false_negatives(f, keys);
+        assert_eq!(f.num_keys(), inserts, "{:?}", f.kind());
+        let expected = f.expected_fpr();
+        assert!(
+            (0.0..=1.0).contains(&expected),
+            "{:?}: expected FPR {expected}",
+            f.kind()
+        );
+        let probes: Vec<u64> = keys.iter().chain(absent).copied().collect();
+        common::assert_contains_many_agrees(f, &probes);
+        if inserts == 0 {
+            // All bits or counters are zero: nothing can match.
+            assert!(absent.iter().all(|&h| !f.contains_hash(h)), "{:?}", f.kind());
+            assert_eq!(expected, 0.0);
+        }
+    }
+    // The concurrent twin sets exactly the bits the plain filter sets.
+    assert_eq!(fs.atomic.to_bytes(), fs.blocked.to_bytes());
+    // Decoding as `AnyFilter` keeps every key, and its batch path agrees too.
+    for f in [&fs.standard as &dyn Filter, &fs.blocked, &fs.counting] {
+        let any = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+        common::assert_no_false_negatives(&any, keys);
+        common::assert_contains_many_agrees(&any, absent);
+    }
+}
+
+/// Hash keys: `n` arbitrary hashes (duplicates possible) plus the edge hashes.
+fn hash_keys() -> impl Strategy<Value = Vec<u64>> {
+    key_count().prop_flat_map(|n| vec(any::<u64>(), n))
+}
+
+/// Byte-string keys: empty, short and longer-than-a-block (xxh3 switches
+/// code paths at 16, 128 and 240 bytes).
+fn byte_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    let key = prop_oneof![
+        4 => vec(any::<u8>(), 0..24),
+        1 => vec(any::<u8>(), 100..300),
+    ];
+    key_count().prop_flat_map(move |n| vec(key.clone(), n))
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(96))]
+
+    #[test]
+    fn hashes_have_no_false_negatives(
+        cap in capacity(),
+        sizing in sizing(),
+        hashes in hash_keys(),
+        with_edges in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut keys = hashes;
+        if with_edges {
+            keys.extend(EDGE_HASHES);
+        }
+        let mut fs = Filters::new(cap, sizing);
+        for (i, &h) in keys.iter().enumerate() {
+            fs.insert_hash(i, h);
+        }
+        let model: HashSet<u64> = keys.iter().copied().collect();
+        let absent = common::absent_hashes(seed, 100, &keys);
+        let distinct: Vec<u64> = model.into_iter().collect();
+        check_filters(&fs, &distinct, keys.len(), &absent);
+    }
+
+    #[test]
+    fn byte_keys_have_no_false_negatives(
+        cap in capacity(),
+        sizing in sizing(),
+        keys in byte_keys(),
+        seed in any::<u64>(),
+    ) {
+        let mut fs = Filters::new(cap, sizing);
+        for (i, k) in keys.iter().enumerate() {
+            fs.insert_bytes(i, k);
+        }
+        let model: HashSet<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for k in &model {
+            prop_assert!(fs.standard.contains(k));
+            prop_assert!(fs.blocked.contains(k));
+            prop_assert!(fs.atomic.contains(k));
+            prop_assert!(fs.counting.contains(k));
+            for f in fs.all() {
+                prop_assert!(f.contains(k), "{:?}", f.kind());
+            }
+        }
+        // The byte forms are exactly the hash forms on `hash_key`.
+        let hashes: Vec<u64> = model.iter().map(|k| hash_key(k)).collect();
+        let absent = common::absent_hashes(seed, 100, &hashes);
+        check_filters(&fs, &hashes, keys.len(), &absent);
+    }
+}
+
+/// One step of a counting-filter workload on a small pool of keys.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Insert(usize),
+    Remove(usize),
+}
+
+const POOL: usize = 24;
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        3 => (0..POOL).prop_map(Op::Insert),
+        2 => (0..POOL).prop_map(Op::Remove),
+    ];
+    vec(op, 0..400)
+}
+
+/// Small counting filters, so keys share counters and counters saturate.
+fn counting_sizing() -> impl Strategy<Value = (usize, Sizing)> {
+    (
+        1..48usize,
+        prop_oneof![
+            (0.05f64..20.0).prop_map(Sizing::BitsPerKey),
+            (-4.0f64..-0.05).prop_map(|e| Sizing::Fpr(10f64.powf(e))),
+        ],
+    )
+}
+
+fn counting_filter(cap: usize, sizing: Sizing) -> CountingBloom {
+    match sizing {
+        Sizing::Fpr(p) => CountingBloom::with_fpr(cap, p).unwrap(),
+        Sizing::BitsPerKey(c) => CountingBloom::with_counters_per_key(cap, c).unwrap(),
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(256))]
+
+    /// Multiset model: a key inserted more times than removed is always found;
+    /// removing an inserted key never errs; removing a key the filter calls
+    /// definitely absent errs and leaves the filter byte-identical.
+    #[test]
+    fn counting_filter_follows_a_multiset(
+        (cap, sizing) in counting_sizing(),
+        ops in ops(),
+        seed in any::<u64>(),
+    ) {
+        let pool = common::hashes(seed, POOL);
+        let mut f = counting_filter(cap, sizing);
+        let empty = f.to_bytes();
+        let mut model: HashMap<usize, usize> = HashMap::new();
+        for (step, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Insert(i) => {
+                    if step % 2 == 0 {
+                        f.insert_hash(pool[i]);
+                    } else {
+                        Insert::insert_hash(&mut f, pool[i]).unwrap();
+                    }
+                    *model.entry(i).or_default() += 1;
+                }
+                Op::Remove(i) => {
+                    let count = model.entry(i).or_default();
+                    if *count > 0 {
+                        let removed = if step % 2 == 0 {
+                            f.remove_hash(pool[i])
+                        } else {
+                            Remove::remove_hash(&mut f, pool[i])
+                        };
+                        prop_assert_eq!(removed, Ok(()), "step {}: removing an inserted key", step);
+                        *count -= 1;
+                    } else if !f.contains_hash(pool[i]) {
+                        let before = f.to_bytes();
+                        prop_assert_eq!(f.remove_hash(pool[i]), Err(Error::NotPresent));
+                        prop_assert_eq!(f.to_bytes(), before, "step {}: failed removal changed the filter", step);
+                    }
+                    // Else the key is absent but the filter says "maybe":
+                    // removing such a false positive can take counts from
+                    // other keys (documented on `Remove`), so no caller may
+                    // do it and the model does not either.
+                }
+            }
+            for (&i, &c) in &model {
+                if c > 0 {
+                    prop_assert!(f.contains_hash(pool[i]), "step {}: key {} (count {}) lost", step, i, c);
+                }
+            }
+            prop_assert_eq!(f.num_keys(), model.values().sum::<usize>());
+        }
+        // Drain the model: every remaining occurrence removes cleanly.
+        for (&i, &c) in &model {
+            for _ in 0..c {
+                prop_assert_eq!(f.remove_hash(pool[i]), Ok(()));
+            }
+        }
+        prop_assert_eq!(f.num_keys(), 0);
+        // Without saturation the counters are exact, so the filter is empty
+        // again, down to the byte. (A saturated counter never comes down.)
+        if f.saturated_counters() == 0 {
+            prop_assert_eq!(f.to_bytes(), empty);
+            for &h in &pool {
+                prop_assert!(!f.contains_hash(h));
+                prop_assert_eq!(f.remove_hash(h), Err(Error::NotPresent));
+            }
+        }
+    }
+
+    /// `union` keeps every key of both filters, equals inserting both key sets
+    /// into one filter, and refuses filters of another size without change.
+    #[test]
+    fn union_keeps_all_keys_of_both(
+        cap in capacity(),
+        sizing in sizing(),
+        a_keys in hash_keys(),
+        b_keys in hash_keys(),
+    ) {
+        let Filters { standard: mut sa, blocked: mut ba, .. } = Filters::new(cap, sizing);
+        let Filters { standard: mut sb, blocked: mut bb, .. } = Filters::new(cap, sizing);
+        let Filters { standard: mut s_all, blocked: mut b_all, .. } = Filters::new(cap, sizing);
+        for &h in &a_keys {
+            sa.insert_hash(h);
+            ba.insert_hash(h);
+        }
+        for &h in &b_keys {
+            sb.insert_hash(h);
+            bb.insert_hash(h);
+        }
+        for &h in a_keys.iter().chain(&b_keys) {
+            s_all.insert_hash(h);
+            b_all.insert_hash(h);
+        }
+
+        // A filter one unit larger can never be combined.
+        let s_other = StandardBloom::with_bits_per_key(sa.num_bits() as usize / 64 + 1, 64.0).unwrap();
+        let b_other = BlockedBloom::with_bits_per_key(ba.num_blocks() + 1, 512.0).unwrap();
+        let (s_before, b_before) = (sa.clone(), ba.clone());
+        prop_assert_eq!(sa.union(&s_other), Err(Error::Incompatible));
+        prop_assert_eq!(ba.union(&b_other), Err(Error::Incompatible));
+        prop_assert_eq!(&sa, &s_before);
+        prop_assert_eq!(&ba, &b_before);
+
+        sa.union(&sb).unwrap();
+        ba.union(&bb).unwrap();
+        let all: Vec<u64> = a_keys.iter().chain(&b_keys).copied().collect();
+        common::assert_no_false_negatives(&sa, &all);
+        common::assert_no_false_negatives(&ba, &all);
+        prop_assert_eq!(sa.num_keys(), a_keys.len() + b_keys.len());
+        prop_assert_eq!(ba.num_keys(), a_keys.len() + b_keys.len());
+        prop_assert_eq!(sa.to_bytes(), s_all.to_bytes());
+        prop_assert_eq!(ba.to_bytes(), b_all.to_bytes());
+    }
+}
+
+/// A filter sized for one key and filled with ten thousand: every bit ends up
+/// set, and still nothing is lost (the extreme of over-filling).
+#[test]
+fn hugely_overfilled_filters_still_find_everything() {
+    let keys = common::hashes(7, 10_000);
+    let mut fs = Filters::new(1, Sizing::BitsPerKey(1.0));
+    for (i, &h) in keys.iter().enumerate() {
+        fs.insert_hash(i, h);
+    }
+    let absent = common::absent_hashes(7, 1000, &keys);
+    check_filters(&fs, &keys, keys.len(), &absent);
+    assert_eq!(fs.standard.fill_ratio(), 1.0);
+    assert_eq!(fs.blocked.fill_ratio(), 1.0);
+    assert!(fs.counting.saturated_counters() > 0);
+    // Every counter is stuck at 15, so removing every key once (which is
+    // legal: each was inserted) takes nothing away and all stay found.
+    for &h in &keys {
+        fs.counting.remove_hash(h).unwrap();
+    }
+    assert_eq!(fs.counting.num_keys(), 0);
+    common::assert_no_false_negatives(&fs.counting, &keys);
+}

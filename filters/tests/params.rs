@@ -1,0 +1,236 @@
+//! Impossible construction parameters give a typed error, never a panic,
+//! an abort or a hang, for every Bloom constructor.
+
+use amq::{math, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, StandardBloom};
+
+/// Every Bloom constructor that takes a target FPR, by name, reduced to
+/// "did it build, and what does the formula promise at capacity".
+type FprCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
+/// Every constructor that takes bits (or counters) per key.
+type BitsCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
+
+fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Error> {
+    r.map(|f| Box::new(f) as Box<dyn Filter>)
+}
+
+const WITH_FPR: [(&str, FprCtor); 4] = [
+    ("StandardBloom::with_fpr", |n, p| {
+        boxed(StandardBloom::with_fpr(n, p))
+    }),
+    ("BlockedBloom::with_fpr", |n, p| {
+        boxed(BlockedBloom::with_fpr(n, p))
+    }),
+    ("AtomicBlockedBloom::with_fpr", |n, p| {
+        boxed(AtomicBlockedBloom::with_fpr(n, p))
+    }),
+    ("CountingBloom::with_fpr", |n, p| {
+        boxed(CountingBloom::with_fpr(n, p))
+    }),
+];
+
+const WITH_BITS: [(&str, BitsCtor); 4] = [
+    ("StandardBloom::with_bits_per_key", |n, b| {
+        boxed(StandardBloom::with_bits_per_key(n, b))
+    }),
+    ("BlockedBloom::with_bits_per_key", |n, b| {
+        boxed(BlockedBloom::with_bits_per_key(n, b))
+    }),
+    ("AtomicBlockedBloom::with_bits_per_key", |n, b| {
+        boxed(AtomicBlockedBloom::with_bits_per_key(n, b))
+    }),
+    ("CountingBloom::with_counters_per_key", |n, b| {
+        boxed(CountingBloom::with_counters_per_key(n, b))
+    }),
+];
+
+fn is_invalid(r: &Result<Box<dyn Filter>, Error>) -> bool {
+    matches!(r, Err(Error::InvalidParameter { .. }))
+}
+
+fn is_too_large_or_invalid(r: &Result<Box<dyn Filter>, Error>) -> bool {
+    matches!(r, Err(Error::TooLarge | Error::InvalidParameter { .. }))
+}
+
+fn describe(r: &Result<Box<dyn Filter>, Error>) -> String {
+    match r {
+        Ok(f) => format!("Ok({} bytes)", f.size_in_bytes()),
+        Err(e) => format!("Err({e:?})"),
+    }
+}
+
+const BAD_FPRS: [f64; 9] = [
+    0.0,
+    -0.0,
+    1.0,
+    -0.01,
+    1.5,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::MAX,
+];
+
+const BAD_BITS: [f64; 9] = [
+    0.0,
+    -0.0,
+    -1.0,
+    -f64::MIN_POSITIVE,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::MAX,
+    1000.5, // beyond any useful probe count
+];
+
+#[test]
+fn zero_keys_is_invalid() {
+    for (name, ctor) in WITH_FPR {
+        let r = ctor(0, 0.01);
+        assert!(is_invalid(&r), "{name}(0, 0.01): {}", describe(&r));
+    }
+    for (name, ctor) in WITH_BITS {
+        let r = ctor(0, 10.0);
+        assert!(is_invalid(&r), "{name}(0, 10.0): {}", describe(&r));
+    }
+}
+
+#[test]
+fn fpr_outside_zero_one_is_invalid() {
+    for (name, ctor) in WITH_FPR {
+        for p in BAD_FPRS {
+            let r = ctor(1000, p);
+            assert!(is_invalid(&r), "{name}(1000, {p}): {}", describe(&r));
+            // Also when the key count is absurd: the FPR is checked either way.
+            let r = ctor(usize::MAX, p);
+            assert!(
+                is_too_large_or_invalid(&r),
+                "{name}(usize::MAX, {p}): {}",
+                describe(&r)
+            );
+        }
+    }
+}
+
+#[test]
+fn bits_per_key_not_positive_and_finite_is_invalid() {
+    for (name, ctor) in WITH_BITS {
+        for b in BAD_BITS {
+            let r = ctor(1000, b);
+            assert!(is_invalid(&r), "{name}(1000, {b}): {}", describe(&r));
+        }
+    }
+}
+
+#[test]
+fn sizes_that_overflow_are_too_large() {
+    for (name, ctor) in WITH_BITS {
+        for n in [usize::MAX, usize::MAX / 2, usize::MAX / 64 + 1] {
+            for b in [1.0, 10.0, 1000.0] {
+                let r = ctor(n, b);
+                assert!(
+                    matches!(r, Err(Error::TooLarge)),
+                    "{name}({n}, {b}): {}",
+                    describe(&r)
+                );
+            }
+        }
+    }
+    for (name, ctor) in WITH_FPR {
+        for p in [0.5, 0.01, 1e-9] {
+            let r = ctor(usize::MAX, p);
+            assert!(
+                matches!(r, Err(Error::TooLarge)),
+                "{name}(usize::MAX, {p}): {}",
+                describe(&r)
+            );
+        }
+    }
+}
+
+/// Sizes whose arithmetic fits but whose memory cannot exist: more than the
+/// 2^48 bytes of any 64-bit address space. An error, not an allocation
+/// failure that aborts the process.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn sizes_beyond_any_address_space_are_too_large() {
+    let n = 1usize << 50; // 2^50 keys at 10 bits = 2^53.3 bytes
+    for (name, ctor) in WITH_BITS {
+        let r = ctor(n, 10.0);
+        assert!(
+            matches!(r, Err(Error::TooLarge)),
+            "{name}(2^50, 10.0): {}",
+            describe(&r)
+        );
+    }
+    for (name, ctor) in WITH_FPR {
+        let r = ctor(n, 0.01);
+        assert!(
+            matches!(r, Err(Error::TooLarge)),
+            "{name}(2^50, 0.01): {}",
+            describe(&r)
+        );
+    }
+}
+
+/// The smallest and largest valid parameters build (they are not
+/// impossible) and behave.
+#[test]
+fn extreme_but_valid_parameters_build() {
+    for (name, ctor) in WITH_BITS {
+        for b in [f64::MIN_POSITIVE, 1e-9, 0.5, 1000.0] {
+            let f = ctor(1, b).unwrap_or_else(|e| panic!("{name}(1, {b}): {e:?}"));
+            assert!(f.size_in_bytes() > 0);
+            assert_eq!(f.expected_fpr(), 0.0);
+        }
+    }
+    for (name, ctor) in WITH_FPR {
+        for p in [0.999_999, 0.5, 1e-6] {
+            let f = ctor(1, p).unwrap_or_else(|e| panic!("{name}(1, {p}): {e:?}"));
+            assert!(f.size_in_bytes() > 0);
+        }
+    }
+}
+
+/// Every target that builds is met by the filter's own formula at capacity,
+/// and a target so small that no filter within 1000 bits per key reaches it
+/// is an `InvalidParameter` error, not a filter that silently misses it.
+#[test]
+fn with_fpr_meets_its_target_or_errs() {
+    let n = 1000usize;
+    // The formula FPR at capacity of each kind built for `target`.
+    let formulas = |target: f64| {
+        [
+            StandardBloom::with_fpr(n, target)
+                .map(|f| math::standard_bloom_fpr(f.num_bits(), f.num_probes(), n as u64)),
+            BlockedBloom::with_fpr(n, target)
+                .map(|f| math::blocked_bloom_fpr(f.num_blocks() as u64 * 512, 512, f.num_probes(), n as u64)),
+            CountingBloom::with_fpr(n, target)
+                .map(|f| math::standard_bloom_fpr(f.num_counters(), f.num_probes(), n as u64)),
+        ]
+    };
+    // Targets 0.99 down to 1e-12 in steps of 10^0.07, which crosses every
+    // change of the probe count.
+    for step in 0..=171 {
+        let target = 10f64.powf(-0.005 - step as f64 * 0.07);
+        for (i, r) in formulas(target).into_iter().enumerate() {
+            let p = r.unwrap_or_else(|e| panic!("kind {i}, target {target:e}: {e:?}"));
+            assert!(p <= target * 1.001, "kind {i}, target {target:e}: formula {p:e}");
+        }
+    }
+    // Standard and counting filters reach 1e-45 with 30 probes within 1000
+    // bits per key (about 934); blocked filters at least 1e-15.
+    for target in [1e-15, 1e-30, 1e-45] {
+        for (i, r) in formulas(target).into_iter().enumerate() {
+            match r {
+                Ok(p) => assert!(p <= target * 1.001, "kind {i}, target {target:e}: formula {p:e}"),
+                Err(e) => assert!(i == 1 && target < 1e-15, "kind {i}, target {target:e}: {e:?}"),
+            }
+        }
+    }
+    for target in [1e-50, 1e-100, 1e-300, f64::MIN_POSITIVE, 5e-324] {
+        for (name, ctor) in WITH_FPR {
+            let r = ctor(n, target);
+            assert!(is_invalid(&r), "{name}({n}, {target:e}): {}", describe(&r));
+        }
+    }
+}
