@@ -61,6 +61,8 @@ pub struct Measure<'k> {
     section: String,
     /// Rows measured so far, in visiting order.
     pub rows: Vec<Row>,
+    /// Filters that failed to build, with the error (they get no row).
+    pub failures: Vec<String>,
 }
 
 impl<'k> Measure<'k> {
@@ -71,6 +73,7 @@ impl<'k> Measure<'k> {
             runs: runs.max(1),
             section: String::new(),
             rows: Vec::new(),
+            failures: Vec::new(),
         }
     }
 
@@ -87,10 +90,18 @@ impl Visitor for Measure<'_> {
         let n = present.len();
         eprintln!("measuring {} over {n} keys", S::NAME);
 
+        // A filter that cannot be built over these keys is reported, not fatal.
+        let filter = match S::build(present) {
+            Ok(filter) => filter,
+            Err(e) => {
+                eprintln!("{e}");
+                self.failures.push(e);
+                return;
+            }
+        };
         let build_ns = median_ns(self.runs, n, || {
-            black_box(S::build(black_box(present)).unwrap_or_else(|e| panic!("{e}")));
+            black_box(S::build(black_box(present)).ok());
         });
-        let filter = S::build(present).unwrap_or_else(|e| panic!("{e}"));
         let false_negatives = present.iter().filter(|&&k| !filter.contains(k)).count();
         let false_positives = absent.iter().filter(|&&k| filter.contains(k)).count();
 
@@ -230,6 +241,32 @@ mod tests {
         let md = markdown(&m.rows);
         assert!(md.contains("### Bloom"));
         assert!(md.contains("| amq-BlockedBloom |"));
+    }
+
+    /// A filter that never builds.
+    struct Unbuildable;
+
+    impl Subject for Unbuildable {
+        const NAME: &'static str = "unbuildable";
+        fn build(_: &[u64]) -> Result<Self, String> {
+            Err("unbuildable: no".into())
+        }
+        fn contains(&self, _: u64) -> bool {
+            true
+        }
+        fn size_in_bytes(&self) -> usize {
+            0
+        }
+    }
+
+    #[test]
+    fn a_failed_build_is_recorded_not_fatal() {
+        let keys = KeySet::new(1_000, 1_000);
+        let mut m = Measure::new(&keys, 1);
+        m.visit::<Unbuildable>();
+        m.visit::<amq::StandardBloom>();
+        assert_eq!(m.failures, vec!["unbuildable: no".to_string()]);
+        assert_eq!(m.rows.len(), 1);
     }
 
     #[test]

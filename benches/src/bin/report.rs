@@ -7,7 +7,8 @@
 //!     [--svg docs/space-fpr.svg] [--md FILE]
 //! ```
 //!
-//! `--absent` defaults to max(n, 1,000,000) absent keys for the FPR.
+//! `--absent` defaults to max(n, 1,000,000) absent keys for the FPR. Exits non-zero if a filter
+//! gives a false negative or fails to build (the others are still reported).
 
 use std::process::ExitCode;
 
@@ -101,6 +102,9 @@ fn main() -> ExitCode {
         amq_bench::adapters::sbbf::SplitBlockBloom::with_bits_per_key(1, 10.0).implementation(),
     );
     md.push_str(&markdown(&m.rows));
+    for failure in &m.failures {
+        md.push_str(&format!("\n**Build failed:** {failure}\n"));
+    }
     print!("{md}");
 
     let failed: Vec<_> = m
@@ -129,7 +133,7 @@ fn main() -> ExitCode {
         }
         eprintln!("wrote {path}");
     }
-    if failed.is_empty() {
+    if failed.is_empty() && m.failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
