@@ -133,10 +133,12 @@ pub fn static_filters(v: &mut impl Visitor) {
 }
 
 /// The deletable-filter comparison: ours beside `cuckoofilter` and `qfilter`.
-///
-/// Ours are added as they land on `main` (one line each).
 pub fn cuckoo_filters(v: &mut impl DeletableVisitor) {
     use adapters::competitors::{CuckooFilterCrate, QuotientFilter};
+    use adapters::ours_cuckoo::{AmqCuckoo12, AmqCuckoo16, AmqCuckoo8};
+    v.visit::<AmqCuckoo8>();
+    v.visit::<AmqCuckoo12>();
+    v.visit::<AmqCuckoo16>();
     v.visit::<CuckooFilterCrate>();
     v.visit::<QuotientFilter>();
 }

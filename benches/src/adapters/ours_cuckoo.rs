@@ -64,3 +64,27 @@ impl<const BITS: u32> Deletable for AmqCuckoo<BITS> {
         self.0.remove_hash(key).is_ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeySet;
+
+    fn check<const BITS: u32>() {
+        let keys = KeySet::new(20_000, 0);
+        let mut f = AmqCuckoo::<BITS>::build(&keys.present).unwrap();
+        assert!(keys.present.iter().all(|&k| f.contains(k)));
+        let bpk = f.size_in_bytes() as f64 * 8.0 / 20_000.0;
+        assert!((bpk - BITS as f64 / 0.95).abs() < 0.1, "{bpk}");
+        assert!(f.remove(keys.present[0]));
+        assert!(f.insert(keys.present[0]));
+    }
+
+    #[test]
+    fn builds_at_design_load_without_false_negatives() {
+        check::<8>();
+        check::<12>();
+        check::<16>();
+        assert_eq!(AmqCuckoo12::NAME, "amq-Cuckoo12");
+    }
+}
