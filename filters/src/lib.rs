@@ -46,6 +46,7 @@ pub mod format;
 pub mod hash;
 pub mod math;
 mod prefetch;
+pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
@@ -54,6 +55,7 @@ pub use bloom::{AtomicBlockedBloom, BlockedBloom, CountingBloom, StandardBloom};
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
+pub use ribbon::{Ribbon, RibbonParams};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;

@@ -1,0 +1,125 @@
+//! On-the-fly Gaussian elimination of a banded system ("banding",
+//! Dillinger & Walzer 2021, section 2.2).
+//!
+//! The system has one equation per key, `coeff · Z[start .. start + 128] =
+//! result`, over GF(2). Equations are added one at a time and kept in an
+//! upper-triangular form with *at most one row per slot*: the row stored at
+//! slot `i` has its leading 1 at `i`. Adding an equation walks upward from its
+//! start: at a free slot it is stored; at an occupied slot the stored row is
+//! XORed in (clearing the leading 1) and the walk skips to the new leading 1.
+//! Since every row only reaches 128 slots forward, each step touches a few
+//! neighbouring slots, so sorted insertion is cache friendly and the work per
+//! key is a handful of 128-bit XORs.
+//!
+//! If the coefficients cancel completely the equation was a combination of
+//! earlier ones: it is satisfied for free when its result also cancelled
+//! (identical duplicate keys always do), and the system is unsolvable when it
+//! did not, so construction retries with a fresh seed.
+//!
+//! Memory: 16 bytes (coefficients) + 4 bytes (result) per slot.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::row::Row;
+
+/// What adding one equation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Added {
+    /// Stored as the pivot row of a slot.
+    Stored,
+    /// Already implied by the stored rows (consistent): nothing to store.
+    Redundant,
+    /// Contradicts the stored rows: the system has no solution.
+    Contradiction,
+}
+
+/// The triangular system under construction.
+#[derive(Debug)]
+pub(crate) struct Banding {
+    /// `coeffs[i]`: the row whose leading 1 is at slot `i` (bit 0 = slot `i`),
+    /// or 0 if no row has its pivot there yet.
+    coeffs: Vec<u128>,
+    /// `results[i]`: the result bits of the row stored at `i`.
+    results: Vec<u32>,
+}
+
+impl Banding {
+    /// An empty system over `num_slots` slots.
+    pub(crate) fn new(num_slots: usize) -> Self {
+        Banding {
+            coeffs: vec![0; num_slots],
+            results: vec![0; num_slots],
+        }
+    }
+
+    /// Empties the system and resizes it to `num_slots` slots, keeping the
+    /// allocation (construction reuses one banding for every shard).
+    pub(crate) fn reset(&mut self, num_slots: usize) {
+        self.coeffs.clear();
+        self.coeffs.resize(num_slots, 0);
+        self.results.clear();
+        self.results.resize(num_slots, 0);
+    }
+
+    /// Adds `row`, whose result is already masked to its column count.
+    ///
+    /// The caller guarantees every coefficient bit lies inside the system
+    /// (`start + 127 < num_slots`); then every slot the walk visits does too,
+    /// because the walk only moves to bits that are set.
+    #[inline]
+    pub(crate) fn add(&mut self, row: Row) -> Added {
+        let Row {
+            mut start,
+            mut coeff,
+            mut result,
+        } = row;
+        loop {
+            let stored = self.coeffs[start];
+            if stored == 0 {
+                self.coeffs[start] = coeff;
+                self.results[start] = result;
+                return Added::Stored;
+            }
+            coeff ^= stored;
+            result ^= self.results[start];
+            if coeff == 0 {
+                return if result == 0 {
+                    Added::Redundant
+                } else {
+                    Added::Contradiction
+                };
+            }
+            let skip = coeff.trailing_zeros();
+            start += skip as usize;
+            coeff >>= skip;
+        }
+    }
+
+    /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
+    #[inline(always)]
+    pub(crate) fn row_at(&self, slot: usize) -> (u128, u32) {
+        (self.coeffs[slot], self.results[slot])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(start: usize, coeff: u128, result: u32) -> Row {
+        Row { start, coeff, result }
+    }
+
+    #[test]
+    fn duplicates_are_redundant_and_contradictions_are_caught() {
+        let mut b = Banding::new(256);
+        assert_eq!(b.add(row(3, 0b1011, 5)), Added::Stored);
+        assert_eq!(b.add(row(3, 0b1011, 5)), Added::Redundant);
+        assert_eq!(b.add(row(3, 0b1011, 4)), Added::Contradiction);
+        // 0b1011 ^ 0b0001 = 0b1010 -> leading 1 moves to slot 4, stored there.
+        assert_eq!(b.add(row(3, 0b0001, 1)), Added::Stored);
+        assert_eq!(b.row_at(4), (0b101, 4));
+        assert_eq!(b.row_at(0), (0, 0));
+    }
+}
