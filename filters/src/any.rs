@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::format;
-use crate::{BlockedBloom, CountingBloom, Error, Filter, FilterKind, FromBytes, StandardBloom};
+use crate::{BlockedBloom, CountingBloom, Error, Filter, FilterKind, FromBytes, Ribbon, StandardBloom};
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
 /// kind is only known from the bytes (an SSTable's filter block, say).
@@ -26,6 +26,8 @@ pub enum AnyFilter {
     BlockedBloom(BlockedBloom),
     /// A [`CountingBloom`].
     CountingBloom(CountingBloom),
+    /// A [`Ribbon`].
+    Ribbon(Ribbon),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -35,6 +37,7 @@ macro_rules! dispatch {
             AnyFilter::StandardBloom($f) => $body,
             AnyFilter::BlockedBloom($f) => $body,
             AnyFilter::CountingBloom($f) => $body,
+            AnyFilter::Ribbon($f) => $body,
         }
     };
 }
@@ -47,6 +50,7 @@ impl AnyFilter {
             FilterKind::StandardBloom => AnyFilter::StandardBloom(StandardBloom::from_frame(frame)?),
             FilterKind::BlockedBloom => AnyFilter::BlockedBloom(BlockedBloom::from_frame(frame)?),
             FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
+            FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::from_frame(frame)?),
             other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
         })
     }

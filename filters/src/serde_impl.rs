@@ -63,5 +63,6 @@ via_bytes!(
     crate::StandardBloom,
     crate::BlockedBloom,
     crate::CountingBloom,
+    crate::Ribbon,
     crate::AnyFilter,
 );

@@ -67,33 +67,64 @@ impl Banding {
     /// The caller guarantees every coefficient bit lies inside the system
     /// (`start + 127 < num_slots`); then every slot the walk visits does too,
     /// because the walk only moves to bits that are set.
-    #[inline]
-    pub(crate) fn add(&mut self, row: Row) -> Added {
-        let Row {
-            mut start,
-            mut coeff,
-            mut result,
-        } = row;
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, mut row: Row) -> Added {
         loop {
-            let stored = self.coeffs[start];
-            if stored == 0 {
-                self.coeffs[start] = coeff;
-                self.results[start] = result;
-                return Added::Stored;
+            if let Some(done) = self.step(&mut row) {
+                return done;
             }
-            coeff ^= stored;
-            result ^= self.results[start];
-            if coeff == 0 {
-                return if result == 0 {
-                    Added::Redundant
-                } else {
-                    Added::Contradiction
-                };
-            }
-            let skip = coeff.trailing_zeros();
-            start += skip as usize;
-            coeff >>= skip;
         }
+    }
+
+    /// Adds every row, four at a time: each walk is a chain of dependent
+    /// loads (the next slot depends on the XOR just done), so advancing four
+    /// walks in turn lets the CPU overlap their latencies. This is still
+    /// exact elimination: a walk's row stays a combination of its equation
+    /// and stored rows whatever the other walk stores meanwhile.
+    /// Returns `false` at the first contradiction.
+    pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
+        let mut lanes = [rows.next(), rows.next(), rows.next(), rows.next()];
+        loop {
+            let mut busy = false;
+            for lane in &mut lanes {
+                if let Some(row) = lane {
+                    busy = true;
+                    match self.step(row) {
+                        None => {}
+                        Some(Added::Contradiction) => return false,
+                        Some(_) => *lane = rows.next(),
+                    }
+                }
+            }
+            if !busy {
+                return true;
+            }
+        }
+    }
+
+    /// One elimination step of `row`'s walk: store it, finish it, or XOR
+    /// the stored row in and move to the new leading 1.
+    #[inline(always)]
+    fn step(&mut self, row: &mut Row) -> Option<Added> {
+        let stored = self.coeffs[row.start];
+        if stored == 0 {
+            self.coeffs[row.start] = row.coeff;
+            self.results[row.start] = row.result;
+            return Some(Added::Stored);
+        }
+        let coeff = row.coeff ^ stored;
+        row.result ^= self.results[row.start];
+        if coeff == 0 {
+            return Some(if row.result == 0 {
+                Added::Redundant
+            } else {
+                Added::Contradiction
+            });
+        }
+        let skip = coeff.trailing_zeros();
+        row.start += skip as usize;
+        row.coeff = coeff >> skip;
+        None
     }
 
     /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
@@ -121,5 +152,22 @@ mod tests {
         assert_eq!(b.add(row(3, 0b0001, 1)), Added::Stored);
         assert_eq!(b.row_at(4), (0b101, 4));
         assert_eq!(b.row_at(0), (0, 0));
+    }
+
+    #[test]
+    fn add_all_matches_one_at_a_time() {
+        let rows: Vec<Row> = (0..300u64)
+            .map(|i| {
+                let a = crate::hash::remix(i, 3);
+                row((a % 300) as usize, (a as u128) << 64 | (a.rotate_left(17) as u128) | 1, (a >> 40) as u32 & 1)
+            })
+            .collect();
+        let mut one = Banding::new(512);
+        let solvable = rows.iter().all(|&r| one.add(r) != Added::Contradiction);
+        let mut two = Banding::new(512);
+        assert_eq!(two.add_all(rows.iter().copied()), solvable);
+        let mut dup = Banding::new(512);
+        assert!(dup.add_all([row(3, 0b11, 1), row(3, 0b11, 1), row(4, 1, 1)].into_iter()));
+        assert!(!dup.add_all([row(3, 0b11, 0)].into_iter()));
     }
 }

@@ -11,22 +11,18 @@ pub use config::{RibbonParams, MAX_RESULT_BITS, SHARD_KEYS, SLOTS_PER_KEY};
 
 use alloc::vec::Vec;
 
-use self::banding::{Added, Banding};
+use self::banding::Banding;
 use self::order::Grouped;
-use self::row::{coeff_of, mixed, result_of, seeded, shard_of, start_of, Row};
+use self::row::{coeff_of, mixed, result_of, seeded, shard_of, start_of, unmixed, Row};
 use self::shard::Shard;
-use self::solution::{fingerprint, solve_into, Geometry};
+use self::solution::{solve_into, Geometry, Window};
 use crate::format::{self, ByteWriter, Frame};
-use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
 /// Seeds tried per shard before construction gives up with
 /// [`Error::BuildFailed`]. The shard's extra slots double every 8 attempts,
 /// so in practice the limit is never reached.
 pub const MAX_ATTEMPTS: u32 = 64;
-
-/// Batch size of [`Filter::contains_many`].
-const BATCH: usize = 16;
 
 /// Serialized bytes per shard descriptor: blocks (u32), extra-column start
 /// block (u32), result bits (u8), seed (u8).
@@ -71,12 +67,10 @@ impl Ribbon {
         if g.num_blocks == 0 {
             return false;
         }
-        let q = seeded(a, shard.seed());
+        let q = seeded(hash, shard.seed());
         let start = start_of(q, g.num_starts() as u64);
         let columns = g.columns_at(start);
-        let words = &self.words[shard.first_word()..];
-        fingerprint(words, &g, start, coeff_of(q), columns)
-            == result_of(a) & column_mask(columns)
+        Window::new(&g, start, coeff_of(q)).matches(&self.words[shard.first_word()..], columns, result_of(a))
     }
 
     /// Whether `key` may be in the set.
@@ -152,19 +146,15 @@ fn column_mask(columns: u32) -> u32 {
 fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> bool {
     banding.reset(g.num_slots());
     let num_starts = g.num_starts() as u64;
-    for &a in keys {
-        let q = seeded(a, seed);
+    banding.add_all(keys.iter().map(|&a| {
+        let q = seeded(unmixed(a), seed);
         let start = start_of(q, num_starts);
-        let row = Row {
+        Row {
             start,
             coeff: coeff_of(q),
             result: result_of(a) & column_mask(g.columns_at(start)),
-        };
-        if banding.add(row) == Added::Contradiction {
-            return false;
         }
-    }
-    true
+    }))
 }
 
 impl StaticFilter for Ribbon {
@@ -216,30 +206,6 @@ impl Filter for Ribbon {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         Ribbon::contains_hash(self, hash)
-    }
-
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let num_shards = self.shards.len() as u64;
-        if num_shards == 0 {
-            out.fill(false);
-            return;
-        }
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            // First touch every batch member's words, then probe.
-            for &h in hs {
-                let a = mixed(h);
-                let shard = &self.shards[shard_of(a, num_shards)];
-                let g = shard.geometry();
-                if g.num_blocks != 0 {
-                    let start = start_of(seeded(a, shard.seed()), g.num_starts() as u64);
-                    prefetch(&self.words[shard.first_word() + g.first_word_at(start)]);
-                }
-            }
-            for (o, &h) in os.iter_mut().zip(hs) {
-                *o = self.contains_hash(h);
-            }
-        }
     }
 
     fn size_in_bytes(&self) -> usize {

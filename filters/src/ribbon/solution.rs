@@ -7,8 +7,9 @@
 //! of 64, and each block is stored as one `u64` word per column, bit `k` of
 //! word `j` being `Z[64·block + k][j]`. A query covers 128 consecutive slots,
 //! so it reads three consecutive blocks (two when it starts on a block
-//! boundary), and each column costs one AND and one parity over a 128-bit
-//! window: no per-bit work, and at r = 7 at most four cache lines.
+//! boundary): with the row's coefficients shifted into place once, each
+//! column costs three ANDs and a parity, with no per-bit work, and at r = 7
+//! the three blocks span at most four cache lines.
 //!
 //! Fractional bits per key: blocks before `upper_start` hold `r` columns,
 //! blocks from `upper_start` on hold `r + 1`. A key uses the column count of
@@ -61,7 +62,7 @@ impl Geometry {
 
     /// Index of block `block`'s first word.
     #[inline(always)]
-    fn word_offset(&self, block: usize) -> usize {
+    pub(crate) fn word_offset(&self, block: usize) -> usize {
         block * self.base_columns as usize + block.saturating_sub(self.upper_start)
     }
 
@@ -74,12 +75,6 @@ impl Geometry {
     #[inline(always)]
     pub(crate) fn columns_at(&self, start: usize) -> u32 {
         self.columns_of_block(start / BLOCK_SLOTS)
-    }
-
-    /// Offset of the first word a query at `start` reads (for prefetching).
-    #[inline(always)]
-    pub(crate) fn first_word_at(&self, start: usize) -> usize {
-        self.word_offset(start / BLOCK_SLOTS)
     }
 
     /// Expected FPR of a query that lands in this shard: the share of starts
@@ -121,30 +116,83 @@ pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, out: &mut Vec<u
     }
 }
 
-/// `coeff · Z[start .. start + 128]` for the first `columns` columns of the
-/// shard whose words are `words`: the fingerprint the stored keys make a key
-/// with this row reproduce. Requires `start < num_starts` and
-/// `columns <= columns_at(start)`.
-#[inline(always)]
-pub(crate) fn fingerprint(words: &[u64], g: &Geometry, start: usize, coeff: u128, columns: u32) -> u32 {
-    let block = start / BLOCK_SLOTS;
-    let shift = (start % BLOCK_SLOTS) as u32;
-    let columns = columns as usize;
-    // The third block only matters when the window is not block aligned;
-    // clamping keeps the aligned case at the last block in bounds.
-    let third = (block + 2).min(g.num_blocks - 1);
-    let (o0, o1, o2) = (g.word_offset(block), g.word_offset(block + 1), g.word_offset(third));
-    let b0 = &words[o0..o0 + columns];
-    let b1 = &words[o1..o1 + columns];
-    let b2 = &words[o2..o2 + columns];
-    let mut out = 0u32;
-    for (j, ((&w0, &w1), &w2)) in b0.iter().zip(b1).zip(b2).enumerate() {
-        let low = (w0 as u128 | (w1 as u128) << 64) >> shift;
-        // `<< 1 << (127 - shift)` is `<< (128 - shift)`, and 0 when shift = 0.
-        let high = (w2 as u128) << 1 << (127 - shift);
-        out |= ((coeff & (low | high)).count_ones() & 1) << j;
+/// A query's view of the solution: the three blocks its row covers, and its
+/// coefficients shifted to line up with them.
+///
+/// Shifting the one coefficient row (once per query) instead of the solution
+/// words (once per column) leaves three ANDs, two XORs and a parity per
+/// column.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    /// Word offsets of the three blocks.
+    blocks: [usize; 3],
+    /// The coefficients as a 192-bit value starting at the first block.
+    coeff: [u64; 3],
+}
+
+impl Window {
+    /// The window of a row at `start` (`start < g.num_starts()`).
+    #[inline(always)]
+    pub(crate) fn new(g: &Geometry, start: usize, coeff: u128) -> Self {
+        let block = start / BLOCK_SLOTS;
+        let shift = (start % BLOCK_SLOTS) as u32;
+        let shifted = coeff << shift;
+        // `>> 1 >> (127 - shift)` is `>> (128 - shift)`, and 0 when shift = 0.
+        let spill = (coeff >> 1 >> (127 - shift)) as u64;
+        // The third block only matters when the row is not block aligned;
+        // clamping keeps the aligned case at the last block in bounds.
+        let third = (block + 2).min(g.num_blocks - 1);
+        Window {
+            blocks: [g.word_offset(block), g.word_offset(block + 1), g.word_offset(third)],
+            coeff: [shifted as u64, (shifted >> 64) as u64, spill],
+        }
     }
-    out
+
+    /// The fingerprint's first `columns` bits (`columns <= 32`).
+    ///
+    /// Parities without a popcount instruction (not in baseline x86-64):
+    /// each column is folded to 8 bits and packed into one byte of a word,
+    /// then one fold of that word yields eight parities at once, gathered
+    /// into a byte by a multiplication.
+    #[inline(always)]
+    pub(crate) fn fingerprint(&self, words: &[u64], columns: u32) -> u32 {
+        let [o0, o1, o2] = self.blocks;
+        let [c0, c1, c2] = self.coeff;
+        let n = columns as usize;
+        // Three bounds checks per query instead of three per column.
+        let (b0, b1, b2) = (&words[o0..o0 + n], &words[o1..o1 + n], &words[o2..o2 + n]);
+        let mut out = 0u32;
+        let mut first = 0;
+        while first < n {
+            let last = (first + 8).min(n);
+            let mut packed = 0u64;
+            for j in first..last {
+                // `coeff & Z[..][j]` folded to 64 bits, then to 8.
+                let mut v = (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2);
+                v ^= v >> 32;
+                v ^= v >> 16;
+                v ^= v >> 8;
+                packed |= (v & 0xff) << (8 * (j - first));
+            }
+            packed ^= packed >> 4;
+            packed ^= packed >> 2;
+            packed ^= packed >> 1;
+            let parities = ((packed & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
+            out |= parities << first;
+            first = last;
+        }
+        out
+    }
+
+    /// Whether the first `columns` fingerprint bits equal those of `result`.
+    /// Evaluates every column without branching: an early exit at the first
+    /// mismatch is mispredicted half the time on absent keys, and the
+    /// pipeline flush costs more than the columns it saves.
+    #[inline(always)]
+    pub(crate) fn matches(&self, words: &[u64], columns: u32, result: u32) -> bool {
+        self.fingerprint(words, columns) == result & (u32::MAX >> (32 - columns))
+    }
+
 }
 
 #[cfg(test)]
@@ -152,6 +200,7 @@ mod tests {
     use super::super::banding::Added;
     use super::super::row::Row;
     use super::*;
+    use alloc::vec;
 
     /// Every stored equation holds after back-substitution, for a mix of
     /// column counts and starts at every offset within a block.
@@ -183,7 +232,10 @@ mod tests {
         assert_eq!(words.len(), 1 + 4 * 5 + 2);
         for (row, columns) in rows {
             assert_eq!(columns, 5 + (row.start >= 128) as u32);
-            assert_eq!(fingerprint(&words[1..], &g, row.start, row.coeff, columns), row.result, "{row:?}");
+            let window = Window::new(&g, row.start, row.coeff);
+            assert_eq!(window.fingerprint(&words[1..], columns), row.result, "{row:?}");
+            assert!(window.matches(&words[1..], columns, row.result));
+            assert!(!window.matches(&words[1..], columns, row.result ^ (1 << (columns - 1))));
         }
     }
 }
