@@ -251,3 +251,66 @@ impl FromBytes for Ribbon {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    /// A frame with a valid checksum around hand-made shard records.
+    fn frame(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(num_keys).u64(shards.len() as u64);
+        let len = shards.len() * SHARD_RECORD_BYTES + words * 8;
+        format::encode(FilterKind::Ribbon, &p.into_vec(), len, |w| {
+            for &(blocks, upper, r, seed) in shards {
+                w.u32(blocks).u32(upper).u8(r).u8(seed);
+            }
+            w.u64s(&vec![0; words]);
+        })
+    }
+
+    #[test]
+    fn decoder_checks_every_shard_field() {
+        // Well formed: 2 blocks, 3 columns, the second block with 4.
+        assert!(Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)).is_ok());
+        let bad = [
+            frame(5, &[(2, 1, 0, 0)], 2),                     // 0 columns
+            frame(5, &[(2, 1, 33, 0)], 67),                   // 33 columns
+            frame(5, &[(2, 3, 3, 0)], 6),                     // extra columns past the end
+            frame(5, &[(2, 1, 32, 0)], 65),                   // 33 columns in block 1
+            frame(5, &[(1, 1, 3, 0)], 3),                     // one block: no room for a row
+            frame(5, &[(2, 2, 3, 64)], 6),                    // seed beyond the attempts
+            frame(500, &[(2, 2, 3, 0)], 6),                   // more keys than slots
+            frame(0, &[(2, 2, 3, 0)], 6),                     // shards but no keys
+            frame(5, &[], 0),                                 // keys but no shards
+            frame(5, &[(2, 2, 3, 0)], 7),                     // payload longer than the shards
+            frame(5, &[(2, 2, 3, 0)], 5),                     // payload shorter
+            frame(5, &[(u32::MAX, u32::MAX, 32, 0)], 0),      // huge shard, tiny payload
+        ];
+        for (i, bytes) in bad.iter().enumerate() {
+            assert!(Ribbon::from_bytes(bytes).is_err(), "case {i} decoded");
+        }
+    }
+
+    #[test]
+    fn huge_shard_count_is_refused_before_allocating() {
+        let mut p = ByteWriter::default();
+        p.u64(1).u64(u64::MAX);
+        let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
+        assert_eq!(Ribbon::from_bytes(&bytes), Err(Error::Format(FormatError::Truncated)));
+    }
+
+    #[test]
+    fn empty_shards_answer_no() {
+        // Two shards of input but one distinct key: one shard stays empty.
+        let keys = vec![7u64; SHARD_KEYS + 1];
+        let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(4).unwrap()).unwrap();
+        assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
+        assert!(f.contains_hash(7));
+        let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(back, f);
+        let absent = (0..10_000u64).filter(|&h| f.contains_hash(h)).count();
+        assert!(absent < 2_000, "{absent}");
+    }
+}
