@@ -98,7 +98,7 @@ fn half_duplicates_build_and_answer() {
     assert_eq!(f.num_keys(), 20_000);
     // The shard count follows the input length, duplicates included (each
     // shard then holds fewer distinct keys), which costs a little space.
-    assert!(f.bits_per_key() < 8.0 * 1.03, "{}", f.bits_per_key());
+    assert!(f.bits_per_key() < 8.0 * 1.04, "{}", f.bits_per_key());
 }
 
 #[test]
@@ -120,10 +120,11 @@ fn random_key_sets_in_the_failure_range_of_other_filters_build() {
     }
 }
 
-/// Space and FPR at n = 100,000 (fixed seeds): bits/key at most 2.5% above
-/// r plus the shard table's 0.02 bits (the design target is 5%; measured:
-/// 1.7% at r = 7, 3.1% at r = 1 where the table weighs most), FPR within
-/// 15% of 2^-r.
+/// Space and FPR at n = 100,000 (fixed seeds): bits/key at most 3.5% above
+/// r plus the shard table's 0.02 bits (the design target is 5%; measured
+/// with the default 1.025 slots per key: 2.6% at r = 7, 4% at r = 1 where the
+/// table weighs most), FPR within 15% of 2^-r. A second filter at 1/64
+/// extra slots shows the low-overhead setting: under 2% at r = 7.
 #[test]
 fn fpr_and_space_at_100k() {
     let n = 100_000;
@@ -132,16 +133,21 @@ fn fpr_and_space_at_100k() {
     for r in [1u32, 7, 8, 12] {
         let f = Ribbon::build(&keys, &bits(r)).unwrap();
         assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
-        assert!(f.bits_per_key() <= r as f64 * 1.025 + 0.02, "r = {r}: {} bits/key", f.bits_per_key());
+        assert!(f.bits_per_key() <= r as f64 * 1.035 + 0.02, "r = {r}: {} bits/key", f.bits_per_key());
         assert!(f.bits_per_key() >= r as f64, "r = {r}: {} bits/key", f.bits_per_key());
         assert_fpr_close(&format!("ribbon r={r}"), measured_fpr(&f, &absent), f.expected_fpr(), 0.15);
     }
     // r = 16: 2M probes expect ~31 false positives, too few for ±15%, so the
     // bound is looser; space is held to the same bar.
     let f = Ribbon::build(&keys, &bits(16)).unwrap();
-    assert!(f.bits_per_key() <= 16.0 * 1.025, "{}", f.bits_per_key());
+    assert!(f.bits_per_key() <= 16.0 * 1.035, "{}", f.bits_per_key());
     let fpr = measured_fpr(&f, &absent);
     assert!(fpr < 2.0 * f.expected_fpr(), "{fpr}");
+
+    let tight = bits(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
+    let f = Ribbon::build(&keys, &tight).unwrap();
+    assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
+    assert_fpr_close("ribbon r=7 tight", measured_fpr(&f, &absent), f.expected_fpr(), 0.15);
 }
 
 #[test]

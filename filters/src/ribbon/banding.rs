@@ -16,7 +16,8 @@
 //! (identical duplicate keys always do), and the system is unsolvable when it
 //! did not, so construction retries with a fresh seed.
 //!
-//! Memory: 16 bytes (coefficients) + 4 bytes (result) per slot.
+//! Memory: 32 bytes per slot (16 coefficient bytes, 4 result bytes, padding
+//! to the `u128` alignment), for one shard at a time.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -37,29 +38,25 @@ pub(crate) enum Added {
 /// The triangular system under construction.
 #[derive(Debug)]
 pub(crate) struct Banding {
-    /// `coeffs[i]`: the row whose leading 1 is at slot `i` (bit 0 = slot `i`),
-    /// or 0 if no row has its pivot there yet.
-    coeffs: Vec<u128>,
-    /// `results[i]`: the result bits of the row stored at `i`.
-    results: Vec<u32>,
+    /// `slots[i]`: the row whose leading 1 is at slot `i` (bit 0 = slot `i`)
+    /// and its result bits, or `(0, 0)` if no row has its pivot there yet.
+    /// Kept together so one elimination step touches one cache line.
+    slots: Vec<(u128, u32)>,
 }
 
 impl Banding {
     /// An empty system over `num_slots` slots.
     pub(crate) fn new(num_slots: usize) -> Self {
         Banding {
-            coeffs: vec![0; num_slots],
-            results: vec![0; num_slots],
+            slots: vec![(0, 0); num_slots],
         }
     }
 
     /// Empties the system and resizes it to `num_slots` slots, keeping the
     /// allocation (construction reuses one banding for every shard).
     pub(crate) fn reset(&mut self, num_slots: usize) {
-        self.coeffs.clear();
-        self.coeffs.resize(num_slots, 0);
-        self.results.clear();
-        self.results.resize(num_slots, 0);
+        self.slots.clear();
+        self.slots.resize(num_slots, (0, 0));
     }
 
     /// Adds `row`, whose result is already masked to its column count.
@@ -106,14 +103,13 @@ impl Banding {
     /// the stored row in and move to the new leading 1.
     #[inline(always)]
     fn step(&mut self, row: &mut Row) -> Option<Added> {
-        let stored = self.coeffs[row.start];
-        if stored == 0 {
-            self.coeffs[row.start] = row.coeff;
-            self.results[row.start] = row.result;
+        let slot = &mut self.slots[row.start];
+        if slot.0 == 0 {
+            *slot = (row.coeff, row.result);
             return Some(Added::Stored);
         }
-        let coeff = row.coeff ^ stored;
-        row.result ^= self.results[row.start];
+        let coeff = row.coeff ^ slot.0;
+        row.result ^= slot.1;
         if coeff == 0 {
             return Some(if row.result == 0 {
                 Added::Redundant
@@ -130,7 +126,7 @@ impl Banding {
     /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
     #[inline(always)]
     pub(crate) fn row_at(&self, slot: usize) -> (u128, u32) {
-        (self.coeffs[slot], self.results[slot])
+        self.slots[slot]
     }
 }
 

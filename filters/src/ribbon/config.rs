@@ -178,7 +178,7 @@ fn columns_for_fpr(p: f64) -> (u32, f64) {
 
 /// Slots per key of a shard, from measurement (see the table in the
 /// [module docs](crate::ribbon)).
-pub const SLOTS_PER_KEY: f64 = 1.0 + 1.0 / 64.0;
+pub const SLOTS_PER_KEY: f64 = 1.025;
 
 /// Blocks for a shard of `keys` keys at `ratio` slots per key, attempt
 /// `attempt`: `keys + extra` slots rounded to the nearest block, where
@@ -219,8 +219,8 @@ mod tests {
             assert!(g.upper_start <= g.num_blocks);
             assert!(p.geometry(keys, ATTEMPTS_PER_SIZE).unwrap().num_blocks >= g.num_blocks);
         }
-        assert_eq!(p.geometry(8192, 0).unwrap().num_blocks, 130);
-        assert_eq!(p.geometry(8192, ATTEMPTS_PER_SIZE).unwrap().num_blocks, 132);
+        assert_eq!(p.geometry(8192, 0).unwrap().num_blocks, 131); // 8192 · 1.025 / 64 = 131.2
+        assert_eq!(p.geometry(8192, ATTEMPTS_PER_SIZE).unwrap().num_blocks, 134); // extra doubled
         let g = RibbonParams::with_result_bits(32).unwrap().geometry(1000, 0).unwrap();
         assert_eq!(g.upper_start, g.num_blocks);
         assert_eq!(

@@ -105,7 +105,11 @@ pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, out: &mut Vec<u
             let (coeff, result) = banding.row_at(slot);
             for (j, w) in windows.iter_mut().enumerate() {
                 let above = *w << 1;
-                let bit = ((result >> j) & 1) ^ ((coeff & above).count_ones() & 1);
+                let both = coeff & above;
+                // Parity of the 64-bit fold: LLVM lowers `count_ones() & 1`
+                // on a u64 to a short fold even without a popcount
+                // instruction, where a u128 popcount costs two full ones.
+                let bit = ((result >> j) & 1) ^ (((both as u64) ^ ((both >> 64) as u64)).count_ones() & 1);
                 *w = above | bit as u128;
             }
         }
