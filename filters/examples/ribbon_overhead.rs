@@ -13,9 +13,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let trials: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
-    let ratios: Vec<f64> = args[2.min(args.len())..].iter().filter_map(|a| a.parse().ok()).collect();
+    let ratios: Vec<f64> = args[2.min(args.len())..]
+        .iter()
+        .filter_map(|a| a.parse().ok())
+        .collect();
     for ratio in ratios {
-        let params = RibbonParams::with_result_bits(7).unwrap().with_slots_per_key(ratio).unwrap();
+        let params = RibbonParams::with_result_bits(7)
+            .unwrap()
+            .with_slots_per_key(ratio)
+            .unwrap();
         let (mut attempts, mut failed, mut gave_up) = (0u64, 0u64, 0u64);
         let mut bits = 0.0;
         for t in 0..trials {

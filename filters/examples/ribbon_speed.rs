@@ -71,9 +71,15 @@ fn main() {
     };
     let hits = keys.iter().filter(|&&h| f.contains_hash(h)).count();
     assert_eq!(hits, n);
-    let hit_ns = best_of_3(&mut || keys.iter().filter(|&&h| f.contains_hash(black_box(h))).count(), n);
+    let hit_ns = best_of_3(
+        &mut || keys.iter().filter(|&&h| f.contains_hash(black_box(h))).count(),
+        n,
+    );
     let fp = absent.iter().filter(|&&h| f.contains_hash(h)).count();
-    let miss_ns = best_of_3(&mut || absent.iter().filter(|&&h| f.contains_hash(black_box(h))).count(), absent.len());
+    let miss_ns = best_of_3(
+        &mut || absent.iter().filter(|&&h| f.contains_hash(black_box(h))).count(),
+        absent.len(),
+    );
     let mut out = vec![false; absent.len()];
     let many_ns = best_of_3(
         &mut || {
@@ -87,7 +93,15 @@ fn main() {
     // Reference on the same machine state: BlockedBloom misses at 10 bits/key.
     let mut bloom = amq::BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
     keys.iter().for_each(|&h| bloom.insert_hash(h));
-    let bloom_ns = best_of_3(&mut || absent.iter().filter(|&&h| bloom.contains_hash(black_box(h))).count(), absent.len());
+    let bloom_ns = best_of_3(
+        &mut || {
+            absent
+                .iter()
+                .filter(|&&h| bloom.contains_hash(black_box(h)))
+                .count()
+        },
+        absent.len(),
+    );
 
     println!(
         "n={n} r={r} build={:.1} ns/key hit={hit_ns:.1} ns miss={miss_ns:.1} ns contains_many={many_ns:.1} ns/key \

@@ -81,7 +81,10 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
 #[test]
 fn empty_and_single_key_filters() {
     let empty = Ribbon::build(&[], &bits(7)).unwrap();
-    assert_eq!((empty.num_keys(), empty.size_in_bytes(), empty.expected_fpr()), (0, 0, 0.0));
+    assert_eq!(
+        (empty.num_keys(), empty.size_in_bytes(), empty.expected_fpr()),
+        (0, 0, 0.0)
+    );
     assert!(!empty.contains(b"anything"));
     let one = Ribbon::build(&[amq::hash_key(b"k")], &bits(7)).unwrap();
     assert!(one.contains(b"k"));
@@ -116,7 +119,11 @@ fn random_key_sets_in_the_failure_range_of_other_filters_build() {
         let keys = hashes(seed + 1_000, n);
         let f = Ribbon::build(&keys, &bits(8)).expect("build");
         assert_eq!(f.num_keys(), n);
-        assert!(f.attempts() <= 4 * f.num_shards() as u64, "{} attempts", f.attempts());
+        assert!(
+            f.attempts() <= 4 * f.num_shards() as u64,
+            "{} attempts",
+            f.attempts()
+        );
     }
 }
 
@@ -133,9 +140,22 @@ fn fpr_and_space_at_100k() {
     for r in [1u32, 7, 8, 12] {
         let f = Ribbon::build(&keys, &bits(r)).unwrap();
         assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
-        assert!(f.bits_per_key() <= r as f64 * 1.035 + 0.02, "r = {r}: {} bits/key", f.bits_per_key());
-        assert!(f.bits_per_key() >= r as f64, "r = {r}: {} bits/key", f.bits_per_key());
-        assert_fpr_close(&format!("ribbon r={r}"), measured_fpr(&f, &absent), f.expected_fpr(), 0.15);
+        assert!(
+            f.bits_per_key() <= r as f64 * 1.035 + 0.02,
+            "r = {r}: {} bits/key",
+            f.bits_per_key()
+        );
+        assert!(
+            f.bits_per_key() >= r as f64,
+            "r = {r}: {} bits/key",
+            f.bits_per_key()
+        );
+        assert_fpr_close(
+            &format!("ribbon r={r}"),
+            measured_fpr(&f, &absent),
+            f.expected_fpr(),
+            0.15,
+        );
     }
     // r = 16: 2M probes expect ~31 false positives, too few for ±15%, so the
     // bound is looser; space is held to the same bar.
@@ -147,7 +167,12 @@ fn fpr_and_space_at_100k() {
     let tight = bits(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
     let f = Ribbon::build(&keys, &tight).unwrap();
     assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
-    assert_fpr_close("ribbon r=7 tight", measured_fpr(&f, &absent), f.expected_fpr(), 0.15);
+    assert_fpr_close(
+        "ribbon r=7 tight",
+        measured_fpr(&f, &absent),
+        f.expected_fpr(),
+        0.15,
+    );
 }
 
 #[test]
@@ -157,13 +182,21 @@ fn fractional_bits_per_key_and_fpr_targets() {
     let absent = absent_hashes(11, 1_000_000, &keys);
 
     let f = Ribbon::build(&keys, &RibbonParams::with_bits_per_key(7.5).unwrap()).unwrap();
-    assert!((f.bits_per_key() - 7.5).abs() < 0.05, "{} bits/key", f.bits_per_key());
+    assert!(
+        (f.bits_per_key() - 7.5).abs() < 0.05,
+        "{} bits/key",
+        f.bits_per_key()
+    );
     let expected = f.expected_fpr();
     assert!(expected < 0.0078125 && expected > 0.00390625, "{expected}");
     assert_fpr_close("ribbon 7.5 bits/key", measured_fpr(&f, &absent), expected, 0.15);
 
     let f = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
-    assert!((f.expected_fpr() / 0.01 - 1.0).abs() < 0.01, "{}", f.expected_fpr());
+    assert!(
+        (f.expected_fpr() / 0.01 - 1.0).abs() < 0.01,
+        "{}",
+        f.expected_fpr()
+    );
     assert_fpr_close("ribbon fpr 1%", measured_fpr(&f, &absent), 0.01, 0.15);
     // log2(100) = 6.64 bits at the limit; the r/r+1 mix and the slots cost a few %.
     assert!(f.bits_per_key() < 6.64 * 1.05, "{} bits/key", f.bits_per_key());
@@ -172,13 +205,25 @@ fn fractional_bits_per_key_and_fpr_targets() {
 #[test]
 fn impossible_parameters_are_errors() {
     for r in [0, 33, u32::MAX] {
-        assert!(matches!(RibbonParams::with_result_bits(r), Err(Error::InvalidParameter { .. })));
+        assert!(matches!(
+            RibbonParams::with_result_bits(r),
+            Err(Error::InvalidParameter { .. })
+        ));
     }
     for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY, 1e-10] {
-        assert!(matches!(RibbonParams::with_fpr(p), Err(Error::InvalidParameter { .. })), "{p}");
+        assert!(
+            matches!(RibbonParams::with_fpr(p), Err(Error::InvalidParameter { .. })),
+            "{p}"
+        );
     }
     for b in [0.0, 0.99, 40.5, f64::NAN, f64::NEG_INFINITY] {
-        assert!(matches!(RibbonParams::with_bits_per_key(b), Err(Error::InvalidParameter { .. })), "{b}");
+        assert!(
+            matches!(
+                RibbonParams::with_bits_per_key(b),
+                Err(Error::InvalidParameter { .. })
+            ),
+            "{b}"
+        );
     }
     for ratio in [0.99, 4.5, f64::NAN] {
         assert!(bits(7).with_slots_per_key(ratio).is_err(), "{ratio}");
@@ -209,7 +254,10 @@ fn wrong_kind_is_rejected() {
     let bloom = amq::StandardBloom::with_fpr(10, 0.01).unwrap();
     assert!(Ribbon::from_bytes(&bloom.to_bytes()).is_err());
     assert!(amq::StandardBloom::from_bytes(&f.to_bytes()).is_err());
-    assert_eq!(AnyFilter::from_bytes(&f.to_bytes()).unwrap().kind(), FilterKind::Ribbon);
+    assert_eq!(
+        AnyFilter::from_bytes(&f.to_bytes()).unwrap().kind(),
+        FilterKind::Ribbon
+    );
 }
 
 #[test]

@@ -155,7 +155,11 @@ mod tests {
         let rows: Vec<Row> = (0..300u64)
             .map(|i| {
                 let a = crate::hash::remix(i, 3);
-                row((a % 300) as usize, (a as u128) << 64 | (a.rotate_left(17) as u128) | 1, (a >> 40) as u32 & 1)
+                row(
+                    (a % 300) as usize,
+                    (a as u128) << 64 | (a.rotate_left(17) as u128) | 1,
+                    (a >> 40) as u32 & 1,
+                )
             })
             .collect();
         let mut one = Banding::new(512);

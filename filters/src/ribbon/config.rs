@@ -188,7 +188,7 @@ fn blocks_for(keys: usize, ratio: f64, attempt: u32) -> Option<usize> {
     let growth = libm::exp2((attempt / ATTEMPTS_PER_SIZE) as f64);
     let extra = (keys as f64 * (ratio - 1.0)).max(MIN_EXTRA_SLOTS) * growth;
     let blocks = libm::round((keys as f64 + extra) / BLOCK_SLOTS as f64);
-    if !(blocks < (isize::MAX as usize / BLOCK_SLOTS / 64) as f64) {
+    if !blocks.is_finite() || blocks >= (isize::MAX as usize / BLOCK_SLOTS / 64) as f64 {
         return None;
     }
     Some((blocks as usize).max(2))
@@ -221,10 +221,15 @@ mod tests {
         }
         assert_eq!(p.geometry(8192, 0).unwrap().num_blocks, 131); // 8192 · 1.025 / 64 = 131.2
         assert_eq!(p.geometry(8192, ATTEMPTS_PER_SIZE).unwrap().num_blocks, 134); // extra doubled
-        let g = RibbonParams::with_result_bits(32).unwrap().geometry(1000, 0).unwrap();
+        let g = RibbonParams::with_result_bits(32)
+            .unwrap()
+            .geometry(1000, 0)
+            .unwrap();
         assert_eq!(g.upper_start, g.num_blocks);
         assert_eq!(
-            RibbonParams::with_result_bits(32).unwrap().geometry(usize::MAX / 2, 0),
+            RibbonParams::with_result_bits(32)
+                .unwrap()
+                .geometry(usize::MAX / 2, 0),
             Err(Error::TooLarge)
         );
     }

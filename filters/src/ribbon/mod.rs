@@ -1,4 +1,133 @@
-//! Standard Ribbon filter (placeholder doc; the full story comes with the measurements).
+//! Standard Ribbon filter (Dillinger & Walzer 2021, "Ribbon filter:
+//! practically smarter than Bloom and Xor", arXiv:2103.02515): a static
+//! filter within a few percent of the space limit `log2(1/FPR)` bits per key.
+//!
+//! # The idea
+//!
+//! Each key `x` becomes one linear equation over GF(2) (see `row.rs`):
+//!
+//! ```text
+//!   c(x) · Z[s(x) .. s(x) + 128] = f(x)          (r-bit values)
+//! ```
+//!
+//! where `s(x)` is a start slot, `c(x)` 128 random coefficient bits with the
+//! first one set, and `f(x)` an `r`-bit fingerprint. `Z` is a table of `m`
+//! slots of `r` bits each. Construction solves the system for `Z`; a query
+//! recomputes `c(y) · Z[..]` and compares it with `f(y)`. A stored key always
+//! matches (no false negatives). For a key that was not stored, `f(y)` is
+//! independent of `c(y) · Z`, so each of the `r` bits matches with
+//! probability 1/2:
+//!
+//! ```text
+//!   FPR = 2^-r,     bits/key = r · m / n = r · (1 + ε)
+//! ```
+//!
+//! against the lower bound `log2(1/FPR) = r` bits per key (a Bloom filter
+//! needs `1.44 r`). Everything turns on how small the slot overhead `ε` can
+//! be while the system stays solvable.
+//!
+//! Because each row only covers 128 consecutive slots, the coefficient
+//! matrix, with rows sorted by start, is a band, and Gaussian elimination
+//! stays inside it: `banding.rs` adds equations one at a time ("on-the-fly",
+//! section 2.2 of the paper) in O(1/ε) 128-bit XORs per key, and
+//! `solution.rs` back-substitutes into an interleaved layout in O(r) per slot.
+//!
+//! # Shards: why the overhead can be 1.6–2.5%
+//!
+//! A band of width `w = 128` fails when, somewhere, more rows start in a
+//! stretch of slots than fit there: mostly near the end of the band, where
+//! the rows pushed forward by earlier overloads pile up. One big band must
+//! avoid that everywhere, so the overhead it needs grows with `n`. Measured
+//! with an earlier single-band version of this code (one seed per attempt,
+//! `r = 7`): at `n = 100,000`, 3% overhead failed 9% of attempts and 2%
+//! failed 44%; at `n = 1,000,000`, 3% failed 60% and 4% still 40%.
+//!
+//! So the keys are split into shards of about [`SHARD_KEYS`] (8,192) keys by
+//! the high bits of their hash, and each shard is its own small band with its
+//! own seed and its own size (`keys · SLOTS_PER_KEY`, at least 64 extra
+//! slots, rounded to whole 64-slot blocks). A shard that fails is rebuilt
+//! alone with the next seed, which is cheap, so a shard may fail often and
+//! the overhead can be small. The cost is a 16-byte descriptor per shard
+//! (0.016 bits/key) and one table lookup per query. The slots per key were
+//! chosen from this measurement (`cargo run --release -p amq --example
+//! ribbon_overhead -- K 300 RATIO...`: share of shard attempts that fail,
+//! 300 random key sets per cell, `r = 7`; a cell's extra slots are
+//! `max(K·(ratio − 1), 64)` rounded to whole blocks):
+//!
+//! | keys in shard `K` | ratio 1.0 (64 extra) | 1.0156 | **1.025** | 1.035 |
+//! |-------------------|-----------|--------|-----------|-------|
+//! | 2,048             | 0.3%      | 0.3%   | 0.3%      | 0.3%  |
+//! | 4,096             | 14.5%     | 14.5%  | 0.7%      | 0.7%  |
+//! | 6,144             | 38%       | 8.8%   | 8.8%      | 2.6%  |
+//! | 8,192             | 60%       | 21%    | 4.8%      | 1.3%  |
+//!
+//! and, for the whole filter at `n = 1,000,000`, `r = 7` (`cargo run
+//! --release -p amq --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
+//! time on a shared 2-core machine, so build times are only comparable
+//! within the table):
+//!
+//! | slots per key | bits/key | over `r` | shard attempts / shards | build ns/key |
+//! |---------------|----------|----------|-------------------------|--------------|
+//! | 1.0156        | 7.125    | 1.8%     | 150 / 123               | 145–160      |
+//! | **1.025**     | 7.190    | 2.7%     | 127 / 123               | 96–110       |
+//! | 1.035         | 7.258    | 3.7%     | 123 / 123               | 96           |
+//! | 1.05          | 7.366    | 5.2%     | 123 / 123               | 83           |
+//!
+//! The default [`SLOTS_PER_KEY`] = 1.025 keeps the space well inside 5% over
+//! `r` while construction stays near 100 ns/key; elimination work grows like
+//! `1/ε` (about 26 XOR steps per key at 1.0156, 16 at 1.025, 8 at 1.05).
+//! [`RibbonParams::with_slots_per_key`]`(1.0 + 1.0 / 64.0)` buys the 1.8%
+//! setting for about 1.4× the build time.
+//!
+//! # Retries never hang
+//!
+//! A shard tries at most [`MAX_ATTEMPTS`] seeds. The seed redraws starts and
+//! coefficients (redrawing coefficients alone rarely helps: the failures come
+//! from where rows start), and every 8 failed attempts the shard's extra
+//! slots double, so a shard of any size is solved long before the limit; only
+//! then would [`Error::BuildFailed`] be returned. Duplicate hashes are
+//! removed first (an identical row would be harmless, but the key count must
+//! count distinct keys), so no key set can force a failure.
+//!
+//! # Fractional bits per key
+//!
+//! With an integer `r` the FPR can only be a power of two. As in RocksDB's
+//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns:
+//! each shard's blocks from `upper_start` on hold `r + 1`, and a key uses the
+//! column count of its start block (rows only reach forward, so that is
+//! always well defined; see `solution.rs`). [`RibbonParams::with_fpr`] and
+//! [`RibbonParams::with_bits_per_key`] pick `r` and the share of `r + 1`
+//! blocks; the expected FPR is the start-weighted mix of `2^-r` and
+//! `2^-(r+1)`.
+//!
+//! # Layout and query
+//!
+//! Each shard's solution is stored block by block, one `u64` per column per
+//! block of 64 slots (column-major inside the block). A query takes one
+//! multiplication and one table load for the shard, one remix for start and
+//! coefficients, then reads the three consecutive blocks its 128-slot row
+//! covers (at r = 7: 168 bytes, at most four cache lines) and computes all
+//! `r` parities without branches. Batching with prefetches did not pay in
+//! measurement (the query is bound by its dependent arithmetic, and
+//! computing each row twice cost more than the overlap saved), so
+//! [`Filter::contains_many`] keeps the default loop.
+//!
+//! # Build memory
+//!
+//! Besides the finished filter: 8 bytes per key (every key's first hash
+//! step, grouped by shard, sorted and deduplicated in place), one count per
+//! shard, and one banding of 32 bytes per slot for one shard at a time
+//! (about 270 KB, reused for every shard). So about 8 bytes per key plus a
+//! constant.
+//!
+//! # Invariants
+//!
+//! * A stored banding row at slot `i` has its leading 1 at `i` and no bit
+//!   past the shard's last slot; every start is below `num_slots − 127`.
+//! * Shards are laid out one after another; a query reads only its shard's
+//!   words, and decoding checks every shard's shape and that the payload is
+//!   exactly the words the shapes imply, before allocating.
+//! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
 
 mod banding;
 mod config;
@@ -29,7 +158,32 @@ pub const MAX_ATTEMPTS: u32 = 64;
 const SHARD_RECORD_BYTES: usize = 10;
 
 /// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
-/// about 2% above `log2(1/FPR)` bits per key.
+/// about 2.7% above `log2(1/FPR)` bits per key. See the [module
+/// docs](self) for the design.
+///
+/// ```
+/// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+///
+/// let keys: Vec<u64> = (0..100_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+/// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+///
+/// // 7 bits of fingerprint: FPR 2^-7 = 0.78% at under 7.35 bits per key.
+/// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+/// assert_eq!(f.expected_fpr(), 1.0 / 128.0);
+/// let absent = 200_000;
+/// let fp = (1u64 << 40..(1 << 40) + absent)
+///     .filter(|i| f.contains(&i.to_le_bytes()))
+///     .count();
+/// let fpr = fp as f64 / absent as f64;
+/// assert!((fpr / f.expected_fpr() - 1.0).abs() < 0.15, "{fpr}");
+///
+/// // Any FPR, not only powers of two: 1% at about 6.9 bits per key
+/// // (Bloom needs 9.6).
+/// let g = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
+/// assert!((g.expected_fpr() - 0.01).abs() < 1e-4);
+/// assert!(g.bits_per_key() < 7.0, "{}", g.bits_per_key());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ribbon {
     /// Every shard's interleaved solution, one after the other.
@@ -47,7 +201,11 @@ impl Ribbon {
     /// Construction attempts over all shards (one per seed tried); the
     /// number of shards with keys when every first attempt succeeded.
     pub fn attempts(&self) -> u64 {
-        self.shards.iter().filter(|s| s.geometry().num_blocks != 0).map(|s| s.seed() as u64 + 1).sum()
+        self.shards
+            .iter()
+            .filter(|s| s.geometry().num_blocks != 0)
+            .map(|s| s.seed() as u64 + 1)
+            .sum()
     }
 
     /// Total slots over all shards.
@@ -106,7 +264,8 @@ impl Ribbon {
             if !(1..=MAX_RESULT_BITS).contains(&base_columns) {
                 return Err(bad("result bits must be in 1..=32"));
             }
-            if upper_start > g.num_blocks || (base_columns == MAX_RESULT_BITS && upper_start != g.num_blocks) {
+            if upper_start > g.num_blocks || (base_columns == MAX_RESULT_BITS && upper_start != g.num_blocks)
+            {
                 return Err(bad("extra-column start block out of range"));
             }
             if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
@@ -220,7 +379,13 @@ impl Filter for Ribbon {
         // A random query lands in each shard with equal probability.
         match self.shards.len() {
             0 => 0.0,
-            s => self.shards.iter().map(|sh| sh.geometry().expected_fpr()).sum::<f64>() / s as f64,
+            s => {
+                self.shards
+                    .iter()
+                    .map(|sh| sh.geometry().expected_fpr())
+                    .sum::<f64>()
+                    / s as f64
+            }
         }
     }
 
@@ -251,7 +416,6 @@ impl FromBytes for Ribbon {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,18 +439,18 @@ mod tests {
         // Well formed: 2 blocks, 3 columns, the second block with 4.
         assert!(Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)).is_ok());
         let bad = [
-            frame(5, &[(2, 1, 0, 0)], 2),                     // 0 columns
-            frame(5, &[(2, 1, 33, 0)], 67),                   // 33 columns
-            frame(5, &[(2, 3, 3, 0)], 6),                     // extra columns past the end
-            frame(5, &[(2, 1, 32, 0)], 65),                   // 33 columns in block 1
-            frame(5, &[(1, 1, 3, 0)], 3),                     // one block: no room for a row
-            frame(5, &[(2, 2, 3, 64)], 6),                    // seed beyond the attempts
-            frame(500, &[(2, 2, 3, 0)], 6),                   // more keys than slots
-            frame(0, &[(2, 2, 3, 0)], 6),                     // shards but no keys
-            frame(5, &[], 0),                                 // keys but no shards
-            frame(5, &[(2, 2, 3, 0)], 7),                     // payload longer than the shards
-            frame(5, &[(2, 2, 3, 0)], 5),                     // payload shorter
-            frame(5, &[(u32::MAX, u32::MAX, 32, 0)], 0),      // huge shard, tiny payload
+            frame(5, &[(2, 1, 0, 0)], 2),                // 0 columns
+            frame(5, &[(2, 1, 33, 0)], 67),              // 33 columns
+            frame(5, &[(2, 3, 3, 0)], 6),                // extra columns past the end
+            frame(5, &[(2, 1, 32, 0)], 65),              // 33 columns in block 1
+            frame(5, &[(1, 1, 3, 0)], 3),                // one block: no room for a row
+            frame(5, &[(2, 2, 3, 64)], 6),               // seed beyond the attempts
+            frame(500, &[(2, 2, 3, 0)], 6),              // more keys than slots
+            frame(0, &[(2, 2, 3, 0)], 6),                // shards but no keys
+            frame(5, &[], 0),                            // keys but no shards
+            frame(5, &[(2, 2, 3, 0)], 7),                // payload longer than the shards
+            frame(5, &[(2, 2, 3, 0)], 5),                // payload shorter
+            frame(5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
         ];
         for (i, bytes) in bad.iter().enumerate() {
             assert!(Ribbon::from_bytes(bytes).is_err(), "case {i} decoded");
@@ -298,7 +462,10 @@ mod tests {
         let mut p = ByteWriter::default();
         p.u64(1).u64(u64::MAX);
         let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
-        assert_eq!(Ribbon::from_bytes(&bytes), Err(Error::Format(FormatError::Truncated)));
+        assert_eq!(
+            Ribbon::from_bytes(&bytes),
+            Err(Error::Format(FormatError::Truncated))
+        );
     }
 
     #[test]

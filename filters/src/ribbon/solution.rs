@@ -147,7 +147,11 @@ impl Window {
         // clamping keeps the aligned case at the last block in bounds.
         let third = (block + 2).min(g.num_blocks - 1);
         Window {
-            blocks: [g.word_offset(block), g.word_offset(block + 1), g.word_offset(third)],
+            blocks: [
+                g.word_offset(block),
+                g.word_offset(block + 1),
+                g.word_offset(third),
+            ],
             coeff: [shifted as u64, (shifted >> 64) as u64, spill],
         }
     }
@@ -181,7 +185,8 @@ impl Window {
             packed ^= packed >> 4;
             packed ^= packed >> 2;
             packed ^= packed >> 1;
-            let parities = ((packed & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
+            let parities =
+                ((packed & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
             out |= parities << first;
             first = last;
         }
@@ -196,7 +201,6 @@ impl Window {
     pub(crate) fn matches(&self, words: &[u64], columns: u32, result: u32) -> bool {
         self.fingerprint(words, columns) == result & (u32::MAX >> (32 - columns))
     }
-
 }
 
 #[cfg(test)]
