@@ -8,7 +8,7 @@
 //! | [`StandardBloom`] | inserts | 9.6 | [`bloom`] |
 //! | [`BlockedBloom`] | inserts, one cache miss per query | 10.0 | [`bloom`] |
 //! | [`CountingBloom`] | inserts and removals | 38.3 | [`bloom`] |
-//! | [`Ribbon`] | built once from all keys | 6.76 (r = 7 is 7.12 at 0.78%) | [`ribbon`] |
+//! | [`Ribbon`] | built once from all keys | 6.9 | [`ribbon`] |
 //!
 //! ```
 //! use amq::{hash_key, BlockedBloom, Filter, StandardBloom};
