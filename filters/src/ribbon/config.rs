@@ -21,7 +21,7 @@ const MIN_EXTRA_SLOTS: f64 = 64.0;
 /// so construction terminates for any key set.
 pub(crate) const ATTEMPTS_PER_SIZE: u32 = 8;
 
-/// What the caller asked for, resolved into a [`Geometry`] per shard once
+/// What the caller asked for, resolved into a geometry (slots, columns) per shard once
 /// the shard's number of distinct keys is known.
 ///
 /// ```
@@ -132,6 +132,9 @@ impl RibbonParams {
         let num_slots = num_blocks * BLOCK_SLOTS;
         let (base_columns, upper_start) = match self.target {
             Target::ResultBits(r) => (r, num_blocks),
+            // A power-of-two FPR needs no extra column, not even in the
+            // last block, where no row starts.
+            Target::Fpr { r, share } if share == 0.0 => (r, num_blocks),
             Target::Fpr { r, share } => {
                 let starts = (num_slots - (super::row::ROW_WIDTH - 1)) as f64;
                 let lower_starts = libm::round(starts * (1.0 - share)) as usize;
