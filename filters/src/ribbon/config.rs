@@ -134,7 +134,7 @@ impl RibbonParams {
             Target::ResultBits(r) => (r, num_blocks),
             // A power-of-two FPR needs no extra column, not even in the
             // last block, where no row starts.
-            Target::Fpr { r, share } if share == 0.0 => (r, num_blocks),
+            Target::Fpr { r, share: 0.0 } => (r, num_blocks),
             Target::Fpr { r, share } => {
                 let starts = (num_slots - (super::row::ROW_WIDTH - 1)) as f64;
                 let lower_starts = libm::round(starts * (1.0 - share)) as usize;
