@@ -4,7 +4,9 @@
 use alloc::vec::Vec;
 
 use crate::format;
-use crate::{BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FilterKind, FromBytes, StandardBloom};
+use crate::{
+    BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FilterKind, FromBytes, Ribbon, StandardBloom,
+};
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
 /// kind is only known from the bytes (an SSTable's filter block, say).
@@ -28,6 +30,8 @@ pub enum AnyFilter {
     CountingBloom(CountingBloom),
     /// A [`CuckooFilter`].
     Cuckoo(CuckooFilter),
+    /// A [`Ribbon`].
+    Ribbon(Ribbon),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -38,6 +42,7 @@ macro_rules! dispatch {
             AnyFilter::BlockedBloom($f) => $body,
             AnyFilter::CountingBloom($f) => $body,
             AnyFilter::Cuckoo($f) => $body,
+            AnyFilter::Ribbon($f) => $body,
         }
     };
 }
@@ -51,6 +56,7 @@ impl AnyFilter {
             FilterKind::BlockedBloom => AnyFilter::BlockedBloom(BlockedBloom::from_frame(frame)?),
             FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::from_frame(frame)?),
+            FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::from_frame(frame)?),
             other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
         })
     }

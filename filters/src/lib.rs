@@ -9,6 +9,7 @@
 //! | [`BlockedBloom`] | inserts, one cache miss per query | 10.0 | [`bloom`] |
 //! | [`CountingBloom`] | inserts and removals | 38.3 | [`bloom`] |
 //! | [`CuckooFilter`] | inserts and removals | 12.6 (0.19%) | [`cuckoo`] |
+//! | [`Ribbon`] | built once from all keys | 6.9 | [`ribbon`] |
 //!
 //! ```
 //! use amq::{hash_key, BlockedBloom, Filter, StandardBloom};
@@ -48,6 +49,7 @@ pub mod format;
 pub mod hash;
 pub mod math;
 mod prefetch;
+pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
@@ -57,6 +59,7 @@ pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
+pub use ribbon::{Ribbon, RibbonParams};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;

@@ -65,5 +65,6 @@ via_bytes!(
     crate::AtomicBlockedBloom,
     crate::CountingBloom,
     crate::CuckooFilter,
+    crate::Ribbon,
     crate::AnyFilter,
 );
