@@ -4,6 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::format;
+use crate::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Xor16, Xor8};
 use crate::{BlockedBloom, CountingBloom, Error, Filter, FilterKind, FromBytes, StandardBloom};
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
@@ -26,6 +27,16 @@ pub enum AnyFilter {
     BlockedBloom(BlockedBloom),
     /// A [`CountingBloom`].
     CountingBloom(CountingBloom),
+    /// An [`Xor8`].
+    Xor8(Xor8),
+    /// An [`Xor16`].
+    Xor16(Xor16),
+    /// A [`BinaryFuse8`].
+    BinaryFuse8(BinaryFuse8),
+    /// A [`BinaryFuse16`].
+    BinaryFuse16(BinaryFuse16),
+    /// A [`BinaryFuse32`].
+    BinaryFuse32(BinaryFuse32),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -35,6 +46,11 @@ macro_rules! dispatch {
             AnyFilter::StandardBloom($f) => $body,
             AnyFilter::BlockedBloom($f) => $body,
             AnyFilter::CountingBloom($f) => $body,
+            AnyFilter::Xor8($f) => $body,
+            AnyFilter::Xor16($f) => $body,
+            AnyFilter::BinaryFuse8($f) => $body,
+            AnyFilter::BinaryFuse16($f) => $body,
+            AnyFilter::BinaryFuse32($f) => $body,
         }
     };
 }
@@ -47,6 +63,11 @@ impl AnyFilter {
             FilterKind::StandardBloom => AnyFilter::StandardBloom(StandardBloom::from_frame(frame)?),
             FilterKind::BlockedBloom => AnyFilter::BlockedBloom(BlockedBloom::from_frame(frame)?),
             FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
+            FilterKind::Xor8 => AnyFilter::Xor8(Xor8::from_frame(frame)?),
+            FilterKind::Xor16 => AnyFilter::Xor16(Xor16::from_frame(frame)?),
+            FilterKind::BinaryFuse8 => AnyFilter::BinaryFuse8(BinaryFuse8::from_frame(frame)?),
+            FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::from_frame(frame)?),
+            FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::from_frame(frame)?),
             other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
         })
     }

@@ -63,5 +63,10 @@ via_bytes!(
     crate::StandardBloom,
     crate::BlockedBloom,
     crate::CountingBloom,
+    crate::Xor8,
+    crate::Xor16,
+    crate::BinaryFuse8,
+    crate::BinaryFuse16,
+    crate::BinaryFuse32,
     crate::AnyFilter,
 );
