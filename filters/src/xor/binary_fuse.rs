@@ -372,7 +372,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
 
     /// Whether the key with this [`hash_key`](crate::hash_key) value may be
     /// in the set.
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.segments.arity {
             FuseArity::Three => {
@@ -460,7 +460,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
 }
 
 impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
-    #[inline]
+    #[inline(always)]
     fn contains_hash(&self, hash: u64) -> bool {
         BinaryFuse::contains_hash(self, hash)
     }

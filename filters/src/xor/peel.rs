@@ -133,6 +133,8 @@ where
 
     let mut order = ordered_mixed_hashes(keys, seed);
 
+    // Counts and xors live in separate arrays: most accesses only read a
+    // count, and a byte per slot stays in cache where 16 bytes would not.
     let mut xors = vec![0u64; num_slots];
     let mut counts = vec![0u8; num_slots];
     let mut overflow = false;
@@ -147,29 +149,41 @@ where
         return None;
     }
 
-    // Peel. Each slot enters the queue at most once: when its count first
-    // equals one (counts only fall), so the queue never reallocates.
-    let mut queue: Vec<u32> = Vec::with_capacity(num_slots);
-    queue.extend((0..num_slots as u32).filter(|&s| counts[s as usize] == 1));
+    // Peel. A slot enters the queue only when its count is exactly one:
+    // initially, or when it falls from two to one, which happens at most once
+    // per slot (counts only fall). So `num_slots` entries always suffice; the
+    // one spare lets the pushes below write unconditionally.
+    let mut queue = vec![0u32; num_slots + 1];
+    let mut queued = 0usize;
+    for (slot, &count) in counts.iter().enumerate() {
+        queue[queued] = slot as u32;
+        queued += (count == 1) as usize;
+    }
     let mut which = vec![0u8; keys.len()];
     let mut peeled = 0usize;
-    while let Some(slot) = queue.pop() {
-        let slot = slot as usize;
+    while queued > 0 {
+        queued -= 1;
+        let slot = queue[queued] as usize;
         if counts[slot] != 1 {
             continue; // its key left through another slot
         }
         let mixed = xors[slot];
         let slots = geometry.slots(mixed);
-        let Some(index) = slots.iter().position(|&s| s == slot) else {
-            return None; // unreachable with exact counts; fail rather than trust it
-        };
-        for s in slots {
+        let mut index = A;
+        for (i, &s) in slots.iter().enumerate() {
+            if s == slot {
+                index = i;
+                continue;
+            }
             xors[s] ^= mixed;
             counts[s] = counts[s].wrapping_sub(1);
-            if counts[s] == 1 {
-                queue.push(s as u32);
-            }
+            queue[queued] = s as u32;
+            queued += (counts[s] == 1) as usize;
         }
+        if index == A || peeled == keys.len() {
+            return None; // unreachable with exact counts; fail rather than trust it
+        }
+        counts[slot] = 0;
         // The stack overwrites `order` from the front: `peeled` never passes
         // the number of keys, and the ordered hashes are no longer needed.
         order[peeled] = mixed;

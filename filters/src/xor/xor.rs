@@ -158,7 +158,7 @@ impl<F: XorFingerprint> Xor<F> {
 
     /// Whether the key with this [`hash_key`](crate::hash_key) value may be
     /// in the set.
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         query::contains(&self.fingerprints, &self.blocks, self.seed, hash)
     }
@@ -213,7 +213,7 @@ impl<F: XorFingerprint> Xor<F> {
 }
 
 impl<F: XorFingerprint> Filter for Xor<F> {
-    #[inline]
+    #[inline(always)]
     fn contains_hash(&self, hash: u64) -> bool {
         Xor::contains_hash(self, hash)
     }
