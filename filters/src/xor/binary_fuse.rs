@@ -219,6 +219,9 @@ impl Segments {
 }
 
 impl Geometry<3> for Segments {
+    type State = peel::SplitState;
+    const SCATTERED: bool = false;
+
     #[inline(always)]
     fn num_slots(&self) -> usize {
         self.len() as usize
@@ -230,6 +233,9 @@ impl Geometry<3> for Segments {
 }
 
 impl Geometry<4> for Segments {
+    type State = peel::SplitState;
+    const SCATTERED: bool = false;
+
     #[inline(always)]
     fn num_slots(&self) -> usize {
         self.len() as usize

@@ -66,6 +66,9 @@ impl Blocks {
 }
 
 impl Geometry<3> for Blocks {
+    type State = peel::JointState;
+    const SCATTERED: bool = true;
+
     #[inline(always)]
     fn num_slots(&self) -> usize {
         3 * self.block_len as usize
