@@ -43,20 +43,12 @@ pub fn assert_fpr_close(name: &str, measured: f64, expected: f64, rel: f64) {
 /// Asserts the filter reports every hash in `keys` as present.
 pub fn assert_no_false_negatives(f: &dyn Filter, keys: &[u64]) {
     for &h in keys {
-        assert!(
-            f.contains_hash(h),
-            "false negative for hash {h:#018x} in {:?}",
-            f.kind()
-        );
+        assert!(f.contains_hash(h), "false negative for hash {h:#018x} in {:?}", f.kind());
     }
     // The batch path must agree.
     let mut out = vec![false; keys.len()];
     f.contains_many(keys, &mut out);
-    assert!(
-        out.iter().all(|&b| b),
-        "contains_many gave a false negative in {:?}",
-        f.kind()
-    );
+    assert!(out.iter().all(|&b| b), "contains_many gave a false negative in {:?}", f.kind());
 }
 
 /// `to_bytes` → `from_bytes` gives an equal filter, and `AnyFilter` decodes
@@ -82,14 +74,8 @@ pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[u64])
 pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
     let bytes = f.to_bytes();
     for n in 0..bytes.len() {
-        assert!(
-            F::from_bytes(&bytes[..n]).is_err(),
-            "truncation to {n} bytes decoded"
-        );
-        assert!(
-            AnyFilter::from_bytes(&bytes[..n]).is_err(),
-            "truncation to {n} bytes decoded as any"
-        );
+        assert!(F::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded");
+        assert!(AnyFilter::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded as any");
     }
     let mut extended = bytes.clone();
     extended.push(0);
