@@ -20,7 +20,7 @@
 //! key. If the hypergraph whose vertices are slots and whose edges are keys
 //! can be *peeled* (repeatedly removing a key that is alone in some slot),
 //! the system solves in linear time by assigning keys in reverse peel order
-//! ([`peel`](self) module: `peel.rs`). Peeling succeeds with high probability
+//! (`peel.rs`). Peeling succeeds with high probability
 //! when there are enough slots per key:
 //!
 //! | filter | slots per key | bits/key, 8-bit | module |
@@ -35,7 +35,7 @@
 //!
 //! * A filter of `n >= 1` keys has a non-empty table and `n <= slots`; an
 //!   empty filter has no slots and answers `false` to everything.
-//! * Every slot a [`Geometry`](peel) yields is in bounds for every 64-bit
+//! * Every slot a layout (`Geometry` in `peel.rs`) yields is in bounds for every 64-bit
 //!   hash, so the decoder only needs to check the parameters, never the
 //!   fingerprints, to make queries panic-free.
 //! * The key count is the number of *distinct* hashes given to `build`.
@@ -46,7 +46,7 @@
 //! given; if it fails, the hashes are deduplicated once and later attempts
 //! retry with fresh seeds (`remix(hash, seed)`), at most 64 in all, then
 //! [`Error::BuildFailed`](crate::Error::BuildFailed). Temporary memory is
-//! about 24 bytes per key for binary fuse and 25 for xor, plus 16 while
+//! about 24 bytes per key for binary fuse and 34 for xor, plus 16 while
 //! deduplicating an input that has duplicates.
 //!
 //! ```

@@ -12,9 +12,9 @@
 //!    Both geometries pick their first slot from those top bits, so the
 //!    table is then filled and peeled roughly front to back, which keeps the
 //!    working set in cache at 10M keys (the trick of Graf & Lemire 2022, §5).
-//! 3. **Count.** Each slot keeps how many keys touch it (`u8`) and the xor of
-//!    their mixed hashes (`u64`). A slot with count 1 therefore *names* its
-//!    one remaining key: the xor is that key's hash.
+//! 3. **Count.** Each slot keeps how many keys touch it and the xor of
+//!    their mixed hashes ([`SlotState`]). A slot with count 1 therefore
+//!    *names* its one remaining key: the xor is that key's hash.
 //! 4. **Peel.** Repeatedly take a slot of count 1, record (key, slot) on a
 //!    stack and remove the key from all its slots, which may free others
 //!    (Molloy 2005; Botelho, Pagh & Ziviani 2007). If every key is peeled the
@@ -25,22 +25,24 @@
 //!    disturbs no earlier one.
 //!
 //! **Failure and duplicates.** Two copies of one hash share all `A` slots, so
-//! no slot is ever alone for them and peeling stalls; a `u8` count that
-//! overflows (hundreds of copies) also fails the attempt. After the first
-//! failed attempt the key hashes are deduplicated once ([`sorted_distinct`],
-//! expected linear time for hashes) and the next attempts use the distinct
-//! set. Each later failure retries with a fresh seed, at most
-//! [`MAX_ATTEMPTS`] times in all, then returns [`Error::BuildFailed`]. Every
-//! loop is bounded by the number of keys or slots, so construction cannot
-//! hang. A successful peel proves the keys were distinct (a duplicate can
-//! never be peeled), so the key count of a filter is its distinct-key count.
+//! no slot is ever alone for them and peeling stalls; a count that
+//! overflows (hundreds of copies, with `u8` counts) also fails the attempt.
+//! After the first failed attempt the key hashes are deduplicated once
+//! ([`sorted_distinct`], expected linear time for hashes) and the next
+//! attempts use the distinct set. Each later failure retries with a fresh
+//! seed, at most [`MAX_ATTEMPTS`] times in all, then returns
+//! [`Error::BuildFailed`]. Every loop is bounded by the number of keys or
+//! slots, so construction cannot hang. A successful peel proves the keys were
+//! distinct (a duplicate can never be peeled), so the key count of a filter
+//! is its distinct-key count.
 //!
-//! **Memory.** One attempt holds, besides the finished table: per slot a
-//! `u64` xor, a `u8` count and a `u32` queue entry (13 bytes), per key the
-//! `u64` ordered hash, reused as the peel stack, and a `u8` slot index
-//! (9 bytes). At 1.125 slots per key (binary fuse) that is about 24 bytes per
-//! key, at 1.23 (xor) about 25. Input with duplicates adds the distinct copy
-//! (8 bytes per key) and, while it is made, a scratch copy (8 more).
+//! **Memory.** One attempt holds, besides the finished table: per slot the
+//! [`SlotState`] (9 bytes split, 16 joint) and a `u32` queue entry; per key
+//! the `u64` ordered hash, reused as the peel stack, and a `u8` slot index
+//! (9 bytes). Binary fuse (split state, 1.125 slots per key): about 24 bytes
+//! per key. Xor (joint state, 1.23 slots per key): about 34. Input with
+//! duplicates adds the distinct copy (8 bytes per key) and, while it is made,
+//! a scratch copy (8 more). `docs/static-filters.md` has the measured peaks.
 
 use alloc::vec;
 use alloc::vec::Vec;

@@ -136,7 +136,7 @@ impl<F: XorFingerprint> Xor<F> {
     /// Builds the filter from [`hash_key`](crate::hash_key) values.
     /// Duplicates are allowed (removed first) and counted once.
     ///
-    /// Takes expected linear time and about 25 bytes per key of temporary
+    /// Takes expected linear time and about 34 bytes per key of temporary
     /// memory (see [`crate::xor`]). Fails only with [`Error::TooLarge`] (more
     /// than about 3.4 billion keys) or, after 64 seeds, [`Error::BuildFailed`],
     /// which random hashes never hit in practice.
