@@ -552,6 +552,49 @@ mod tests {
         assert_eq!(s.segment_count, 13);
     }
 
+    /// A frame with a valid checksum but the given parameters and payload.
+    fn frame(arity: u8, segment_len: u32, segment_count: u32, num_keys: u64, payload: &[u8]) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(9)
+            .u8(arity)
+            .u32(segment_len)
+            .u32(segment_count)
+            .u64(num_keys);
+        format::encode(FilterKind::BinaryFuse8, &p.into_vec(), payload.len(), |w| {
+            w.bytes(payload);
+        })
+    }
+
+    #[test]
+    fn decoder_checks_every_parameter() {
+        let bad = |bytes: Vec<u8>| matches!(BinaryFuse8::from_bytes(&bytes), Err(Error::Format(_)));
+        // 3-wise, L = 4, c = 2: 16 slots.
+        let ok = BinaryFuse8::from_bytes(&frame(3, 4, 2, 5, &[0; 16])).unwrap();
+        assert_eq!((ok.num_slots(), ok.segment_len(), ok.segment_count()), (16, 4, 2));
+        assert!(BinaryFuse8::from_bytes(&frame(4, 4, 2, 5, &[0; 20])).is_ok());
+        assert!(bad(frame(2, 4, 2, 5, &[0; 16])), "arity 2");
+        assert!(bad(frame(5, 4, 2, 5, &[0; 16])), "arity 5");
+        assert!(
+            bad(frame(3, 3, 2, 5, &[0; 16])),
+            "segment length not a power of two"
+        );
+        assert!(bad(frame(3, 0, 2, 5, &[])), "segment length 0");
+        assert!(
+            bad(frame(3, 1 << 19, 1, 5, &[0; 3 << 19])),
+            "segment length over 2^18"
+        );
+        assert!(bad(frame(3, 4, 2, 17, &[0; 16])), "more keys than slots");
+        assert!(bad(frame(3, 4, 2, 0, &[0; 16])), "slots but no keys");
+        assert!(bad(frame(3, 4, 0, 1, &[])), "keys but no slots");
+        assert!(bad(frame(3, 4, 2, 5, &[0; 15])), "short payload");
+        assert!(
+            bad(frame(3, 1 << 18, u32::MAX, 5, &[0; 16])),
+            "more than 2^32 slots"
+        );
+        let empty = BinaryFuse8::from_bytes(&frame(3, 1, 0, 0, &[])).unwrap();
+        assert!(!empty.contains_hash(0));
+    }
+
     #[test]
     fn slots_lie_in_consecutive_segments() {
         for arity in [FuseArity::Three, FuseArity::Four] {

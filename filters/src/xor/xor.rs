@@ -287,6 +287,34 @@ mod tests {
         assert!(a < c && c < d && d < b.num_slots());
     }
 
+    /// A frame with a valid checksum but the given parameters and payload.
+    fn frame(seed: u64, block_len: u64, num_keys: u64, payload: &[u8]) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(seed).u64(block_len).u64(num_keys);
+        format::encode(FilterKind::Xor8, &p.into_vec(), payload.len(), |w| {
+            w.bytes(payload);
+        })
+    }
+
+    #[test]
+    fn decoder_checks_every_parameter() {
+        let bad = |bytes: Vec<u8>| matches!(Xor8::from_bytes(&bytes), Err(Error::Format(_)));
+        assert!(Xor8::from_bytes(&frame(1, 2, 3, &[0; 6])).is_ok());
+        assert!(bad(frame(1, 2, 7, &[0; 6])), "more keys than slots");
+        assert!(
+            bad(frame(1, 2, 0, &[0; 6])),
+            "keys but no slots, or slots but no keys"
+        );
+        assert!(bad(frame(1, 0, 1, &[])), "keys without slots");
+        assert!(bad(frame(1, 2, 3, &[0; 5])), "short payload");
+        assert!(bad(frame(1, 2, 3, &[0; 7])), "long payload");
+        assert!(bad(frame(1, u64::MAX / 2, 3, &[0; 6])), "slot count overflows");
+        assert!(bad(frame(1, 1 << 31, 3, &[0; 6])), "more than 2^32 slots");
+        // The empty filter is valid and contains nothing.
+        let empty = Xor8::from_bytes(&frame(1, 0, 0, &[])).unwrap();
+        assert!(!empty.contains_hash(0));
+    }
+
     #[test]
     fn rejects_inconsistent_parameters() {
         let f = Xor8::build(&[1, 2, 3]).unwrap();
