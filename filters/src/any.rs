@@ -5,7 +5,8 @@ use alloc::vec::Vec;
 
 use crate::format;
 use crate::{
-    BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FilterKind, FromBytes, Ribbon, StandardBloom,
+    BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
+    FilterKind, FromBytes, Ribbon, StandardBloom, Xor16, Xor8,
 };
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
@@ -32,6 +33,16 @@ pub enum AnyFilter {
     Cuckoo(CuckooFilter),
     /// A [`Ribbon`].
     Ribbon(Ribbon),
+    /// An [`Xor8`].
+    Xor8(Xor8),
+    /// An [`Xor16`].
+    Xor16(Xor16),
+    /// A [`BinaryFuse8`].
+    BinaryFuse8(BinaryFuse8),
+    /// A [`BinaryFuse16`].
+    BinaryFuse16(BinaryFuse16),
+    /// A [`BinaryFuse32`].
+    BinaryFuse32(BinaryFuse32),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -43,6 +54,11 @@ macro_rules! dispatch {
             AnyFilter::CountingBloom($f) => $body,
             AnyFilter::Cuckoo($f) => $body,
             AnyFilter::Ribbon($f) => $body,
+            AnyFilter::Xor8($f) => $body,
+            AnyFilter::Xor16($f) => $body,
+            AnyFilter::BinaryFuse8($f) => $body,
+            AnyFilter::BinaryFuse16($f) => $body,
+            AnyFilter::BinaryFuse32($f) => $body,
         }
     };
 }
@@ -57,7 +73,11 @@ impl AnyFilter {
             FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::from_frame(frame)?),
             FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::from_frame(frame)?),
-            other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
+            FilterKind::Xor8 => AnyFilter::Xor8(Xor8::from_frame(frame)?),
+            FilterKind::Xor16 => AnyFilter::Xor16(Xor16::from_frame(frame)?),
+            FilterKind::BinaryFuse8 => AnyFilter::BinaryFuse8(BinaryFuse8::from_frame(frame)?),
+            FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::from_frame(frame)?),
+            FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::from_frame(frame)?),
         })
     }
 
