@@ -4,7 +4,10 @@
 use alloc::vec::Vec;
 
 use crate::format;
-use crate::{BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FilterKind, FromBytes, StandardBloom};
+use crate::{
+    BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
+    FilterKind, FromBytes, Ribbon, StandardBloom, Xor16, Xor8,
+};
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
 /// kind is only known from the bytes (an SSTable's filter block, say).
@@ -28,6 +31,18 @@ pub enum AnyFilter {
     CountingBloom(CountingBloom),
     /// A [`CuckooFilter`].
     Cuckoo(CuckooFilter),
+    /// A [`Ribbon`].
+    Ribbon(Ribbon),
+    /// An [`Xor8`].
+    Xor8(Xor8),
+    /// An [`Xor16`].
+    Xor16(Xor16),
+    /// A [`BinaryFuse8`].
+    BinaryFuse8(BinaryFuse8),
+    /// A [`BinaryFuse16`].
+    BinaryFuse16(BinaryFuse16),
+    /// A [`BinaryFuse32`].
+    BinaryFuse32(BinaryFuse32),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -38,6 +53,12 @@ macro_rules! dispatch {
             AnyFilter::BlockedBloom($f) => $body,
             AnyFilter::CountingBloom($f) => $body,
             AnyFilter::Cuckoo($f) => $body,
+            AnyFilter::Ribbon($f) => $body,
+            AnyFilter::Xor8($f) => $body,
+            AnyFilter::Xor16($f) => $body,
+            AnyFilter::BinaryFuse8($f) => $body,
+            AnyFilter::BinaryFuse16($f) => $body,
+            AnyFilter::BinaryFuse32($f) => $body,
         }
     };
 }
@@ -51,7 +72,12 @@ impl AnyFilter {
             FilterKind::BlockedBloom => AnyFilter::BlockedBloom(BlockedBloom::from_frame(frame)?),
             FilterKind::CountingBloom => AnyFilter::CountingBloom(CountingBloom::from_frame(frame)?),
             FilterKind::Cuckoo => AnyFilter::Cuckoo(CuckooFilter::from_frame(frame)?),
-            other => return Err(crate::FormatError::UnknownKind(other.id()).into()),
+            FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::from_frame(frame)?),
+            FilterKind::Xor8 => AnyFilter::Xor8(Xor8::from_frame(frame)?),
+            FilterKind::Xor16 => AnyFilter::Xor16(Xor16::from_frame(frame)?),
+            FilterKind::BinaryFuse8 => AnyFilter::BinaryFuse8(BinaryFuse8::from_frame(frame)?),
+            FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::from_frame(frame)?),
+            FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::from_frame(frame)?),
         })
     }
 

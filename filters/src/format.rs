@@ -21,7 +21,7 @@
 //!
 //! The decoder checks the total length against the declared lengths *before*
 //! allocating anything, so it never allocates more than the input implies,
-//! and reads only through [`Reader`], whose every access is bounds-checked.
+//! and reads only through a bounds-checked reader.
 
 use alloc::vec::Vec;
 

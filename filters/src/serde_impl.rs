@@ -65,5 +65,11 @@ via_bytes!(
     crate::AtomicBlockedBloom,
     crate::CountingBloom,
     crate::CuckooFilter,
+    crate::Ribbon,
+    crate::Xor8,
+    crate::Xor16,
+    crate::BinaryFuse8,
+    crate::BinaryFuse16,
+    crate::BinaryFuse32,
     crate::AnyFilter,
 );

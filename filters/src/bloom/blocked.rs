@@ -18,8 +18,10 @@
 //! bits/key, 0.957% instead of 0.82%. The best `k` is also lower than the
 //! standard `m/n · ln 2`: see [`probes_for_bits_per_key`] and its table.
 //!
-//! **Queries** build the key's 8-word mask and compare it with the block in
-//! one branch-free pass, so a miss costs no branch misprediction.
+//! **Queries** are branch-free: each probe's state is one multiply of the low
+//! 32 bits by a precomputed power of the multiplier (so the `k` multiplies run
+//! in parallel rather than as a chain), and the probed bits are ANDed
+//! together, so a miss costs no branch misprediction.
 //! [`contains_many`](Filter::contains_many) first computes and prefetches the
 //! blocks of a whole batch, then probes, which overlaps the cache misses.
 //!
@@ -95,27 +97,56 @@ fn block_of(hash: u64, num_blocks: u32) -> usize {
     reduce32((hash >> 32) as u32, num_blocks) as usize
 }
 
-/// The 8-word bit mask of a key's probes inside its block (low 32 bits).
+/// Multiplier that scrambles the in-block probe state: 2^32 / golden ratio.
+const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
+/// Largest probe count a blocked filter accepts.
+const MAX_PROBES: usize = 24;
+
+/// `PROBE_POWERS[i] = PROBE_MULTIPLIER^i mod 2^32`. Probe `i` reads the top
+/// 9 bits of `low32 · PROBE_POWERS[i]`: the state the chain `h *= C` reaches
+/// after `i` steps, but each probe is one independent multiply, so the CPU
+/// computes all of them in parallel instead of waiting on a chain of `k`.
+const PROBE_POWERS: [u32; MAX_PROBES] = {
+    let mut p = [1u32; MAX_PROBES];
+    let mut i = 1;
+    while i < MAX_PROBES {
+        p[i] = p[i - 1].wrapping_mul(PROBE_MULTIPLIER);
+        i += 1;
+    }
+    p
+};
+
+/// The in-block bit positions (`0..512`) of a key's probes.
+#[inline(always)]
+fn probe_bits(hash: u64, num_probes: u32) -> impl Iterator<Item = u32> {
+    let state = hash as u32;
+    PROBE_POWERS
+        .iter()
+        .take(num_probes as usize)
+        .map(move |&p| state.wrapping_mul(p) >> (32 - 9))
+}
+
+/// The 8-word bit mask of a key's probes inside its block (for inserts).
 #[inline(always)]
 fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
     let mut mask = [0u64; WORDS];
-    let mut h = hash as u32;
-    for _ in 0..num_probes {
-        let bit = h >> (32 - 9); // 0..512
+    for bit in probe_bits(hash, num_probes) {
         mask[(bit >> 6) as usize] |= 1 << (bit & 63);
-        h = h.wrapping_mul(0x9e37_79b9);
     }
     mask
 }
 
-/// Whether every bit of `mask` is set in `block`, without branching per word.
+/// Whether every probe bit of the key is set in `block`. Branch-free: the
+/// tested bits are ANDed into bit 0, so a miss costs no misprediction.
+/// (Measured against building the 8-word mask and comparing it with the block:
+/// this is faster, because the mask's data-dependent stores go through memory.)
 #[inline(always)]
-fn block_matches(block: &[u64; WORDS], mask: &[u64; WORDS]) -> bool {
-    let mut missing = 0;
-    for w in 0..WORDS {
-        missing |= mask[w] & !block[w];
+fn block_matches(block: &[u64; WORDS], hash: u64, num_probes: u32) -> bool {
+    let mut all = 1u64;
+    for bit in probe_bits(hash, num_probes) {
+        all &= block[(bit >> 6) as usize] >> (bit & 63);
     }
-    missing == 0
+    all & 1 == 1
 }
 
 /// Shared sizing: `(blocks, probes)` for `n` keys at `bits_per_key`.
@@ -202,7 +233,7 @@ impl BlockedBloom {
         bits_per_key: f64,
         num_probes: u32,
     ) -> Result<Self, Error> {
-        if !(1..=24).contains(&num_probes) {
+        if !(1..=MAX_PROBES as u32).contains(&num_probes) {
             return Err(crate::error::invalid("num_probes", "must be in 1..=24"));
         }
         let mut f = Self::with_bits_per_key(expected_keys, bits_per_key)?;
@@ -242,7 +273,7 @@ impl BlockedBloom {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
-        block_matches(block, &probe_mask(hash, self.num_probes))
+        block_matches(block, hash, self.num_probes)
     }
 
     /// Whether `key` may be in the set.
@@ -285,7 +316,7 @@ impl BlockedBloom {
         if num_blocks == 0 {
             return Err(FormatError::InvalidParameters("block count must be positive"));
         }
-        if !(1..=24).contains(&num_probes) {
+        if !(1..=MAX_PROBES as u32).contains(&num_probes) {
             return Err(FormatError::InvalidParameters("probe count must be 1..=24"));
         }
         let words = (num_blocks as usize).saturating_mul(WORDS);
@@ -338,7 +369,7 @@ impl Filter for BlockedBloom {
                 prefetch(&self.blocks[idx[i]]);
             }
             for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
-                *o = block_matches(&self.blocks[idx[i]].0, &probe_mask(h, self.num_probes));
+                *o = block_matches(&self.blocks[idx[i]].0, h, self.num_probes);
             }
         }
     }
@@ -449,7 +480,7 @@ impl AtomicBlockedBloom {
     pub fn contains_hash(&self, hash: u64) -> bool {
         let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
         let words = core::array::from_fn(|w| block[w].load(Ordering::Relaxed));
-        block_matches(&words, &probe_mask(hash, self.num_probes))
+        block_matches(&words, hash, self.num_probes)
     }
 
     /// Whether `key` may be in the set.

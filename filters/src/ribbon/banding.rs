@@ -1,0 +1,173 @@
+//! On-the-fly Gaussian elimination of a banded system ("banding",
+//! Dillinger & Walzer 2021, section 2.2).
+//!
+//! The system has one equation per key, `coeff · Z[start .. start + 128] =
+//! result`, over GF(2). Equations are added one at a time and kept in an
+//! upper-triangular form with *at most one row per slot*: the row stored at
+//! slot `i` has its leading 1 at `i`. Adding an equation walks upward from its
+//! start: at a free slot it is stored; at an occupied slot the stored row is
+//! XORed in (clearing the leading 1) and the walk skips to the new leading 1.
+//! Since every row only reaches 128 slots forward, each step touches a few
+//! neighbouring slots, so sorted insertion is cache friendly and the work per
+//! key is a handful of 128-bit XORs.
+//!
+//! If the coefficients cancel completely the equation was a combination of
+//! earlier ones: it is satisfied for free when its result also cancelled
+//! (identical duplicate keys always do), and the system is unsolvable when it
+//! did not, so construction retries with a fresh seed.
+//!
+//! Memory: 32 bytes per slot (16 coefficient bytes, 4 result bytes, padding
+//! to the `u128` alignment), for one shard at a time.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::row::Row;
+
+/// What adding one equation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Added {
+    /// Stored as the pivot row of a slot.
+    Stored,
+    /// Already implied by the stored rows (consistent): nothing to store.
+    Redundant,
+    /// Contradicts the stored rows: the system has no solution.
+    Contradiction,
+}
+
+/// The triangular system under construction.
+#[derive(Debug)]
+pub(crate) struct Banding {
+    /// `slots[i]`: the row whose leading 1 is at slot `i` (bit 0 = slot `i`)
+    /// and its result bits, or `(0, 0)` if no row has its pivot there yet.
+    /// Kept together so one elimination step touches one cache line.
+    slots: Vec<(u128, u32)>,
+}
+
+impl Banding {
+    /// An empty system over `num_slots` slots.
+    pub(crate) fn new(num_slots: usize) -> Self {
+        Banding {
+            slots: vec![(0, 0); num_slots],
+        }
+    }
+
+    /// Empties the system and resizes it to `num_slots` slots, keeping the
+    /// allocation (construction reuses one banding for every shard).
+    pub(crate) fn reset(&mut self, num_slots: usize) {
+        self.slots.clear();
+        self.slots.resize(num_slots, (0, 0));
+    }
+
+    /// Adds `row`, whose result is already masked to its column count.
+    ///
+    /// The caller guarantees every coefficient bit lies inside the system
+    /// (`start + 127 < num_slots`); then every slot the walk visits does too,
+    /// because the walk only moves to bits that are set.
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, mut row: Row) -> Added {
+        loop {
+            if let Some(done) = self.step(&mut row) {
+                return done;
+            }
+        }
+    }
+
+    /// Adds every row, four at a time: each walk is a chain of dependent
+    /// loads (the next slot depends on the XOR just done), so advancing four
+    /// walks in turn lets the CPU overlap their latencies. This is still
+    /// exact elimination: a walk's row stays a combination of its equation
+    /// and stored rows whatever the other walk stores meanwhile.
+    /// Returns `false` at the first contradiction.
+    pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
+        let mut lanes = [rows.next(), rows.next(), rows.next(), rows.next()];
+        loop {
+            let mut busy = false;
+            for lane in &mut lanes {
+                if let Some(row) = lane {
+                    busy = true;
+                    match self.step(row) {
+                        None => {}
+                        Some(Added::Contradiction) => return false,
+                        Some(_) => *lane = rows.next(),
+                    }
+                }
+            }
+            if !busy {
+                return true;
+            }
+        }
+    }
+
+    /// One elimination step of `row`'s walk: store it, finish it, or XOR
+    /// the stored row in and move to the new leading 1.
+    #[inline(always)]
+    fn step(&mut self, row: &mut Row) -> Option<Added> {
+        let slot = &mut self.slots[row.start];
+        if slot.0 == 0 {
+            *slot = (row.coeff, row.result);
+            return Some(Added::Stored);
+        }
+        let coeff = row.coeff ^ slot.0;
+        row.result ^= slot.1;
+        if coeff == 0 {
+            return Some(if row.result == 0 {
+                Added::Redundant
+            } else {
+                Added::Contradiction
+            });
+        }
+        let skip = coeff.trailing_zeros();
+        row.start += skip as usize;
+        row.coeff = coeff >> skip;
+        None
+    }
+
+    /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
+    #[inline(always)]
+    pub(crate) fn row_at(&self, slot: usize) -> (u128, u32) {
+        self.slots[slot]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(start: usize, coeff: u128, result: u32) -> Row {
+        Row { start, coeff, result }
+    }
+
+    #[test]
+    fn duplicates_are_redundant_and_contradictions_are_caught() {
+        let mut b = Banding::new(256);
+        assert_eq!(b.add(row(3, 0b1011, 5)), Added::Stored);
+        assert_eq!(b.add(row(3, 0b1011, 5)), Added::Redundant);
+        assert_eq!(b.add(row(3, 0b1011, 4)), Added::Contradiction);
+        // 0b1011 ^ 0b0001 = 0b1010 -> leading 1 moves to slot 4, stored there.
+        assert_eq!(b.add(row(3, 0b0001, 1)), Added::Stored);
+        assert_eq!(b.row_at(4), (0b101, 4));
+        assert_eq!(b.row_at(0), (0, 0));
+    }
+
+    #[test]
+    fn add_all_matches_one_at_a_time() {
+        let rows: Vec<Row> = (0..300u64)
+            .map(|i| {
+                let a = crate::hash::remix(i, 3);
+                row(
+                    (a % 300) as usize,
+                    (a as u128) << 64 | (a.rotate_left(17) as u128) | 1,
+                    (a >> 40) as u32 & 1,
+                )
+            })
+            .collect();
+        let mut one = Banding::new(512);
+        let solvable = rows.iter().all(|&r| one.add(r) != Added::Contradiction);
+        let mut two = Banding::new(512);
+        assert_eq!(two.add_all(rows.iter().copied()), solvable);
+        let mut dup = Banding::new(512);
+        assert!(dup.add_all([row(3, 0b11, 1), row(3, 0b11, 1), row(4, 1, 1)].into_iter()));
+        assert!(!dup.add_all([row(3, 0b11, 0)].into_iter()));
+    }
+}

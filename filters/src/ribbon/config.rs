@@ -1,0 +1,239 @@
+//! Construction parameters, and the geometry they resolve to for one shard:
+//! how many slots, how many columns, and which blocks carry an extra column.
+
+use crate::error::invalid;
+use crate::Error;
+
+use super::solution::{Geometry, BLOCK_SLOTS};
+
+/// Most result bits (columns) a Ribbon filter can have: one `u32` fingerprint.
+pub const MAX_RESULT_BITS: u32 = 32;
+
+/// Target keys per shard: the key set is split into `ceil(n / SHARD_KEYS)`
+/// shards, each solved on its own.
+pub const SHARD_KEYS: usize = 8192;
+
+/// Slots added to a shard above `keys · ratio` at least, so tiny shards have
+/// room for the end of the band, where no row starts.
+const MIN_EXTRA_SLOTS: f64 = 64.0;
+
+/// After this many failed attempts at one size, a shard's extra slots double,
+/// so construction terminates for any key set.
+pub(crate) const ATTEMPTS_PER_SIZE: u32 = 8;
+
+/// What the caller asked for, resolved into a geometry (slots, columns) per shard once
+/// the shard's number of distinct keys is known.
+///
+/// ```
+/// use amq::RibbonParams;
+/// assert!(RibbonParams::with_result_bits(7).is_ok());
+/// assert!(RibbonParams::with_result_bits(0).is_err());
+/// assert!(RibbonParams::with_result_bits(33).is_err());
+/// assert!(RibbonParams::with_fpr(0.01).is_ok());
+/// assert!(RibbonParams::with_fpr(f64::NAN).is_err());
+/// assert!(RibbonParams::with_bits_per_key(7.5).is_ok());
+/// assert!(RibbonParams::with_bits_per_key(0.5).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RibbonParams {
+    target: Target,
+    slots_per_key: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    /// Exactly this many columns everywhere.
+    ResultBits(u32),
+    /// `r` columns, and `r + 1` for this share of the starts.
+    Fpr { r: u32, share: f64 },
+    /// Total bits per key (slot overhead included).
+    BitsPerKey(f64),
+}
+
+impl RibbonParams {
+    /// `r` result bits per key (FPR `2^-r`), for integer `r` in `1..=32`.
+    pub fn with_result_bits(r: u32) -> Result<Self, Error> {
+        if !(1..=MAX_RESULT_BITS).contains(&r) {
+            return Err(invalid("result_bits", "must be in 1..=32"));
+        }
+        Ok(Self::new(Target::ResultBits(r)))
+    }
+
+    /// The false-positive rate `p`, for `p` in `[2^-32, 1)`.
+    ///
+    /// With `r = floor(log2(1/p))`, a share `f = 2(1 - p·2^r)` of the key
+    /// starts gets `r + 1` columns and the rest `r`, so the expected FPR
+    /// `(1 - f)·2^-r + f·2^-(r+1)` equals `p` (up to the 64-slot block
+    /// granularity). At `p >= 1/2` the filter uses one column (FPR 1/2).
+    pub fn with_fpr(p: f64) -> Result<Self, Error> {
+        if !(p > 0.0 && p < 1.0) {
+            return Err(invalid("fpr", "must be strictly between 0 and 1"));
+        }
+        if p < libm::exp2(-(MAX_RESULT_BITS as f64)) {
+            return Err(invalid("fpr", "below 2^-32 needs more than 32 result bits"));
+        }
+        let (r, share) = columns_for_fpr(p);
+        Ok(Self::new(Target::Fpr { r, share }))
+    }
+
+    /// About `b` bits per distinct key in total, slot overhead included, for
+    /// `b` in `[1, 40]`.
+    ///
+    /// Per shard the average column count is `b · keys / slots`; its
+    /// fractional part becomes a share of 64-slot blocks with one extra
+    /// column. It is clamped to `1..=32` columns, so a `b` that the slot
+    /// overhead pushes below one column gives slightly more than `b`.
+    pub fn with_bits_per_key(b: f64) -> Result<Self, Error> {
+        if !(1.0..=40.0).contains(&b) {
+            return Err(invalid("bits_per_key", "must be in [1, 40]"));
+        }
+        Ok(Self::new(Target::BitsPerKey(b)))
+    }
+
+    /// Overrides the measured slots-per-key ratio ([`SLOTS_PER_KEY`]) with
+    /// `ratio` in `[1, 4]`. Less room makes each construction attempt fail
+    /// more often (and construction slower); this exists to measure that.
+    ///
+    /// ```
+    /// use amq::RibbonParams;
+    /// let p = RibbonParams::with_result_bits(7).unwrap();
+    /// assert!(p.with_slots_per_key(1.1).is_ok());
+    /// assert!(p.with_slots_per_key(0.9).is_err());
+    /// ```
+    pub fn with_slots_per_key(self, ratio: f64) -> Result<Self, Error> {
+        if !(1.0..=4.0).contains(&ratio) {
+            return Err(invalid("slots_per_key", "must be in [1, 4]"));
+        }
+        Ok(RibbonParams {
+            slots_per_key: ratio,
+            ..self
+        })
+    }
+
+    const fn new(target: Target) -> Self {
+        RibbonParams {
+            target,
+            slots_per_key: SLOTS_PER_KEY,
+        }
+    }
+
+    /// Columns of an empty filter (no shard to size).
+    pub(crate) fn empty_columns(&self) -> u32 {
+        match self.target {
+            Target::ResultBits(r) | Target::Fpr { r, .. } => r,
+            Target::BitsPerKey(b) => (b as u32).clamp(1, MAX_RESULT_BITS),
+        }
+    }
+
+    /// The geometry of a shard of `keys` distinct keys (at least 1) at its
+    /// `attempt`-th construction attempt.
+    pub(crate) fn geometry(&self, keys: usize, attempt: u32) -> Result<Geometry, Error> {
+        let num_blocks = blocks_for(keys, self.slots_per_key, attempt).ok_or(Error::TooLarge)?;
+        let num_slots = num_blocks * BLOCK_SLOTS;
+        let (base_columns, upper_start) = match self.target {
+            Target::ResultBits(r) => (r, num_blocks),
+            // A power-of-two FPR needs no extra column, not even in the
+            // last block, where no row starts.
+            Target::Fpr { r, share: 0.0 } => (r, num_blocks),
+            Target::Fpr { r, share } => {
+                let starts = (num_slots - (super::row::ROW_WIDTH - 1)) as f64;
+                let lower_starts = libm::round(starts * (1.0 - share)) as usize;
+                (r, lower_starts.div_ceil(BLOCK_SLOTS).min(num_blocks))
+            }
+            Target::BitsPerKey(b) => {
+                let avg = (b * keys as f64 / num_slots as f64).clamp(1.0, MAX_RESULT_BITS as f64);
+                let r = avg as u32;
+                let upper = libm::round((avg - r as f64) * num_blocks as f64) as usize;
+                (r, num_blocks - upper.min(num_blocks))
+            }
+        };
+        // 32 columns is all a fingerprint holds: no extra column then.
+        let upper_start = if base_columns == MAX_RESULT_BITS {
+            num_blocks
+        } else {
+            upper_start
+        };
+        let geometry = Geometry {
+            num_blocks,
+            base_columns,
+            upper_start,
+        };
+        geometry
+            .num_words()
+            .filter(|w| *w <= isize::MAX as usize / 8)
+            .ok_or(Error::TooLarge)?;
+        Ok(geometry)
+    }
+}
+
+/// `(r, f)` for target FPR `p`: `r` columns, and the share `f` in `[0, 1)` of
+/// starts that get `r + 1`.
+fn columns_for_fpr(p: f64) -> (u32, f64) {
+    if p >= 0.5 {
+        return (1, 0.0);
+    }
+    let r = (libm::floor(-libm::log2(p)) as u32).clamp(1, MAX_RESULT_BITS);
+    if r == MAX_RESULT_BITS {
+        return (r, 0.0);
+    }
+    (r, (2.0 * (1.0 - p * libm::exp2(r as f64))).clamp(0.0, 1.0))
+}
+
+/// Slots per key of a shard, from measurement (see the table in the
+/// [module docs](crate::ribbon)).
+pub const SLOTS_PER_KEY: f64 = 1.025;
+
+/// Blocks for a shard of `keys` keys at `ratio` slots per key, attempt
+/// `attempt`: `keys + extra` slots rounded to the nearest block, where
+/// `extra = max(keys · (ratio - 1), 64)`, doubled every
+/// [`ATTEMPTS_PER_SIZE`] attempts; at least two blocks (one row width).
+fn blocks_for(keys: usize, ratio: f64, attempt: u32) -> Option<usize> {
+    let growth = libm::exp2((attempt / ATTEMPTS_PER_SIZE) as f64);
+    let extra = (keys as f64 * (ratio - 1.0)).max(MIN_EXTRA_SLOTS) * growth;
+    let blocks = libm::round((keys as f64 + extra) / BLOCK_SLOTS as f64);
+    if !blocks.is_finite() || blocks >= (isize::MAX as usize / BLOCK_SLOTS / 64) as f64 {
+        return None;
+    }
+    Some((blocks as usize).max(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fpr_mix_hits_the_target() {
+        for p in [0.4, 0.01, 0.0078125, 0.003, 1e-6] {
+            let (r, f) = columns_for_fpr(p);
+            let got = (1.0 - f) * libm::exp2(-(r as f64)) + f * libm::exp2(-(r as f64) - 1.0);
+            assert!((got / p - 1.0).abs() < 1e-9, "{p}: {r} {f}");
+        }
+        assert_eq!(columns_for_fpr(0.75), (1, 0.0));
+        assert_eq!(columns_for_fpr(1.0 / 128.0), (7, 0.0));
+    }
+
+    #[test]
+    fn geometries_are_well_formed_and_grow_on_retries() {
+        let p = RibbonParams::with_bits_per_key(7.5).unwrap();
+        for keys in [1usize, 2, 100, 10_000] {
+            let g = p.geometry(keys, 0).unwrap();
+            assert!(g.num_blocks >= 2);
+            assert!(g.num_slots() >= keys + 32);
+            assert!(g.upper_start <= g.num_blocks);
+            assert!(p.geometry(keys, ATTEMPTS_PER_SIZE).unwrap().num_blocks >= g.num_blocks);
+        }
+        assert_eq!(p.geometry(8192, 0).unwrap().num_blocks, 131); // 8192 · 1.025 / 64 = 131.2
+        assert_eq!(p.geometry(8192, ATTEMPTS_PER_SIZE).unwrap().num_blocks, 134); // extra doubled
+        let g = RibbonParams::with_result_bits(32)
+            .unwrap()
+            .geometry(1000, 0)
+            .unwrap();
+        assert_eq!(g.upper_start, g.num_blocks);
+        assert_eq!(
+            RibbonParams::with_result_bits(32)
+                .unwrap()
+                .geometry(usize::MAX / 2, 0),
+            Err(Error::TooLarge)
+        );
+    }
+}

@@ -1,0 +1,483 @@
+//! Standard Ribbon filter (Dillinger & Walzer 2021, "Ribbon filter:
+//! practically smarter than Bloom and Xor", arXiv:2103.02515): a static
+//! filter within a few percent of the space limit `log2(1/FPR)` bits per key.
+//!
+//! # The idea
+//!
+//! Each key `x` becomes one linear equation over GF(2) (see `row.rs`):
+//!
+//! ```text
+//!   c(x) · Z[s(x) .. s(x) + 128] = f(x)          (r-bit values)
+//! ```
+//!
+//! where `s(x)` is a start slot, `c(x)` 128 random coefficient bits with the
+//! first one set, and `f(x)` an `r`-bit fingerprint. `Z` is a table of `m`
+//! slots of `r` bits each. Construction solves the system for `Z`; a query
+//! recomputes `c(y) · Z[..]` and compares it with `f(y)`. A stored key always
+//! matches (no false negatives). For a key that was not stored, `f(y)` is
+//! independent of `c(y) · Z`, so each of the `r` bits matches with
+//! probability 1/2:
+//!
+//! ```text
+//!   FPR = 2^-r,     bits/key = r · m / n = r · (1 + ε)
+//! ```
+//!
+//! against the lower bound `log2(1/FPR) = r` bits per key (a Bloom filter
+//! needs `1.44 r`). Everything turns on how small the slot overhead `ε` can
+//! be while the system stays solvable.
+//!
+//! Because each row only covers 128 consecutive slots, the coefficient
+//! matrix, with rows sorted by start, is a band, and Gaussian elimination
+//! stays inside it: `banding.rs` adds equations one at a time ("on-the-fly",
+//! section 2.2 of the paper) in O(1/ε) 128-bit XORs per key, and
+//! `solution.rs` back-substitutes into an interleaved layout in O(r) per slot.
+//!
+//! # Shards: why the overhead can be 1.6–2.5%
+//!
+//! A band of width `w = 128` fails when, somewhere, more rows start in a
+//! stretch of slots than fit there: mostly near the end of the band, where
+//! the rows pushed forward by earlier overloads pile up. One big band must
+//! avoid that everywhere, so the overhead it needs grows with `n`. Measured
+//! with an earlier single-band version of this code (one seed per attempt,
+//! `r = 7`): at `n = 100,000`, 3% overhead failed 9% of attempts and 2%
+//! failed 44%; at `n = 1,000,000`, 3% failed 60% and 4% still 40%.
+//!
+//! So the keys are split into shards of about [`SHARD_KEYS`] (8,192) keys by
+//! the high bits of their hash, and each shard is its own small band with its
+//! own seed and its own size (`keys · SLOTS_PER_KEY`, at least 64 extra
+//! slots, rounded to whole 64-slot blocks). A shard that fails is rebuilt
+//! alone with the next seed, which is cheap, so a shard may fail often and
+//! the overhead can be small. The cost is a 16-byte descriptor per shard
+//! (0.016 bits/key) and one table lookup per query. The slots per key were
+//! chosen from this measurement (`cargo run --release -p amq --example
+//! ribbon_overhead -- K 300 RATIO...`: share of shard attempts that fail,
+//! 300 random key sets per cell, `r = 7`; a cell's extra slots are
+//! `max(K·(ratio − 1), 64)` rounded to whole blocks):
+//!
+//! | keys in shard `K` | ratio 1.0 (64 extra) | 1.0156 | **1.025** | 1.035 |
+//! |-------------------|-----------|--------|-----------|-------|
+//! | 2,048             | 0.3%      | 0.3%   | 0.3%      | 0.3%  |
+//! | 4,096             | 14.5%     | 14.5%  | 0.7%      | 0.7%  |
+//! | 6,144             | 38%       | 8.8%   | 8.8%      | 2.6%  |
+//! | 8,192             | 60%       | 21%    | 4.8%      | 1.3%  |
+//!
+//! and, for the whole filter at `n = 1,000,000`, `r = 7` (`cargo run
+//! --release -p amq --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
+//! time on a shared 2-core machine, so build times are only comparable
+//! within the table):
+//!
+//! | slots per key | bits/key | over `r` | shard attempts / shards | build ns/key |
+//! |---------------|----------|----------|-------------------------|--------------|
+//! | 1.0156        | 7.125    | 1.8%     | 150 / 123               | 145–160      |
+//! | **1.025**     | 7.190    | 2.7%     | 127 / 123               | 96–110       |
+//! | 1.035         | 7.258    | 3.7%     | 123 / 123               | 96           |
+//! | 1.05          | 7.366    | 5.2%     | 123 / 123               | 83           |
+//!
+//! The default [`SLOTS_PER_KEY`] = 1.025 keeps the space well inside 5% over
+//! `r` while construction stays near 100 ns/key; elimination work grows like
+//! `1/ε` (about 26 XOR steps per key at 1.0156, 16 at 1.025, 8 at 1.05).
+//! [`RibbonParams::with_slots_per_key`]`(1.0 + 1.0 / 64.0)` buys the 1.8%
+//! setting for about 1.4× the build time.
+//!
+//! # Retries never hang
+//!
+//! A shard tries at most [`MAX_ATTEMPTS`] seeds. The seed redraws starts and
+//! coefficients (redrawing coefficients alone rarely helps: the failures come
+//! from where rows start), and every 8 failed attempts the shard's extra
+//! slots double, so a shard of any size is solved long before the limit; only
+//! then would [`Error::BuildFailed`] be returned. Duplicate hashes are
+//! removed first (an identical row would be harmless, but the key count must
+//! count distinct keys), so no key set can force a failure.
+//!
+//! # Fractional bits per key
+//!
+//! With an integer `r` the FPR can only be a power of two. As in RocksDB's
+//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns:
+//! each shard's blocks from `upper_start` on hold `r + 1`, and a key uses the
+//! column count of its start block (rows only reach forward, so that is
+//! always well defined; see `solution.rs`). [`RibbonParams::with_fpr`] and
+//! [`RibbonParams::with_bits_per_key`] pick `r` and the share of `r + 1`
+//! blocks; the expected FPR is the start-weighted mix of `2^-r` and
+//! `2^-(r+1)`.
+//!
+//! # Layout and query
+//!
+//! Each shard's solution is stored block by block, one `u64` per column per
+//! block of 64 slots (column-major inside the block). A query takes one
+//! multiplication and one table load for the shard, one remix for start and
+//! coefficients, then reads the three consecutive blocks its 128-slot row
+//! covers (at r = 7: 168 bytes, at most four cache lines) and computes all
+//! `r` parities without branches. Batching with prefetches did not pay in
+//! measurement (the query is bound by its dependent arithmetic, and
+//! computing each row twice cost more than the overlap saved), so
+//! [`Filter::contains_many`] keeps the default loop.
+//!
+//! # Build memory
+//!
+//! Besides the finished filter: 8 bytes per key (every key's first hash
+//! step, grouped by shard, sorted and deduplicated in place), one count per
+//! shard, and one banding of 32 bytes per slot for one shard at a time
+//! (about 270 KB, reused for every shard). So about 8 bytes per key plus a
+//! constant.
+//!
+//! # Invariants
+//!
+//! * A stored banding row at slot `i` has its leading 1 at `i` and no bit
+//!   past the shard's last slot; every start is below `num_slots − 127`.
+//! * Shards are laid out one after another; a query reads only its shard's
+//!   words, and decoding checks every shard's shape and that the payload is
+//!   exactly the words the shapes imply, before allocating.
+//! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
+
+mod banding;
+mod config;
+mod order;
+mod row;
+mod shard;
+mod solution;
+
+pub use config::{RibbonParams, MAX_RESULT_BITS, SHARD_KEYS, SLOTS_PER_KEY};
+
+use alloc::vec::Vec;
+
+use self::banding::Banding;
+use self::order::Grouped;
+use self::row::{coeff_of, mixed, result_of, seeded, shard_of, start_of, unmixed, Row};
+use self::shard::Shard;
+use self::solution::{solve_into, Geometry, Window};
+use crate::format::{self, ByteWriter, Frame};
+use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
+
+/// Seeds tried per shard before construction gives up with
+/// [`Error::BuildFailed`]. The shard's extra slots double every 8 attempts,
+/// so in practice the limit is never reached.
+pub const MAX_ATTEMPTS: u32 = 64;
+
+/// Serialized bytes per shard descriptor: blocks (u32), extra-column start
+/// block (u32), result bits (u8), seed (u8).
+const SHARD_RECORD_BYTES: usize = 10;
+
+/// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
+/// about 2.7% above `log2(1/FPR)` bits per key. See the [module
+/// docs](self) for the design.
+///
+/// ```
+/// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+///
+/// let keys: Vec<u64> = (0..100_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+/// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+///
+/// // 7 bits of fingerprint: FPR 2^-7 = 0.78% at under 7.35 bits per key.
+/// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+/// assert_eq!(f.expected_fpr(), 1.0 / 128.0);
+/// let absent = 200_000;
+/// let fp = (1u64 << 40..(1 << 40) + absent)
+///     .filter(|i| f.contains(&i.to_le_bytes()))
+///     .count();
+/// let fpr = fp as f64 / absent as f64;
+/// assert!((fpr / f.expected_fpr() - 1.0).abs() < 0.15, "{fpr}");
+///
+/// // Any FPR, not only powers of two: 1% at about 6.9 bits per key
+/// // (Bloom needs 9.6).
+/// let g = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
+/// assert!((g.expected_fpr() - 0.01).abs() < 1e-4);
+/// assert!(g.bits_per_key() < 7.0, "{}", g.bits_per_key());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ribbon {
+    /// Every shard's interleaved solution, one after the other.
+    words: Vec<u64>,
+    shards: Vec<Shard>,
+    num_keys: u64,
+}
+
+impl Ribbon {
+    /// Number of shards the keys were split into (`ceil(n / SHARD_KEYS)`).
+    pub fn num_shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Construction attempts over all shards (one per seed tried); the
+    /// number of shards with keys when every first attempt succeeded.
+    pub fn attempts(&self) -> u64 {
+        self.shards
+            .iter()
+            .filter(|s| s.geometry().num_blocks != 0)
+            .map(|s| s.seed() as u64 + 1)
+            .sum()
+    }
+
+    /// Total slots over all shards.
+    pub fn num_slots(&self) -> usize {
+        self.shards.iter().map(|s| s.geometry().num_slots()).sum()
+    }
+
+    /// Whether the key with this hash may be in the set.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let a = mixed(hash);
+        let num_shards = self.shards.len() as u64;
+        let Some(shard) = self.shards.get(shard_of(a, num_shards)) else {
+            return false; // no shards: no keys
+        };
+        let g = shard.geometry();
+        if g.num_blocks == 0 {
+            return false;
+        }
+        let q = seeded(hash, shard.seed());
+        let start = start_of(q, g.num_starts() as u64);
+        let columns = g.columns_at(start);
+        Window::new(&g, start, coeff_of(q)).matches(&self.words[shard.first_word()..], columns, result_of(a))
+    }
+
+    /// Whether `key` may be in the set.
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(crate::hash_key(key))
+    }
+
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+        let num_keys = frame.params.u64()?;
+        let num_shards = frame.params.u64()?;
+        frame.params.finish()?;
+        let bad = FormatError::InvalidParameters;
+        // Bound the shard count by the input before allocating for it.
+        if num_shards > (frame.payload.remaining() / SHARD_RECORD_BYTES) as u64 {
+            return Err(FormatError::Truncated);
+        }
+        if (num_shards == 0) != (num_keys == 0) {
+            return Err(bad("key count does not match the shard count"));
+        }
+        let mut shards = Vec::with_capacity(num_shards as usize);
+        let (mut total_words, mut total_slots) = (0usize, 0u64);
+        for _ in 0..num_shards {
+            let num_blocks = frame.payload.u32()?;
+            let upper_start = frame.payload.u32()? as usize;
+            let base_columns = frame.payload.u8()? as u32;
+            let seed = frame.payload.u8()?;
+            let g = Geometry {
+                num_blocks: num_blocks as usize,
+                base_columns,
+                upper_start,
+            };
+            if !(1..=MAX_RESULT_BITS).contains(&base_columns) {
+                return Err(bad("result bits must be in 1..=32"));
+            }
+            if upper_start > g.num_blocks || (base_columns == MAX_RESULT_BITS && upper_start != g.num_blocks)
+            {
+                return Err(bad("extra-column start block out of range"));
+            }
+            if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
+                return Err(bad("invalid shard"));
+            }
+            shards.push(Shard::new(total_words, &g, seed).map_err(|_| bad("shard too large"))?);
+            total_words = g
+                .num_words()
+                .and_then(|w| total_words.checked_add(w))
+                .ok_or(FormatError::Truncated)?;
+            total_slots = total_slots.saturating_add(g.num_slots() as u64);
+        }
+        if num_keys > total_slots {
+            return Err(bad("more keys than slots"));
+        }
+        if frame.payload.remaining() != total_words.saturating_mul(8) {
+            return Err(bad("payload length does not match the shards"));
+        }
+        let words = frame.payload.u64s(total_words)?;
+        frame.payload.finish()?;
+        Ok(Ribbon {
+            words,
+            shards,
+            num_keys,
+        })
+    }
+}
+
+/// The low `columns` bits (`columns` in `1..=32`).
+#[inline(always)]
+fn column_mask(columns: u32) -> u32 {
+    u32::MAX >> (32 - columns)
+}
+
+/// Bands one shard's keys (sorted by start) with shard seed `seed`; `false`
+/// if the system has no solution.
+fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> bool {
+    banding.reset(g.num_slots());
+    let num_starts = g.num_starts() as u64;
+    banding.add_all(keys.iter().map(|&a| {
+        let q = seeded(unmixed(a), seed);
+        let start = start_of(q, num_starts);
+        Row {
+            start,
+            coeff: coeff_of(q),
+            result: result_of(a) & column_mask(g.columns_at(start)),
+        }
+    }))
+}
+
+impl StaticFilter for Ribbon {
+    type Params = RibbonParams;
+
+    fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
+        let num_shards = hashes.len().div_ceil(SHARD_KEYS);
+        let grouped = Grouped::new(hashes, num_shards);
+        let mut words = Vec::new();
+        let mut shards = Vec::with_capacity(num_shards);
+        let mut banding = Banding::new(0);
+        for s in 0..num_shards {
+            let keys = grouped.shard(s);
+            if keys.is_empty() {
+                let g = Geometry {
+                    num_blocks: 0,
+                    base_columns: params.empty_columns(),
+                    upper_start: 0,
+                };
+                shards.push(Shard::new(words.len(), &g, 0)?);
+                continue;
+            }
+            let mut solved = false;
+            for attempt in 0..MAX_ATTEMPTS {
+                let g = params.geometry(keys.len(), attempt)?;
+                let seed = attempt as u8;
+                if band_shard(&mut banding, keys, &g, seed) {
+                    shards.push(Shard::new(words.len(), &g, seed)?);
+                    solve_into(&banding, &g, &mut words);
+                    solved = true;
+                    break;
+                }
+            }
+            if !solved {
+                return Err(Error::BuildFailed {
+                    attempts: MAX_ATTEMPTS,
+                });
+            }
+        }
+        Ok(Ribbon {
+            words,
+            shards,
+            num_keys: grouped.num_distinct() as u64,
+        })
+    }
+}
+
+impl Filter for Ribbon {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        Ribbon::contains_hash(self, hash)
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.words.len() * 8 + self.shards.len() * core::mem::size_of::<Shard>()
+    }
+
+    fn num_keys(&self) -> usize {
+        self.num_keys as usize
+    }
+
+    fn expected_fpr(&self) -> f64 {
+        // A random query lands in each shard with equal probability.
+        match self.shards.len() {
+            0 => 0.0,
+            s => {
+                self.shards
+                    .iter()
+                    .map(|sh| sh.geometry().expected_fpr())
+                    .sum::<f64>()
+                    / s as f64
+            }
+        }
+    }
+
+    fn kind(&self) -> FilterKind {
+        FilterKind::Ribbon
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(self.num_keys).u64(self.shards.len() as u64);
+        let payload_len = self.shards.len() * SHARD_RECORD_BYTES + self.words.len() * 8;
+        format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
+            for shard in &self.shards {
+                let g = shard.geometry();
+                w.u32(g.num_blocks as u32)
+                    .u32(g.upper_start as u32)
+                    .u8(g.base_columns as u8)
+                    .u8(shard.seed());
+            }
+            w.u64s(&self.words);
+        })
+    }
+}
+
+impl FromBytes for Ribbon {
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::Ribbon)?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    /// A frame with a valid checksum around hand-made shard records.
+    fn frame(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(num_keys).u64(shards.len() as u64);
+        let len = shards.len() * SHARD_RECORD_BYTES + words * 8;
+        format::encode(FilterKind::Ribbon, &p.into_vec(), len, |w| {
+            for &(blocks, upper, r, seed) in shards {
+                w.u32(blocks).u32(upper).u8(r).u8(seed);
+            }
+            w.u64s(&vec![0; words]);
+        })
+    }
+
+    #[test]
+    fn decoder_checks_every_shard_field() {
+        // Well formed: 2 blocks, 3 columns, the second block with 4.
+        assert!(Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)).is_ok());
+        let bad = [
+            frame(5, &[(2, 1, 0, 0)], 2),                // 0 columns
+            frame(5, &[(2, 1, 33, 0)], 67),              // 33 columns
+            frame(5, &[(2, 3, 3, 0)], 6),                // extra columns past the end
+            frame(5, &[(2, 1, 32, 0)], 65),              // 33 columns in block 1
+            frame(5, &[(1, 1, 3, 0)], 3),                // one block: no room for a row
+            frame(5, &[(2, 2, 3, 64)], 6),               // seed beyond the attempts
+            frame(500, &[(2, 2, 3, 0)], 6),              // more keys than slots
+            frame(0, &[(2, 2, 3, 0)], 6),                // shards but no keys
+            frame(5, &[], 0),                            // keys but no shards
+            frame(5, &[(2, 2, 3, 0)], 7),                // payload longer than the shards
+            frame(5, &[(2, 2, 3, 0)], 5),                // payload shorter
+            frame(5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
+        ];
+        for (i, bytes) in bad.iter().enumerate() {
+            assert!(Ribbon::from_bytes(bytes).is_err(), "case {i} decoded");
+        }
+    }
+
+    #[test]
+    fn huge_shard_count_is_refused_before_allocating() {
+        let mut p = ByteWriter::default();
+        p.u64(1).u64(u64::MAX);
+        let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
+        assert_eq!(
+            Ribbon::from_bytes(&bytes),
+            Err(Error::Format(FormatError::Truncated))
+        );
+    }
+
+    #[test]
+    fn empty_shards_answer_no() {
+        // Two shards of input but one distinct key: one shard stays empty.
+        let keys = vec![7u64; SHARD_KEYS + 1];
+        let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(4).unwrap()).unwrap();
+        assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
+        assert!(f.contains_hash(7));
+        let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(back, f);
+        let absent = (0..10_000u64).filter(|&h| f.contains_hash(h)).count();
+        assert!(absent < 2_000, "{absent}");
+    }
+}

@@ -1,0 +1,249 @@
+//! Back-substitution into the interleaved solution, and the query that reads
+//! it.
+//!
+//! A shard's solution `Z` is a `num_slots × columns` bit matrix: column `j`
+//! holds bit `j` of every key's fingerprint. It is stored *interleaved*
+//! (as RocksDB's `InterleavedSolutionStorage`): slots are grouped into blocks
+//! of 64, and each block is stored as one `u64` word per column, bit `k` of
+//! word `j` being `Z[64·block + k][j]`. A query covers 128 consecutive slots,
+//! so it reads three consecutive blocks (two when it starts on a block
+//! boundary): with the row's coefficients shifted into place once, each
+//! column costs three ANDs and a parity, with no per-bit work, and at r = 7
+//! the three blocks span at most four cache lines.
+//!
+//! Fractional bits per key: blocks before `upper_start` hold `r` columns,
+//! blocks from `upper_start` on hold `r + 1`. A key uses the column count of
+//! its start block. Rows only reach forward, so a key that starts in an
+//! `r + 1` block only touches `r + 1` blocks, and a key that starts earlier
+//! uses only the first `r` columns, which every block has.
+//!
+//! Back-substitution walks the slots from last to first, keeping for each
+//! column a 128-bit window of the solution bits at and above the current
+//! slot: `Z[i][j] = result_i[j] ⊕ parity(coeff_i & window_j)`, where the
+//! row's own bit meets a 0 in the window. Slots without a row are free
+//! variables and get 0 (any value is correct, and the FPR does not depend on
+//! it because results are independent of coefficients).
+
+use alloc::vec::Vec;
+
+use super::banding::Banding;
+use super::row::ROW_WIDTH;
+
+/// Slots per interleaved block: one `u64` per column.
+pub(crate) const BLOCK_SLOTS: usize = 64;
+
+/// The shape of one shard's solution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    /// Blocks of 64 slots: 0 (no keys) or at least 2 (one row width).
+    pub(crate) num_blocks: usize,
+    /// Columns `r` of the blocks before `upper_start`.
+    pub(crate) base_columns: u32,
+    /// First block with `r + 1` columns (`num_blocks` if none).
+    pub(crate) upper_start: usize,
+}
+
+impl Geometry {
+    pub(crate) fn num_slots(&self) -> usize {
+        self.num_blocks * BLOCK_SLOTS
+    }
+
+    /// Possible start slots, `num_slots - 127`, so every row fits; 0 if empty.
+    pub(crate) fn num_starts(&self) -> usize {
+        self.num_slots().saturating_sub(ROW_WIDTH - 1)
+    }
+
+    /// Number of `u64` words, or `None` on overflow.
+    pub(crate) fn num_words(&self) -> Option<usize> {
+        self.num_blocks
+            .checked_mul(self.base_columns as usize)?
+            .checked_add(self.num_blocks.checked_sub(self.upper_start)?)
+    }
+
+    /// Index of block `block`'s first word.
+    #[inline(always)]
+    pub(crate) fn word_offset(&self, block: usize) -> usize {
+        block * self.base_columns as usize + block.saturating_sub(self.upper_start)
+    }
+
+    #[inline(always)]
+    fn columns_of_block(&self, block: usize) -> u32 {
+        self.base_columns + (block >= self.upper_start) as u32
+    }
+
+    /// Columns (fingerprint bits) of a key that starts at `start`.
+    #[inline(always)]
+    pub(crate) fn columns_at(&self, start: usize) -> u32 {
+        self.columns_of_block(start / BLOCK_SLOTS)
+    }
+
+    /// Expected FPR of a query that lands in this shard: the share of starts
+    /// with `r` columns at `2^-r`, the rest at `2^-(r+1)`.
+    pub(crate) fn expected_fpr(&self) -> f64 {
+        let starts = self.num_starts() as f64;
+        if starts == 0.0 {
+            return 0.0;
+        }
+        let r = self.base_columns as f64;
+        let lower = ((self.upper_start * BLOCK_SLOTS) as f64).min(starts);
+        (lower * libm::exp2(-r) + (starts - lower) * libm::exp2(-r - 1.0)) / starts
+    }
+}
+
+/// Solves the banded system by back-substitution and appends the shard's
+/// words (`geometry.num_words()` of them) to `out`.
+pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, out: &mut Vec<u64>) {
+    let first = out.len();
+    out.resize(first + geometry.num_words().unwrap_or(0), 0);
+    let words = &mut out[first..];
+    // window[j]: bit k = Z[i + k][j] for the slot i being solved.
+    let mut window = [0u128; 33];
+    for block in (0..geometry.num_blocks).rev() {
+        let columns = geometry.columns_of_block(block) as usize;
+        let windows = &mut window[..columns];
+        for slot in (block * BLOCK_SLOTS..(block + 1) * BLOCK_SLOTS).rev() {
+            let (coeff, result) = banding.row_at(slot);
+            for (j, w) in windows.iter_mut().enumerate() {
+                let above = *w << 1;
+                let both = coeff & above;
+                // Parity of the 64-bit fold: LLVM lowers `count_ones() & 1`
+                // on a u64 to a short fold even without a popcount
+                // instruction, where a u128 popcount costs two full ones.
+                let bit = ((result >> j) & 1) ^ (((both as u64) ^ ((both >> 64) as u64)).count_ones() & 1);
+                *w = above | bit as u128;
+            }
+        }
+        let at = geometry.word_offset(block);
+        for (word, w) in words[at..at + columns].iter_mut().zip(windows.iter()) {
+            *word = *w as u64;
+        }
+    }
+}
+
+/// A query's view of the solution: the three blocks its row covers, and its
+/// coefficients shifted to line up with them.
+///
+/// Shifting the one coefficient row (once per query) instead of the solution
+/// words (once per column) leaves three ANDs, two XORs and a parity per
+/// column.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    /// Word offsets of the three blocks.
+    blocks: [usize; 3],
+    /// The coefficients as a 192-bit value starting at the first block.
+    coeff: [u64; 3],
+}
+
+impl Window {
+    /// The window of a row at `start` (`start < g.num_starts()`).
+    #[inline(always)]
+    pub(crate) fn new(g: &Geometry, start: usize, coeff: u128) -> Self {
+        let block = start / BLOCK_SLOTS;
+        let shift = (start % BLOCK_SLOTS) as u32;
+        let shifted = coeff << shift;
+        // `>> 1 >> (127 - shift)` is `>> (128 - shift)`, and 0 when shift = 0.
+        let spill = (coeff >> 1 >> (127 - shift)) as u64;
+        // The third block only matters when the row is not block aligned;
+        // clamping keeps the aligned case at the last block in bounds.
+        let third = (block + 2).min(g.num_blocks - 1);
+        Window {
+            blocks: [
+                g.word_offset(block),
+                g.word_offset(block + 1),
+                g.word_offset(third),
+            ],
+            coeff: [shifted as u64, (shifted >> 64) as u64, spill],
+        }
+    }
+
+    /// The fingerprint's first `columns` bits (`columns <= 32`).
+    ///
+    /// Parities without a popcount instruction (not in baseline x86-64):
+    /// each column is folded to 8 bits and packed into one byte of a word,
+    /// then one fold of that word yields eight parities at once, gathered
+    /// into a byte by a multiplication.
+    #[inline(always)]
+    pub(crate) fn fingerprint(&self, words: &[u64], columns: u32) -> u32 {
+        let [o0, o1, o2] = self.blocks;
+        let [c0, c1, c2] = self.coeff;
+        let n = columns as usize;
+        // Three bounds checks per query instead of three per column.
+        let (b0, b1, b2) = (&words[o0..o0 + n], &words[o1..o1 + n], &words[o2..o2 + n]);
+        let mut out = 0u32;
+        let mut first = 0;
+        while first < n {
+            let last = (first + 8).min(n);
+            let mut packed = 0u64;
+            for j in first..last {
+                // `coeff & Z[..][j]` folded to 64 bits, then to 8.
+                let mut v = (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2);
+                v ^= v >> 32;
+                v ^= v >> 16;
+                v ^= v >> 8;
+                packed |= (v & 0xff) << (8 * (j - first));
+            }
+            packed ^= packed >> 4;
+            packed ^= packed >> 2;
+            packed ^= packed >> 1;
+            let parities =
+                ((packed & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32;
+            out |= parities << first;
+            first = last;
+        }
+        out
+    }
+
+    /// Whether the first `columns` fingerprint bits equal those of `result`.
+    /// Evaluates every column without branching: an early exit at the first
+    /// mismatch is mispredicted half the time on absent keys, and the
+    /// pipeline flush costs more than the columns it saves.
+    #[inline(always)]
+    pub(crate) fn matches(&self, words: &[u64], columns: u32, result: u32) -> bool {
+        self.fingerprint(words, columns) == result & (u32::MAX >> (32 - columns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::banding::Added;
+    use super::super::row::Row;
+    use super::*;
+    use alloc::vec;
+
+    /// Every stored equation holds after back-substitution, for a mix of
+    /// column counts and starts at every offset within a block.
+    #[test]
+    fn solution_satisfies_every_stored_row() {
+        let g = Geometry {
+            num_blocks: 4,
+            base_columns: 5,
+            upper_start: 2,
+        };
+        let mut banding = Banding::new(g.num_slots());
+        let mut rows = Vec::new();
+        for i in 0..200u64 {
+            let a = crate::hash::remix(i, 77);
+            let start = (i as usize * 7) % g.num_starts();
+            let columns = g.columns_at(start);
+            let row = Row {
+                start,
+                coeff: (a as u128) << 64 | crate::hash::remix(a, 1) as u128 | 1,
+                result: (a as u32) & ((1 << columns) - 1),
+            };
+            if banding.add(row) != Added::Contradiction {
+                rows.push((row, columns));
+            }
+        }
+        assert!(rows.len() > 150);
+        let mut words = vec![7u64]; // solve_into appends
+        solve_into(&banding, &g, &mut words);
+        assert_eq!(words.len(), 1 + 4 * 5 + 2);
+        for (row, columns) in rows {
+            assert_eq!(columns, 5 + (row.start >= 128) as u32);
+            let window = Window::new(&g, row.start, row.coeff);
+            assert_eq!(window.fingerprint(&words[1..], columns), row.result, "{row:?}");
+            assert!(window.matches(&words[1..], columns, row.result));
+            assert!(!window.matches(&words[1..], columns, row.result ^ (1 << (columns - 1))));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! [`Fingerprint`]: the one thing that differs between `Xor8` and `Xor16`, or
+//! between `BinaryFuse8`, `16` and `32` — the width of a table slot.
+//!
+//! Every algorithm in [`crate::xor`] is written once, generic over this trait;
+//! the widths are type parameters, never copies of the code.
+
+use alloc::vec::Vec;
+use core::fmt::Debug;
+use core::hash::Hash;
+use core::ops::BitXor;
+
+use crate::format::{ByteWriter, Reader};
+use crate::FormatError;
+
+mod sealed {
+    /// Keeps the set of widths closed: the byte format and the filter kinds
+    /// know exactly these three.
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+/// An unsigned integer used as a table slot and key fingerprint: `u8`, `u16`
+/// or `u32`. A filter with `BITS`-bit fingerprints has a false-positive rate
+/// of `2^-BITS`.
+///
+/// The trait is sealed; it exists so each filter is written once for every
+/// width.
+///
+/// ```
+/// use amq::xor::Fingerprint;
+/// assert_eq!(<u8 as Fingerprint>::BITS, 8);
+/// // The fingerprint folds both halves of the hash, then keeps the low bits.
+/// assert_eq!(u16::from_hash(0x0000_0001_0000_0003), 2);
+/// ```
+pub trait Fingerprint:
+    sealed::Sealed + Copy + Default + Eq + Hash + Debug + Send + Sync + BitXor<Output = Self> + 'static
+{
+    /// Width in bits.
+    const BITS: u32;
+    /// Width in bytes (its size in the serialized payload).
+    const BYTES: usize;
+
+    /// The fingerprint of a key whose (seeded) hash is `hash`: the low `BITS`
+    /// bits of `hash ^ (hash >> 32)`, so the high half, which also chooses
+    /// table positions, still changes the fingerprint.
+    fn from_hash(hash: u64) -> Self;
+
+    /// Writes the fingerprint as `BYTES` little-endian bytes into `out[..BYTES]`.
+    #[doc(hidden)]
+    fn write_le(self, out: &mut [u8]);
+
+    /// Reads a fingerprint from exactly `BYTES` little-endian bytes.
+    #[doc(hidden)]
+    fn read_le(bytes: &[u8]) -> Self;
+}
+
+macro_rules! fingerprint_impl {
+    ($($t:ty),*) => {$(
+        impl Fingerprint for $t {
+            const BITS: u32 = <$t>::BITS;
+            const BYTES: usize = core::mem::size_of::<$t>();
+
+            #[inline(always)]
+            fn from_hash(hash: u64) -> Self {
+                (hash ^ (hash >> 32)) as $t
+            }
+
+            #[inline]
+            fn write_le(self, out: &mut [u8]) {
+                out[..Self::BYTES].copy_from_slice(&self.to_le_bytes());
+            }
+
+            #[inline]
+            fn read_le(bytes: &[u8]) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(&bytes[..Self::BYTES]);
+                <$t>::from_le_bytes(a)
+            }
+        }
+    )*};
+}
+
+// Only the trivial per-width glue is generated; no algorithm lives here.
+fingerprint_impl!(u8, u16, u32);
+
+/// Appends `fps` to a payload as little-endian integers.
+pub(crate) fn write_all<F: Fingerprint>(w: &mut ByteWriter, fps: &[F]) {
+    let mut buf = [0u8; 4];
+    for &fp in fps {
+        fp.write_le(&mut buf);
+        w.bytes(&buf[..F::BYTES]);
+    }
+}
+
+/// Reads exactly `count` fingerprints. The length is checked against the
+/// input before anything is allocated.
+pub(crate) fn read_all<F: Fingerprint>(r: &mut Reader<'_>, count: usize) -> Result<Vec<F>, FormatError> {
+    let len = count.checked_mul(F::BYTES).ok_or(FormatError::Truncated)?;
+    let bytes = r.take(len)?;
+    Ok(bytes.chunks_exact(F::BYTES).map(F::read_le).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_and_folding() {
+        assert_eq!((u8::BITS, u8::BYTES), (8, 1));
+        assert_eq!((<u16 as Fingerprint>::BITS, u16::BYTES), (16, 2));
+        assert_eq!((<u32 as Fingerprint>::BITS, u32::BYTES), (32, 4));
+        let h = 0xAABB_CCDD_1122_3344u64;
+        assert_eq!(u8::from_hash(h), 0x44 ^ 0xDD);
+        assert_eq!(u16::from_hash(h), 0x3344 ^ 0xCCDD);
+        assert_eq!(u32::from_hash(h), 0x1122_3344 ^ 0xAABB_CCDD);
+    }
+
+    #[test]
+    fn little_endian_round_trip() {
+        let fps: [u32; 3] = [1, 0x0102_0304, u32::MAX];
+        let mut w = ByteWriter::default();
+        write_all(&mut w, &fps);
+        let bytes = w.into_vec();
+        assert_eq!(&bytes[4..8], &[4, 3, 2, 1]);
+        let mut r = Reader::new(&bytes);
+        assert_eq!(read_all::<u32>(&mut r, 3).unwrap(), fps);
+        let mut r = Reader::new(&bytes);
+        assert_eq!(read_all::<u32>(&mut r, 4), Err(FormatError::Truncated));
+        let mut r = Reader::new(&bytes);
+        assert_eq!(read_all::<u16>(&mut r, usize::MAX), Err(FormatError::Truncated));
+    }
+}

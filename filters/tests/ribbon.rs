@@ -1,0 +1,283 @@
+//! Ribbon filter: model-based property tests, FPR and space at 100,000 keys,
+//! fractional bits per key, duplicates, the byte format, and bad parameters.
+
+mod common;
+
+use std::collections::HashSet;
+
+use amq::ribbon::SHARD_KEYS;
+use amq::{AnyFilter, Error, Filter, FilterKind, FromBytes, Ribbon, RibbonParams, StaticFilter};
+use common::{absent_hashes, assert_fpr_close, assert_no_false_negatives, hashes, measured_fpr};
+use proptest::prelude::*;
+
+fn bits(r: u32) -> RibbonParams {
+    RibbonParams::with_result_bits(r).unwrap()
+}
+
+/// Builds and checks against the set model: every key is found, the key
+/// count is the number of distinct hashes, and the batch path agrees.
+fn check_model(keys: &[u64], params: &RibbonParams) -> Ribbon {
+    let f = Ribbon::build(keys, params).expect("build");
+    let distinct: HashSet<u64> = keys.iter().copied().collect();
+    assert_eq!(f.num_keys(), distinct.len());
+    assert_no_false_negatives(&f, keys);
+    f
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any key set, duplicates included (drawn from a small pool half the
+    /// time), any r: no false negatives.
+    #[test]
+    fn no_false_negatives_against_hashset_model(
+        fresh in prop::collection::vec(any::<u64>(), 0..700),
+        repeats in prop::collection::vec(0usize..64, 0..300),
+        r in 1u32..=32,
+    ) {
+        let mut keys = fresh.clone();
+        if !fresh.is_empty() {
+            keys.extend(repeats.iter().map(|&i| fresh[i % fresh.len()]));
+        }
+        let f = check_model(&keys, &bits(r));
+        // Absent keys are absent in the model; the filter may say either, but
+        // answering must not panic and must agree with the batch path.
+        let model: HashSet<u64> = keys.iter().copied().collect();
+        let probe: Vec<u64> = (0..200u64).map(|i| amq::hash::remix(i, 99)).filter(|h| !model.contains(h)).collect();
+        let mut out = vec![false; probe.len()];
+        f.contains_many(&probe, &mut out);
+        for (h, o) in probe.iter().zip(out) {
+            prop_assert_eq!(f.contains_hash(*h), o);
+        }
+    }
+
+    /// Fractional bits per key and FPR targets keep every key too.
+    #[test]
+    fn mixed_columns_have_no_false_negatives(
+        n in 0usize..3000,
+        seed in any::<u64>(),
+        b in 1.0f64..34.0,
+    ) {
+        let keys = hashes(seed, n);
+        check_model(&keys, &RibbonParams::with_bits_per_key(b).unwrap());
+        check_model(&keys, &RibbonParams::with_fpr(1.0 / b.min(32.0).exp2()).unwrap());
+    }
+}
+
+#[test]
+fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
+    let mut sizes = vec![0usize, 1, 2, 3];
+    for k in 2..=15 {
+        sizes.extend([(1 << k) - 1, 1 << k, (1 << k) + 1]);
+    }
+    sizes.extend([SHARD_KEYS - 1, SHARD_KEYS, SHARD_KEYS + 1, 2 * SHARD_KEYS + 1]);
+    for (i, &n) in sizes.iter().enumerate() {
+        let r = [1, 7, 13, 32][i % 4];
+        let f = check_model(&hashes(n as u64, n), &bits(r));
+        assert_eq!(f.num_shards(), n.div_ceil(SHARD_KEYS));
+    }
+}
+
+#[test]
+fn empty_and_single_key_filters() {
+    let empty = Ribbon::build(&[], &bits(7)).unwrap();
+    assert_eq!(
+        (empty.num_keys(), empty.size_in_bytes(), empty.expected_fpr()),
+        (0, 0, 0.0)
+    );
+    assert!(!empty.contains(b"anything"));
+    let one = Ribbon::build(&[amq::hash_key(b"k")], &bits(7)).unwrap();
+    assert!(one.contains(b"k"));
+    assert_eq!(one.num_keys(), 1);
+}
+
+#[test]
+fn half_duplicates_build_and_answer() {
+    let distinct = hashes(5, 20_000);
+    let mut keys = distinct.clone();
+    keys.extend_from_slice(&distinct);
+    keys.rotate_left(7_777);
+    let f = check_model(&keys, &bits(8));
+    assert_eq!(f.num_keys(), 20_000);
+    // The shard count follows the input length, duplicates included (each
+    // shard then holds fewer distinct keys), which costs a little space.
+    assert!(f.bits_per_key() < 8.0 * 1.04, "{}", f.bits_per_key());
+}
+
+#[test]
+fn hashes_that_are_not_hashes_still_work() {
+    // 0, 1, 2, ...: spread over shards by the first multiplication.
+    let keys: Vec<u64> = (0..50_000).collect();
+    let f = check_model(&keys, &bits(7));
+    assert!(f.bits_per_key() < 7.0 * 1.03, "{}", f.bits_per_key());
+}
+
+#[test]
+fn random_key_sets_in_the_failure_range_of_other_filters_build() {
+    for seed in 0..40u64 {
+        let n = 10_000 + (seed as usize * 75);
+        let keys = hashes(seed + 1_000, n);
+        let f = Ribbon::build(&keys, &bits(8)).expect("build");
+        assert_eq!(f.num_keys(), n);
+        assert!(
+            f.attempts() <= 4 * f.num_shards() as u64,
+            "{} attempts",
+            f.attempts()
+        );
+    }
+}
+
+/// Space and FPR at n = 100,000 (fixed seeds): bits/key at most 3.5% above
+/// r plus the shard table's 0.02 bits (the design target is 5%; measured
+/// with the default 1.025 slots per key: 2.6% at r = 7, 4% at r = 1 where the
+/// table weighs most), FPR within 15% of 2^-r. A second filter at 1/64
+/// extra slots shows the low-overhead setting: under 2% at r = 7.
+#[test]
+fn fpr_and_space_at_100k() {
+    let n = 100_000;
+    let keys = hashes(7, n);
+    let absent = absent_hashes(7, 2_000_000, &keys);
+    for r in [1u32, 7, 8, 12] {
+        let f = Ribbon::build(&keys, &bits(r)).unwrap();
+        assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
+        assert!(
+            f.bits_per_key() <= r as f64 * 1.035 + 0.02,
+            "r = {r}: {} bits/key",
+            f.bits_per_key()
+        );
+        assert!(
+            f.bits_per_key() >= r as f64,
+            "r = {r}: {} bits/key",
+            f.bits_per_key()
+        );
+        assert_fpr_close(
+            &format!("ribbon r={r}"),
+            measured_fpr(&f, &absent),
+            f.expected_fpr(),
+            0.15,
+        );
+    }
+    // r = 16: 2M probes expect ~31 false positives, too few for ±15%, so the
+    // bound is looser; space is held to the same bar.
+    let f = Ribbon::build(&keys, &bits(16)).unwrap();
+    assert!(f.bits_per_key() <= 16.0 * 1.035, "{}", f.bits_per_key());
+    let fpr = measured_fpr(&f, &absent);
+    assert!(fpr < 2.0 * f.expected_fpr(), "{fpr}");
+
+    let tight = bits(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
+    let f = Ribbon::build(&keys, &tight).unwrap();
+    assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
+    assert_fpr_close(
+        "ribbon r=7 tight",
+        measured_fpr(&f, &absent),
+        f.expected_fpr(),
+        0.15,
+    );
+}
+
+#[test]
+fn fractional_bits_per_key_and_fpr_targets() {
+    let n = 100_000;
+    let keys = hashes(11, n);
+    let absent = absent_hashes(11, 1_000_000, &keys);
+
+    let f = Ribbon::build(&keys, &RibbonParams::with_bits_per_key(7.5).unwrap()).unwrap();
+    assert!(
+        (f.bits_per_key() - 7.5).abs() < 0.05,
+        "{} bits/key",
+        f.bits_per_key()
+    );
+    let expected = f.expected_fpr();
+    assert!(expected < 0.0078125 && expected > 0.00390625, "{expected}");
+    assert_fpr_close("ribbon 7.5 bits/key", measured_fpr(&f, &absent), expected, 0.15);
+
+    let f = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
+    assert!(
+        (f.expected_fpr() / 0.01 - 1.0).abs() < 0.01,
+        "{}",
+        f.expected_fpr()
+    );
+    assert_fpr_close("ribbon fpr 1%", measured_fpr(&f, &absent), 0.01, 0.15);
+    // log2(100) = 6.64 bits at the limit; the r/r+1 mix and the slots cost a few %.
+    assert!(f.bits_per_key() < 6.64 * 1.05, "{} bits/key", f.bits_per_key());
+}
+
+#[test]
+fn impossible_parameters_are_errors() {
+    for r in [0, 33, u32::MAX] {
+        assert!(matches!(
+            RibbonParams::with_result_bits(r),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+    for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY, 1e-10] {
+        assert!(
+            matches!(RibbonParams::with_fpr(p), Err(Error::InvalidParameter { .. })),
+            "{p}"
+        );
+    }
+    for b in [0.0, 0.99, 40.5, f64::NAN, f64::NEG_INFINITY] {
+        assert!(
+            matches!(
+                RibbonParams::with_bits_per_key(b),
+                Err(Error::InvalidParameter { .. })
+            ),
+            "{b}"
+        );
+    }
+    for ratio in [0.99, 4.5, f64::NAN] {
+        assert!(bits(7).with_slots_per_key(ratio).is_err(), "{ratio}");
+    }
+}
+
+#[test]
+fn format_round_trip() {
+    let probe = hashes(123, 2_000);
+    for (n, params) in [
+        (0, bits(5)),
+        (1, bits(32)),
+        (1_000, bits(1)),
+        (3 * SHARD_KEYS + 17, RibbonParams::with_bits_per_key(9.3).unwrap()),
+        (20_000, RibbonParams::with_fpr(0.003).unwrap()),
+    ] {
+        let keys = hashes(n as u64 + 1, n);
+        let f = Ribbon::build(&keys, &params).unwrap();
+        common::assert_round_trip(&f, &probe);
+        let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
+        assert_no_false_negatives(&back, &keys);
+    }
+}
+
+#[test]
+fn wrong_kind_is_rejected() {
+    let f = Ribbon::build(&hashes(1, 10), &bits(4)).unwrap();
+    let bloom = amq::StandardBloom::with_fpr(10, 0.01).unwrap();
+    assert!(Ribbon::from_bytes(&bloom.to_bytes()).is_err());
+    assert!(amq::StandardBloom::from_bytes(&f.to_bytes()).is_err());
+    assert_eq!(
+        AnyFilter::from_bytes(&f.to_bytes()).unwrap().kind(),
+        FilterKind::Ribbon
+    );
+}
+
+#[test]
+fn corruption_is_detected_or_harmless() {
+    let keys = hashes(3, 40);
+    let f = Ribbon::build(&keys, &bits(3)).unwrap();
+    common::assert_corruption_safe(&f, &keys);
+}
+
+/// Pins the serialized bytes: a change here is a format break.
+#[test]
+fn golden_bytes() {
+    let keys = hashes(1, 3);
+    let f = Ribbon::build(&keys, &bits(2)).unwrap();
+    common::assert_golden("ribbon r=2, 3 keys", &f.to_bytes(), GOLDEN);
+}
+
+const GOLDEN: &str = "
+    414d5146 0100 0a 01 10000000 2a00000000000000
+    0300000000000000 0100000000000000
+    02000000 02000000 02 00
+    0300000000000000 0500000000000000 0000000000000000 0000000000000000
+    b8e95d0c8364513a";
