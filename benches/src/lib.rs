@@ -120,16 +120,20 @@ pub fn bloom_filters(v: &mut impl Visitor) {
     v.visit::<BloomfilterOnePercent>();
 }
 
-/// The static-filter comparison: ours beside `xorf`.
-///
-/// Ours are added as they land on `main` (one line each).
+/// The static-filter comparison: ours beside `xorf`, each width next to its
+/// counterpart, and our Ribbon (r = 7) last.
 pub fn static_filters(v: &mut impl Visitor) {
-    use xorf::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Xor16, Xor8};
-    v.visit::<Xor8>();
-    v.visit::<Xor16>();
-    v.visit::<BinaryFuse8>();
-    v.visit::<BinaryFuse16>();
-    v.visit::<BinaryFuse32>();
+    v.visit::<amq::Xor8>();
+    v.visit::<xorf::Xor8>();
+    v.visit::<amq::Xor16>();
+    v.visit::<xorf::Xor16>();
+    v.visit::<amq::BinaryFuse8>();
+    v.visit::<xorf::BinaryFuse8>();
+    v.visit::<amq::BinaryFuse16>();
+    v.visit::<xorf::BinaryFuse16>();
+    v.visit::<amq::BinaryFuse32>();
+    v.visit::<xorf::BinaryFuse32>();
+    v.visit::<adapters::ours_static::Ribbon7>();
 }
 
 /// The deletable-filter comparison: ours beside `cuckoofilter` and `qfilter`.

@@ -1,6 +1,6 @@
-//! [`Subject`](crate::Subject) implementations: ours in [`ours`] (Bloom) and
-//! [`ours_cuckoo`], the other crates' in [`competitors`], and a safe owner
-//! for `sbbf-rs` in [`sbbf`].
+//! [`Subject`](crate::Subject) implementations: ours in [`ours`] (Bloom),
+//! [`ours_static`] and [`ours_cuckoo`], the other crates' in
+//! [`competitors`], and a safe owner for `sbbf-rs` in [`sbbf`].
 
 /// Implements [`Subject`](crate::Subject) for one of amq's filters, given its
 /// name and how to build it from a key slice (an expression returning
@@ -53,4 +53,5 @@ macro_rules! amq_subject {
 pub mod competitors;
 pub mod ours;
 pub mod ours_cuckoo;
+pub mod ours_static;
 pub mod sbbf;

@@ -20,3 +20,37 @@ amq_subject!(newtype Ribbon7, "amq-Ribbon7", |keys| {
         .and_then(|params| <amq::Ribbon as StaticFilter>::build(keys, &params))
         .map(Ribbon7)
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeySet;
+    use crate::Subject;
+
+    fn bits_per_key<S: Subject>(keys: &KeySet) -> f64 {
+        let f = S::build(&keys.present).unwrap();
+        assert!(
+            keys.present.iter().all(|&k| f.contains(k)),
+            "{} false negative",
+            S::NAME
+        );
+        f.size_in_bytes() as f64 * 8.0 / keys.present.len() as f64
+    }
+
+    /// The adapters wire the right type and size: loose bounds here, the
+    /// space targets themselves are the filter crate's tests.
+    #[test]
+    fn every_static_filter_builds_without_false_negatives_near_its_space() {
+        let keys = KeySet::new(100_000, 0);
+        for (bits, limit) in [
+            (bits_per_key::<Xor8>(&keys), 10.5),
+            (bits_per_key::<Xor16>(&keys), 21.0),
+            (bits_per_key::<BinaryFuse8>(&keys), 10.0),
+            (bits_per_key::<BinaryFuse16>(&keys), 20.0),
+            (bits_per_key::<BinaryFuse32>(&keys), 40.0),
+            (bits_per_key::<Ribbon7>(&keys), 8.0),
+        ] {
+            assert!(bits < limit, "{bits} bits/key, limit {limit}");
+        }
+    }
+}
