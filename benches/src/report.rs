@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use crate::keys::{KeySet, BATCH, POOL};
+use crate::svg::thousands;
 use crate::{Subject, Visitor};
 
 /// What the report measured for one filter.
@@ -193,8 +194,7 @@ pub fn markdown(rows: &[Row]) -> String {
             row.name,
             row.bits_per_key,
             format_fpr(row.false_positives, row.absent),
-            row.expected_fpr
-                .map_or("—".to_string(), |p| format!("{:.4}%", p * 100.0)),
+            row.expected_fpr.map_or("—".to_string(), percent),
             row.false_negatives,
             row.build_ns,
             row.hit_ns,
@@ -209,9 +209,19 @@ pub fn markdown(rows: &[Row]) -> String {
 /// A measured FPR as a percentage, or "0 of <absent>" when nothing was a false positive.
 fn format_fpr(false_positives: usize, absent: usize) -> String {
     if false_positives == 0 {
-        format!("0 of {absent}")
+        format!("0 of {}", thousands(absent))
     } else {
-        format!("{:.4}%", false_positives as f64 * 100.0 / absent as f64)
+        percent(false_positives as f64 / absent as f64)
+    }
+}
+
+/// A rate as a percentage with four decimals, or in scientific notation when
+/// that would show too few digits.
+fn percent(rate: f64) -> String {
+    if rate >= 1e-5 {
+        format!("{:.4}%", rate * 100.0)
+    } else {
+        format!("{:.2e}%", rate * 100.0)
     }
 }
 
@@ -271,7 +281,8 @@ mod tests {
 
     #[test]
     fn zero_false_positives_are_shown_as_a_count() {
-        assert_eq!(format_fpr(0, 1000), "0 of 1000");
+        assert_eq!(format_fpr(0, 1_000_000), "0 of 1,000,000");
         assert_eq!(format_fpr(5, 1000), "0.5000%");
+        assert_eq!(percent(2.3e-10), "2.30e-8%");
     }
 }

@@ -48,7 +48,7 @@ impl Point {
     }
 }
 
-const WIDTH: f64 = 960.0;
+const WIDTH: f64 = 1000.0;
 const HEIGHT: f64 = 600.0;
 const LEFT: f64 = 80.0;
 const TOP: f64 = 50.0;
@@ -162,26 +162,34 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
     let legend_x = LEFT + PLOT_W + 24.0;
     // Other crates' points first, so ours are drawn on top where they overlap.
     let numbered = || points.iter().enumerate().map(|(i, p)| (i + 1, p));
-    for (number, p) in numbered()
+    // Labels of points that (nearly) coincide are set side by side.
+    let mut labels: Vec<(f64, f64)> = Vec::new();
+    let theirs_then_ours = numbered()
         .filter(|(_, p)| !p.ours)
-        .chain(numbered().filter(|(_, p)| p.ours))
-    {
+        .chain(numbered().filter(|(_, p)| p.ours));
+    for (number, p) in theirs_then_ours {
         let colour = if p.ours { OURS } else { THEIRS };
         let fill = if p.below { "white" } else { colour };
         let (px, py) = (x(p.bits_per_key), y(p.fpr));
+        let (mut lx, ly) = (px + 6.0, py - 5.0);
+        while labels
+            .iter()
+            .any(|&(ox, oy)| (ox - lx).abs() < 14.0 && (oy - ly).abs() < 10.0)
+        {
+            lx += 14.0;
+        }
+        labels.push((lx, ly));
         let _ = writeln!(
             s,
-            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5"/><text x="{:.1}" y="{:.1}" font-size="10" fill="{colour}">{number}</text>"#,
-            px + 6.0,
-            py - 5.0
+            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5"/><text x="{lx:.1}" y="{ly:.1}" font-size="10" fill="{colour}">{number}</text>"#
         );
     }
     for (number, p) in numbered() {
         let colour = if p.ours { OURS } else { THEIRS };
-        let fpr = if p.below {
-            format!("&lt; {:.1e}", p.fpr)
-        } else {
-            format!("{:.3}%", p.fpr * 100.0)
+        let fpr = match (p.below, p.fpr) {
+            (true, fpr) => format!("&lt; {fpr:.1e}"),
+            (false, fpr) if fpr >= 1e-3 => format!("{:.3}%", fpr * 100.0),
+            (false, fpr) => format!("{fpr:.2e}"),
         };
         let _ = writeln!(
             s,
