@@ -63,7 +63,7 @@ pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
 pub use ribbon::{Ribbon, RibbonParams};
-pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Xor16, Xor8};
+pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;
