@@ -11,7 +11,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use amq::hash::remix;
-use amq::{BlockedBloom, CountingBloom, Error, Filter, StandardBloom};
+use amq::{
+    BinaryFuse16, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FuseParams, Ribbon,
+    RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
+};
 
 type Builder = fn(&[u64]) -> Result<Box<dyn Filter>, Error>;
 
@@ -25,21 +28,53 @@ fn bloom<F: Filter + 'static>(mut f: F, keys: &[u64], insert: fn(&mut F, u64)) -
 fn builders() -> Vec<(&'static str, Builder)> {
     vec![
         ("StandardBloom 1%", |k| {
-            Ok(bloom(StandardBloom::with_fpr(k.len(), 0.01)?, k, |f, h| {
-                f.insert_hash(h)
-            }))
+            Ok(bloom(
+                StandardBloom::with_fpr(k.len(), 0.01)?,
+                k,
+                StandardBloom::insert_hash,
+            ))
         }),
         ("BlockedBloom 10 bits/key", |k| {
             Ok(bloom(
                 BlockedBloom::with_bits_per_key(k.len(), 10.0)?,
                 k,
-                |f, h| f.insert_hash(h),
+                BlockedBloom::insert_hash,
             ))
         }),
         ("CountingBloom 1%", |k| {
-            Ok(bloom(CountingBloom::with_fpr(k.len(), 0.01)?, k, |f, h| {
-                f.insert_hash(h)
-            }))
+            Ok(bloom(
+                CountingBloom::with_fpr(k.len(), 0.01)?,
+                k,
+                CountingBloom::insert_hash,
+            ))
+        }),
+        ("Cuckoo 8-bit, full", |k| {
+            let mut f = CuckooFilter::with_fingerprint_bits(k.len(), 8)?;
+            for &h in k {
+                f.insert_hash(h)?;
+            }
+            Ok(Box::new(f))
+        }),
+        ("Cuckoo 12-bit, full", |k| {
+            // Sized for exactly these keys: about 95% of its slots end up used.
+            let mut f = CuckooFilter::with_fingerprint_bits(k.len(), 12)?;
+            for &h in k {
+                f.insert_hash(h)?;
+            }
+            Ok(Box::new(f))
+        }),
+        ("Xor8", |k| Ok(Box::new(Xor8::build(k)?))),
+        ("Xor16", |k| Ok(Box::new(Xor16::build(k)?))),
+        ("BinaryFuse8", |k| Ok(Box::new(BinaryFuse8::build(k)?))),
+        ("BinaryFuse8 4-wise", |k| {
+            Ok(Box::new(BinaryFuse8::build_with(k, &FuseParams::FOUR_WISE)?))
+        }),
+        ("BinaryFuse16", |k| Ok(Box::new(BinaryFuse16::build(k)?))),
+        ("Ribbon r=7", |k| {
+            Ok(Box::new(Ribbon::build(k, &RibbonParams::with_result_bits(7)?)?))
+        }),
+        ("Ribbon 1%", |k| {
+            Ok(Box::new(Ribbon::build(k, &RibbonParams::with_fpr(0.01)?)?))
         }),
     ]
 }
