@@ -22,6 +22,9 @@
 //! 32 bits by a precomputed power of the multiplier (so the `k` multiplies run
 //! in parallel rather than as a chain), and the probed bits are ANDed
 //! together, so a miss costs no branch misprediction.
+//! On x86-64 CPUs with AVX2 (detected at run time) queries use the kernel in
+//! `blocked/avx2.rs`, which tests eight probes at once and is checked against
+//! the portable kernel in its tests; elsewhere the portable kernel runs.
 //! [`contains_many`](Filter::contains_many) first computes and prefetches the
 //! blocks of a whole batch, then probes, which overlaps the cache misses.
 //!
@@ -38,6 +41,9 @@ use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -147,6 +153,25 @@ fn block_matches(block: &[u64; WORDS], hash: u64, num_probes: u32) -> bool {
         all &= block[(bit >> 6) as usize] >> (bit & 63);
     }
     all & 1 == 1
+}
+
+/// The batched query loop: for each batch of [`BATCH`] hashes, compute and
+/// prefetch every block first, then probe, so the cache misses of a batch
+/// overlap instead of queueing one behind the other. `probe` is the kernel
+/// (portable or SIMD); `hashes.len() == out.len()`.
+#[inline(always)]
+fn batched(blocks: &[Block], hashes: &[u64], out: &mut [bool], probe: impl Fn(&Block, u64) -> bool) {
+    let n = blocks.len() as u32;
+    let mut idx = [0usize; BATCH];
+    for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+        for (i, &h) in hs.iter().enumerate() {
+            idx[i] = block_of(h, n);
+            prefetch(&blocks[idx[i]]);
+        }
+        for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
+            *o = probe(&blocks[idx[i]], h);
+        }
+    }
 }
 
 /// Shared sizing: `(blocks, probes)` for `n` keys at `bits_per_key`.
@@ -272,8 +297,12 @@ impl BlockedBloom {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
-        block_matches(block, hash, self.num_probes)
+        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = avx2::Avx2::detect() {
+            return simd.block_matches(block, hash, self.num_probes);
+        }
+        block_matches(&block.0, hash, self.num_probes)
     }
 
     /// Whether `key` may be in the set.
@@ -361,17 +390,14 @@ impl Filter for BlockedBloom {
 
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let n = self.blocks.len() as u32;
-        let mut idx = [0usize; BATCH];
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (i, &h) in hs.iter().enumerate() {
-                idx[i] = block_of(h, n);
-                prefetch(&self.blocks[idx[i]]);
-            }
-            for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
-                *o = block_matches(&self.blocks[idx[i]].0, h, self.num_probes);
-            }
+        let k = self.num_probes;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = avx2::Avx2::detect() {
+            return simd.contains_many(&self.blocks, k, hashes, out);
         }
+        batched(&self.blocks, hashes, out, |block, h| {
+            block_matches(&block.0, h, k)
+        });
     }
 
     fn size_in_bytes(&self) -> usize {
