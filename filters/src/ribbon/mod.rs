@@ -142,9 +142,9 @@ use alloc::vec::Vec;
 
 use self::banding::Banding;
 use self::order::Grouped;
-use self::row::{coeff_of, mixed, result_of, seeded, shard_of, start_of, unmixed, Row};
+use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row};
 use self::shard::Shard;
-use self::solution::{solve_into, Geometry, Window};
+use self::solution::{padding_words, solve_into, Geometry, Window};
 use crate::format::{self, ByteWriter, Frame};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
@@ -186,7 +186,8 @@ const SHARD_RECORD_BYTES: usize = 10;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ribbon {
-    /// Every shard's interleaved solution, one after the other.
+    /// Every shard's interleaved solution, one after the other, then
+    /// [`padding_words`] zeros (not serialized) that queries may over-read.
     words: Vec<u64>,
     shards: Vec<Shard>,
     num_keys: u64,
@@ -217,18 +218,18 @@ impl Ribbon {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let a = mixed(hash);
-        let num_shards = self.shards.len() as u64;
-        let Some(shard) = self.shards.get(shard_of(a, num_shards)) else {
+        // Independent of the shard: overlaps with the descriptor's load.
+        let p = spread(hash);
+        let Some(shard) = self.shards.get(shard_of(a, self.shards.len() as u64)) else {
             return false; // no shards: no keys
         };
-        let g = shard.geometry();
-        if g.num_blocks == 0 {
-            return false;
+        let num_starts = shard.num_starts();
+        if num_starts == 0 {
+            return false; // an empty shard
         }
-        let q = seeded(hash, shard.seed());
-        let start = start_of(q, g.num_starts() as u64);
-        let columns = g.columns_at(start);
-        Window::new(&g, start, coeff_of(q)).matches(&self.words[shard.first_word()..], columns, result_of(a))
+        let q = seeded(p, shard.seed());
+        let start = start_of(q, num_starts as u64);
+        Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q)).matches(&self.words, result_of(a))
     }
 
     /// Whether `key` may be in the set.
@@ -284,14 +285,21 @@ impl Ribbon {
         if frame.payload.remaining() != total_words.saturating_mul(8) {
             return Err(bad("payload length does not match the shards"));
         }
-        let words = frame.payload.u64s(total_words)?;
+        let mut words = frame.payload.u64s(total_words)?;
         frame.payload.finish()?;
+        words.resize(total_words + padding(&shards), 0);
         Ok(Ribbon {
             words,
             shards,
             num_keys,
         })
     }
+}
+
+/// The zero words after the solution: enough for the widest block.
+fn padding(shards: &[Shard]) -> usize {
+    let max_columns = shards.iter().map(|s| s.geometry().max_columns()).max();
+    padding_words(max_columns.unwrap_or(0))
 }
 
 /// The low `columns` bits (`columns` in `1..=32`).
@@ -306,7 +314,7 @@ fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> bo
     banding.reset(g.num_slots());
     let num_starts = g.num_starts() as u64;
     banding.add_all(keys.iter().map(|&a| {
-        let q = seeded(unmixed(a), seed);
+        let q = seeded(spread(unmixed(a)), seed);
         let start = start_of(q, num_starts);
         Row {
             start,
@@ -353,6 +361,7 @@ impl StaticFilter for Ribbon {
                 });
             }
         }
+        words.resize(words.len() + padding(&shards), 0);
         Ok(Ribbon {
             words,
             shards,
@@ -396,7 +405,8 @@ impl Filter for Ribbon {
     fn to_bytes(&self) -> Vec<u8> {
         let mut p = ByteWriter::default();
         p.u64(self.num_keys).u64(self.shards.len() as u64);
-        let payload_len = self.shards.len() * SHARD_RECORD_BYTES + self.words.len() * 8;
+        let words = &self.words[..self.words.len() - padding(&self.shards)];
+        let payload_len = self.shards.len() * SHARD_RECORD_BYTES + words.len() * 8;
         format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
             for shard in &self.shards {
                 let g = shard.geometry();
@@ -405,7 +415,7 @@ impl Filter for Ribbon {
                     .u8(g.base_columns as u8)
                     .u8(shard.seed());
             }
-            w.u64s(&self.words);
+            w.u64s(words);
         })
     }
 }
