@@ -153,6 +153,10 @@ use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 /// so in practice the limit is never reached.
 pub const MAX_ATTEMPTS: u32 = 64;
 
+/// Keys per batch in `contains_many`: their windows wait on the stack while
+/// the prefetches of the whole batch are in flight.
+const BATCH: usize = 16;
+
 /// Serialized bytes per shard descriptor: blocks (u32), extra-column start
 /// block (u32), result bits (u8), seed (u8).
 const SHARD_RECORD_BYTES: usize = 10;
@@ -217,19 +221,28 @@ impl Ribbon {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
+        match self.locate(hash) {
+            Some((window, result)) => window.matches(&self.words, result),
+            None => false,
+        }
+    }
+
+    /// The window of the key with this hash and its fingerprint bits; `None`
+    /// when its shard holds no keys.
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Option<(Window, u32)> {
         let a = mixed(hash);
         // Independent of the shard: overlaps with the descriptor's load.
         let p = spread(hash);
-        let Some(shard) = self.shards.get(shard_of(a, self.shards.len() as u64)) else {
-            return false; // no shards: no keys
-        };
+        let shard = self.shards.get(shard_of(a, self.shards.len() as u64))?;
         let num_starts = shard.num_starts();
         if num_starts == 0 {
-            return false; // an empty shard
+            return None;
         }
         let q = seeded(p, shard.seed());
         let start = start_of(q, num_starts as u64);
-        Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q)).matches(&self.words, result_of(a))
+        let window = Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q));
+        Some((window, result_of(a)))
     }
 
     /// Whether `key` may be in the set.
@@ -374,6 +387,30 @@ impl Filter for Ribbon {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         Ribbon::contains_hash(self, hash)
+    }
+
+    /// Locates a batch of keys first, prefetching their blocks, then reads
+    /// them, so the cache misses of a batch overlap.
+    ///
+    /// # Panics
+    /// If `hashes.len() != out.len()`.
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+        let mut located = [None; BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (l, &h) in located.iter_mut().zip(hs) {
+                *l = self.locate(h);
+                if let Some((window, _)) = l {
+                    window.prefetch(&self.words);
+                }
+            }
+            for (o, l) in os.iter_mut().zip(&located) {
+                *o = match l {
+                    Some((window, result)) => window.matches(&self.words, *result),
+                    None => false,
+                };
+            }
+        }
     }
 
     fn size_in_bytes(&self) -> usize {

@@ -28,6 +28,7 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::row::ROW_WIDTH;
+use crate::prefetch::prefetch;
 
 /// Slots per interleaved block: one `u64` per column.
 pub(crate) const BLOCK_SLOTS: usize = 64;
@@ -191,25 +192,44 @@ impl Window {
         self.columns
     }
 
+    /// Asks for the cache lines of the three blocks (the third one's end
+    /// too: the blocks span up to four lines).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, words: &[u64]) {
+        let [o0, o1, o2] = self.blocks;
+        prefetch(&words[o0]);
+        prefetch(&words[o1]);
+        prefetch(&words[o2]);
+        prefetch(&words[o2 + self.columns as usize - 1]);
+    }
+
     /// The fingerprint's columns, eight at a time; bits at and above
     /// `columns` are unspecified (the caller masks them). `words` is the
     /// whole filter, padding included.
     #[inline(always)]
     pub(crate) fn fingerprint(&self, words: &[u64]) -> u32 {
-        let [o0, o1, o2] = self.blocks;
-        let [c0, c1, c2] = self.coeff;
-        let mut out = 0u32;
-        let mut first = 0;
+        // The first group is straight-line code: at up to eight columns
+        // (FPR down to 0.4%) it is all there is, and the loop for the rest
+        // stays out of the common path.
+        let mut out = self.group(words, 0);
+        let mut first = GROUP;
         while first < self.columns as usize {
-            // Three bounds checks per group of eight columns.
-            let b0 = group_at(words, o0 + first);
-            let b1 = group_at(words, o1 + first);
-            let b2 = group_at(words, o2 + first);
-            let products: [u64; GROUP] = core::array::from_fn(|j| (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2));
-            out |= parities(products) << first;
+            out |= self.group(words, first) << first;
             first += GROUP;
         }
         out
+    }
+
+    /// The parities of columns `first .. first + GROUP` (three bounds checks
+    /// per group of eight columns).
+    #[inline(always)]
+    fn group(&self, words: &[u64], first: usize) -> u32 {
+        let [o0, o1, o2] = self.blocks;
+        let [c0, c1, c2] = self.coeff;
+        let b0 = group_at(words, o0 + first);
+        let b1 = group_at(words, o1 + first);
+        let b2 = group_at(words, o2 + first);
+        parities(core::array::from_fn(|j| (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)))
     }
 
     /// Whether the fingerprint equals `result` in the key's columns.
@@ -239,6 +259,9 @@ fn group_at(words: &[u64], at: usize) -> &[u64; GROUP] {
 /// byte to its low bit and one multiplication gather the eight bits.
 #[inline(always)]
 fn parities(v: [u64; GROUP]) -> u32 {
+    if cfg!(target_feature = "popcnt") {
+        return (0..GROUP).fold(0, |acc, j| acc | (v[j].count_ones() & 1) << j);
+    }
     const LOW_32: u64 = 0x0000_0000_ffff_ffff;
     const LOW_16: u64 = 0x0000_ffff_0000_ffff;
     const LOW_8: u64 = 0x00ff_00ff_00ff_00ff;
