@@ -211,7 +211,18 @@ impl Window {
         // The first group is straight-line code: at up to eight columns
         // (FPR down to 0.4%) it is all there is, and the loop for the rest
         // stays out of the common path.
-        let mut out = self.group(words, 0);
+        let out = self.group(words, 0);
+        if self.columns as usize <= GROUP {
+            return out;
+        }
+        out | self.more_groups(words)
+    }
+
+    /// Columns from `GROUP` on, out of line: keeping the loop's state
+    /// alive in the common path made the compiler spill registers there.
+    #[inline(never)]
+    fn more_groups(&self, words: &[u64]) -> u32 {
+        let mut out = 0;
         let mut first = GROUP;
         while first < self.columns as usize {
             out |= self.group(words, first) << first;
