@@ -49,6 +49,11 @@ proptest! {
         for (h, o) in probe.iter().zip(out) {
             prop_assert_eq!(f.contains_hash(*h), o);
         }
+        // The batch path finds every stored key too (batches of 16 plus a
+        // partial one).
+        let mut found = vec![false; keys.len()];
+        f.contains_many(&keys, &mut found);
+        prop_assert!(found.iter().all(|&b| b));
     }
 
     /// Fractional bits per key and FPR targets keep every key too.

@@ -211,19 +211,23 @@ impl Window {
         // The first group is straight-line code: at up to eight columns
         // (FPR down to 0.4%) it is all there is, and the loop for the rest
         // stays out of the common path.
-        let out = self.group(words, 0);
+        let mut out = self.group(words, 0);
         if self.columns as usize <= GROUP {
+            return out;
+        }
+        out |= self.group(words, GROUP) << GROUP;
+        if self.columns as usize <= 2 * GROUP {
             return out;
         }
         out | self.more_groups(words)
     }
 
-    /// Columns from `GROUP` on, out of line: keeping the loop's state
-    /// alive in the common path made the compiler spill registers there.
+    /// Columns from `2·GROUP` on, out of line: keeping a loop's state alive
+    /// in the common path made the compiler spill registers there.
     #[inline(never)]
     fn more_groups(&self, words: &[u64]) -> u32 {
         let mut out = 0;
-        let mut first = GROUP;
+        let mut first = 2 * GROUP;
         while first < self.columns as usize {
             out |= self.group(words, first) << first;
             first += GROUP;
@@ -240,7 +244,9 @@ impl Window {
         let b0 = group_at(words, o0 + first);
         let b1 = group_at(words, o1 + first);
         let b2 = group_at(words, o2 + first);
-        parities(core::array::from_fn(|j| (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)))
+        parities(core::array::from_fn(|j| {
+            (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)
+        }))
     }
 
     /// Whether the fingerprint equals `result` in the key's columns.
