@@ -10,16 +10,26 @@
 //!   deduplicated) once. The multiplication is enough here because `h` is
 //!   already a hash; it also spreads hashes that are not (a caller passing
 //!   0, 1, 2, ...) over all shards instead of piling them into the first.
-//! * `q = remix(h, shard_seed)`. Its high bits pick the **start** slot in the
-//!   shard (`reduce(q, num_starts)`), and the 128 **coefficient** bits are
+//! * `p = remix(h, START_SEED)`, then `q = p · (SEED_MUL + 2·shard_seed)`.
+//!   The high bits of `q` pick the **start** slot in the shard
+//!   (`reduce(q, num_starts)`), and the 128 **coefficient** bits are
 //!   `q · COEFF_MUL` (a 128-bit product, which spreads `q` over all 128 bits)
-//!   with bit 0 forced to 1, so the row's leading 1 is at its start. `q` is a
+//!   with bit 0 forced to 1, so the row's leading 1 is at its start. `p` is a
 //!   full remix of `h`, so start and coefficients are unrelated to shard and
 //!   result. A shard whose system is unsolvable is rebuilt with the next
 //!   seed, which draws fresh starts and coefficients. Fresh starts matter:
 //!   measurement shows most failures come from where keys start (too many
 //!   rows bunched before the end of the band), and redrawing only the
 //!   coefficients rarely helps.
+//!
+//! Why the seed enters by a multiplication and not through the remix: `p`
+//! does not depend on the shard, so a query computes it (three dependent
+//! multiplications) while the shard descriptor is still loading, and only
+//! one multiplication by the seed's odd multiplier is left after the load.
+//! Two seeds give `q` values that differ by `2·Δseed·p`, a fresh random
+//! offset per key, so the keys that bunched up under one seed are spread
+//! independently under the next (the retry counts did not change when this
+//! replaced a full remix per seed; see the module docs).
 //!
 //! Schema-critical: changing anything here changes which bits a serialized
 //! filter must hold.
@@ -31,8 +41,11 @@ pub(crate) const ROW_WIDTH: usize = 128;
 
 /// Odd multiplier of the first step (the 64-bit golden ratio).
 const KEY_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-/// Seed of the second remix, xored with the shard seed.
+/// Seed of the second remix `p`.
 const START_SEED: u64 = 0x5249_4242_4f4e_2d71; // "q-NOBBIR"
+/// Odd multiplier of `p` under shard seed 0 (seed `s` uses `SEED_MUL + 2s`,
+/// also odd, so every seed's step is a bijection).
+const SEED_MUL: u64 = 0xd6e8_feb8_6659_fd93;
 /// Odd 128-bit multiplier that spreads 64 random bits over a 128-bit row.
 const COEFF_MUL: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
 
@@ -73,20 +86,25 @@ pub(crate) fn result_of(a: u64) -> u32 {
     a as u32
 }
 
-/// The second step `q`, under the shard's seed: it fixes start and
-/// coefficients.
+/// The seed-independent second step `p` of a key hash.
 #[inline(always)]
-pub(crate) fn seeded(hash: u64, seed: u8) -> u64 {
-    remix(hash, START_SEED ^ seed as u64)
+pub(crate) fn spread(hash: u64) -> u64 {
+    remix(hash, START_SEED)
 }
 
-/// The start slot in its shard of a key whose second remix is `q`.
+/// The step `q` under the shard's seed: it fixes start and coefficients.
+#[inline(always)]
+pub(crate) fn seeded(p: u64, seed: u8) -> u64 {
+    p.wrapping_mul(SEED_MUL.wrapping_add(2 * seed as u64))
+}
+
+/// The start slot in its shard of a key whose seeded step is `q`.
 #[inline(always)]
 pub(crate) fn start_of(q: u64, num_starts: u64) -> usize {
     reduce(q, num_starts) as usize
 }
 
-/// The 128 coefficient bits, bit 0 set, of a key whose second remix is `q`.
+/// The 128 coefficient bits, bit 0 set, of a key whose seeded step is `q`.
 #[inline(always)]
 pub(crate) fn coeff_of(q: u64) -> u128 {
     (q as u128).wrapping_mul(COEFF_MUL) | 1
@@ -119,6 +137,18 @@ mod tests {
         }
     }
 
+    /// Pins the derivation (schema-critical: a serialized filter's bits
+    /// depend on it). Values computed independently with Python integers.
+    #[test]
+    fn derivation_is_pinned() {
+        let p = spread(1);
+        assert_eq!(p, 0xc43e_5345_b8ee_dada);
+        assert_eq!(seeded(p, 0), 0x7d63_c7ba_313b_1d2e);
+        assert_eq!(seeded(p, 1), 0x05e0_6e45_a318_d2e2);
+        assert_eq!(coeff_of(seeded(p, 0)), 0x5ce3_728a_6833_a773_f8d8_1378_eb9e_fa87);
+        assert_eq!(start_of(seeded(p, 0), 8065), 3950);
+    }
+
     #[test]
     fn unmixed_inverts_mixed() {
         for h in [0u64, 1, 2, u64::MAX, 0x1234_5678_9abc_def0] {
@@ -130,10 +160,10 @@ mod tests {
     fn coefficients_use_all_128_bits_and_depend_on_the_seed() {
         let (mut or_all, mut and_all) = (0u128, u128::MAX);
         for i in 0..64u64 {
-            let c = coeff_of(seeded(mixed(i), 0));
+            let c = coeff_of(seeded(spread(i), 0));
             or_all |= c;
             and_all &= c;
-            assert_ne!(c, coeff_of(seeded(mixed(i), 1)));
+            assert_ne!(c, coeff_of(seeded(spread(i), 1)));
         }
         assert_eq!(or_all, u128::MAX);
         assert_eq!(and_all, 1);
