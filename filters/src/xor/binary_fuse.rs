@@ -218,7 +218,8 @@ impl Segments {
     }
 }
 
-impl Geometry<3> for Segments {
+/// One layout for both arities (3 and 4): the arity is the const parameter.
+impl<const A: usize> Geometry<A> for Segments {
     type State = peel::SplitState;
     const SCATTERED: bool = false;
 
@@ -227,21 +228,7 @@ impl Geometry<3> for Segments {
         self.len() as usize
     }
     #[inline(always)]
-    fn slots(&self, mixed: u64) -> [usize; 3] {
-        self.slots_of(mixed)
-    }
-}
-
-impl Geometry<4> for Segments {
-    type State = peel::SplitState;
-    const SCATTERED: bool = false;
-
-    #[inline(always)]
-    fn num_slots(&self) -> usize {
-        self.len() as usize
-    }
-    #[inline(always)]
-    fn slots(&self, mixed: u64) -> [usize; 4] {
+    fn slots(&self, mixed: u64) -> [usize; A] {
         self.slots_of(mixed)
     }
 }
