@@ -1,12 +1,14 @@
 //! Linear-time ordering of the keys by shard and start slot, with duplicate
 //! hashes removed.
 //!
-//! Shard and start are both monotone in a key's first remix `a` (see
-//! [`row`](super::row)), so sorting the `a` values groups the keys by shard
-//! and orders each shard by start: banding then walks its slot arrays front
-//! to back instead of missing the cache on every key. `remix` is a bijection,
-//! so equal `a` values are exactly duplicate hashes, and dedup is one pass
-//! over each sorted shard.
+//! The shard is monotone in a key's first step `a` (see [`row`](super::row)),
+//! so sorting the `a` values groups the keys by shard; within a shard the
+//! order is by `a`, not by start slot (starts come from a seeded remix, so
+//! that a retry can redraw them), and banding accepts rows in any order. The
+//! first step is a bijection of the hash, so equal `a` values are exactly
+//! duplicate hashes, and dedup is one pass over each sorted shard. (Ordering
+//! each shard by start as well might make banding more cache-friendly; it is
+//! not measured.)
 //!
 //! The sort is a counting-sort pass on the shard index (one stream per shard,
 //! a few thousand keys each), then a comparison sort inside each shard, whose
