@@ -162,26 +162,54 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
     let legend_x = LEFT + PLOT_W + 24.0;
     // Other crates' points first, so ours are drawn on top where they overlap.
     let numbered = || points.iter().enumerate().map(|(i, p)| (i + 1, p));
-    // Labels of points that (nearly) coincide are set side by side.
-    let mut labels: Vec<(f64, f64)> = Vec::new();
+    // Points first (theirs, then ours on top), then one label per cluster of
+    // points that (nearly) coincide, listing their numbers: "1,2,5".
     let theirs_then_ours = numbered()
         .filter(|(_, p)| !p.ours)
         .chain(numbered().filter(|(_, p)| p.ours));
-    for (number, p) in theirs_then_ours {
+    for (_, p) in theirs_then_ours {
         let colour = if p.ours { OURS } else { THEIRS };
         let fill = if p.below { "white" } else { colour };
         let (px, py) = (x(p.bits_per_key), y(p.fpr));
-        let (mut lx, ly) = (px + 6.0, py - 5.0);
-        while labels
-            .iter()
-            .any(|&(ox, oy)| (ox - lx).abs() < 14.0 && (oy - ly).abs() < 10.0)
-        {
-            lx += 14.0;
-        }
-        labels.push((lx, ly));
         let _ = writeln!(
             s,
-            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5"/><text x="{lx:.1}" y="{ly:.1}" font-size="10" fill="{colour}">{number}</text>"#
+            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5"/>"#
+        );
+    }
+    // Clusters: a point joins the first cluster whose anchor is within 9 px.
+    let mut clusters: Vec<((f64, f64), Vec<usize>)> = Vec::new();
+    for (number, p) in numbered() {
+        let (px, py) = (x(p.bits_per_key), y(p.fpr));
+        match clusters
+            .iter_mut()
+            .find(|((cx, cy), _)| (cx - px).abs() < 9.0 && (cy - py).abs() < 9.0)
+        {
+            Some((_, members)) => members.push(number),
+            None => clusters.push(((px, py), vec![number])),
+        }
+    }
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new(); // (x, y, width) of labels set so far
+    for ((px, py), members) in &clusters {
+        let text = members
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let width = 6.0 * text.len() as f64;
+        let (lx, mut ly) = (px + 7.0, py - 5.0);
+        // Move down past any label this one would overlap.
+        while placed
+            .iter()
+            .any(|&(ox, oy, ow)| lx < ox + ow && ox < lx + width && (oy - ly).abs() < 11.0)
+        {
+            ly += 11.0;
+        }
+        placed.push((lx, ly, width));
+        let all_ours = members.iter().all(|&n| points[n - 1].ours);
+        let colour = if all_ours { OURS } else { "#333" };
+        let _ = writeln!(
+            s,
+            r#"<text x="{lx:.1}" y="{ly:.1}" font-size="10" fill="{colour}">{text}</text>"#
         );
     }
     for (number, p) in numbered() {
@@ -219,7 +247,7 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
     );
     let _ = writeln!(
         s,
-        r#"<text x="{legend_x}" y="{:.1}" font-size="11">red: amq, blue: other crates; hollow: no false</text><text x="{legend_x}" y="{:.1}" font-size="11">positive seen, drawn at 1/(absent keys)</text>"#,
+        r#"<text x="{legend_x}" y="{:.1}" font-size="11">red: amq, blue: other crates, grey label: both;</text><text x="{legend_x}" y="{:.1}" font-size="11">hollow: no false positive seen, drawn at 1/(absent)</text>"#,
         key_y + 44.0,
         key_y + 58.0
     );
