@@ -117,17 +117,6 @@ fn half_duplicates_build_and_answer() {
     }
 }
 
-/// False positives among `count` hashes absent from `keys` (streamed; the few
-/// positives are checked against the sorted keys).
-fn false_positives(f: &dyn Filter, keys: &[u64], seed: u64, count: u64) -> u64 {
-    let mut sorted = keys.to_vec();
-    sorted.sort_unstable();
-    (0..count)
-        .map(|i| remix(i, seed))
-        .filter(|h| f.contains_hash(*h) && sorted.binary_search(h).is_err())
-        .count() as u64
-}
-
 #[test]
 fn fpr_at_100k_keys() {
     let keys = common::hashes(1, 100_000);
@@ -139,7 +128,7 @@ fn fpr_at_100k_keys() {
         // 2^-16 needs many probes: 2^25 give ~512 expected positives (sd 4.4%).
         let f = BinaryFuse16::build_with(&keys, params).unwrap();
         let n = 1u64 << 25;
-        let fpr = false_positives(&f, &keys, 3, n) as f64 / n as f64;
+        let fpr = common::false_positives(&f, &keys, 3, n) as f64 / n as f64;
         common::assert_fpr_close("BinaryFuse16", fpr, f.expected_fpr(), 0.15);
         // 2^-32 cannot be measured this way; 1M probes expect 0.0002 hits.
         let f = BinaryFuse32::build_with(&keys, params).unwrap();

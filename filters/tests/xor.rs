@@ -6,7 +6,6 @@ mod common;
 use std::collections::HashSet;
 use std::fmt::Debug;
 
-use amq::hash::remix;
 use amq::{AnyFilter, Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter, Xor16, Xor8};
 use proptest::prelude::*;
 
@@ -80,17 +79,6 @@ fn half_duplicates_build_and_answer() {
     assert!(f.contains_hash(42));
 }
 
-/// False positives among `count` hashes absent from `keys` (streamed, so no
-/// big allocation; the few positives are checked against the sorted keys).
-fn false_positives(f: &dyn Filter, keys: &[u64], seed: u64, count: u64) -> u64 {
-    let mut sorted = keys.to_vec();
-    sorted.sort_unstable();
-    (0..count)
-        .map(|i| remix(i, seed))
-        .filter(|h| f.contains_hash(*h) && sorted.binary_search(h).is_err())
-        .count() as u64
-}
-
 #[test]
 fn space_and_fpr_at_100k_keys() {
     let keys = common::hashes(1, 100_000);
@@ -103,7 +91,7 @@ fn space_and_fpr_at_100k_keys() {
     assert!(f.bits_per_key() <= 19.7, "Xor16 {} bits/key", f.bits_per_key());
     // 2^-16 needs many probes: 2^25 give ~512 expected positives (sd 4.4%).
     let n = 1u64 << 25;
-    let fpr = false_positives(&f, &keys, 3, n) as f64 / n as f64;
+    let fpr = common::false_positives(&f, &keys, 3, n) as f64 / n as f64;
     common::assert_fpr_close("Xor16", fpr, f.expected_fpr(), 0.15);
 }
 

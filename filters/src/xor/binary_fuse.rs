@@ -426,23 +426,8 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
             ));
         }
         let segments = Segments::new(arity, segment_len, segment_count);
-        let slots = segments.len(); // < 2^51: both factors came from u32s
-        if slots > u32::MAX as u64 {
-            return Err(FormatError::InvalidParameters("more than 2^32 slots"));
-        }
-        if num_keys > slots || (num_keys == 0) != (slots == 0) {
-            return Err(FormatError::InvalidParameters(
-                "key count must be positive and at most the slot count, or both zero",
-            ));
-        }
-        let slots = slots as usize;
-        if frame.payload.remaining() != slots.saturating_mul(F::BYTES) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match the slot count",
-            ));
-        }
-        let fingerprints = fingerprint::read_all(&mut frame.payload, slots)?;
-        frame.payload.finish()?;
+        // `segments.len()` < 2^51: both factors came from u32s.
+        let fingerprints = fingerprint::read_table(frame.payload, segments.len(), num_keys)?;
         Ok(BinaryFuse {
             fingerprints,
             segments,

@@ -102,6 +102,34 @@ pub(crate) fn read_all<F: Fingerprint>(r: &mut Reader<'_>, count: usize) -> Resu
     Ok(bytes.chunks_exact(F::BYTES).map(F::read_le).collect())
 }
 
+/// Decodes the whole fingerprint table of an xor or binary fuse filter:
+/// checks the slot count (at most 2^32), the key count (positive and at most
+/// the slot count, or both zero) and that the payload holds exactly `slots`
+/// fingerprints, then reads them. Shared so both layouts validate alike.
+pub(crate) fn read_table<F: Fingerprint>(
+    mut payload: Reader<'_>,
+    slots: u64,
+    num_keys: u64,
+) -> Result<Vec<F>, FormatError> {
+    if slots > u32::MAX as u64 {
+        return Err(FormatError::InvalidParameters("more than 2^32 slots"));
+    }
+    if num_keys > slots || (num_keys == 0) != (slots == 0) {
+        return Err(FormatError::InvalidParameters(
+            "key count must be positive and at most the slot count, or both zero",
+        ));
+    }
+    let slots = slots as usize; // at most u32::MAX, checked above
+    if payload.remaining() != slots.saturating_mul(F::BYTES) {
+        return Err(FormatError::InvalidParameters(
+            "payload length does not match the slot count",
+        ));
+    }
+    let fingerprints = read_all(&mut payload, slots)?;
+    payload.finish()?;
+    Ok(fingerprints)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,23 +189,9 @@ impl<F: XorFingerprint> Xor<F> {
         let block_len = frame.params.u64()?;
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
-        let slots = block_len
-            .checked_mul(3)
-            .filter(|&s| s <= u32::MAX as u64)
-            .ok_or(FormatError::InvalidParameters("more than 2^32 slots"))?;
-        if num_keys > slots || (num_keys == 0) != (slots == 0) {
-            return Err(FormatError::InvalidParameters(
-                "key count must be positive and at most the slot count, or both zero",
-            ));
-        }
-        let slots = slots as usize; // at most u32::MAX, checked above
-        if frame.payload.remaining() != slots.saturating_mul(F::BYTES) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match the slot count",
-            ));
-        }
-        let fingerprints = fingerprint::read_all(&mut frame.payload, slots)?;
-        frame.payload.finish()?;
+        // An overflowing product is reported like any other oversized table.
+        let slots = block_len.saturating_mul(3);
+        let fingerprints = fingerprint::read_table(frame.payload, slots, num_keys)?;
         Ok(Xor {
             fingerprints,
             blocks: Blocks { block_len },

@@ -153,3 +153,15 @@ pub fn assert_golden(name: &str, bytes: &[u8], golden_hex: &str) {
     let golden: String = golden_hex.chars().filter(|c| !c.is_whitespace()).collect();
     assert_eq!(actual, golden, "{name}: serialized bytes changed (format break?)");
 }
+
+/// False positives among `count` hashes `remix(i, seed)` that are absent
+/// from `keys`. Streamed, so a large `count` needs no allocation; the few
+/// positives are checked against the sorted keys.
+pub fn false_positives(f: &dyn Filter, keys: &[u64], seed: u64, count: u64) -> u64 {
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    (0..count)
+        .map(|i| remix(i, seed))
+        .filter(|h| f.contains_hash(*h) && sorted.binary_search(h).is_err())
+        .count() as u64
+}
