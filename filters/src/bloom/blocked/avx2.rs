@@ -84,6 +84,9 @@ unsafe fn block_matches(block: &Block, hash: u64, num_probes: u32) -> bool {
     // both 32-byte halves are in bounds and 32-byte aligned, as the aligned
     // load requires.
     let (lo, hi) = unsafe { (_mm256_load_si256(base), _mm256_load_si256(base.add(1))) };
+    // SAFETY: the intrinsics below need only AVX2, which this function's
+    // `target_feature` and its callers' token guarantee; the one memory
+    // access among them (`PROBE_POWERS`) is justified where it happens.
     unsafe {
         let state = _mm256_set1_epi32(hash as u32 as i32);
         let low5 = _mm256_set1_epi32(31);
