@@ -72,7 +72,7 @@ impl QueryPool {
     /// A pool over `keys`, whose length must be a positive multiple of [`BATCH`].
     pub fn from_keys(keys: Vec<u64>) -> Self {
         assert!(
-            keys.len() >= BATCH && keys.len() % BATCH == 0,
+            keys.len() >= BATCH && keys.len().is_multiple_of(BATCH),
             "pool must be whole batches"
         );
         QueryPool { keys, next: 0 }

@@ -27,7 +27,7 @@ pub mod report;
 pub mod svg;
 
 /// A filter under measurement, seen through the operations every filter has.
-pub trait Subject: Sized {
+pub trait Subject: Sized + 'static {
     /// Name in benchmark ids and the report: `amq-...` for ours, the crate
     /// (and type) name for the others. No spaces or slashes.
     const NAME: &'static str;

@@ -6,12 +6,21 @@
 //! Each time is the median of `runs` passes; a pass times a whole operation
 //! (all n builds keys, or a pool of 1M queries) with one `Instant`, so timer
 //! overhead is nothing.
+//!
+//! **Interleaved rounds.** The hosts we measure on drift: the same binary has
+//! run twice as slow an hour later, and by tens of percent within minutes.
+//! Timing one filter's passes back to back and then the next filter's would
+//! let that drift land between two filters and read as a difference between
+//! them. So the filters of a section are all built first, then timed in
+//! `runs` rounds, each round doing one pass of every operation of every filter
+//! of the section; a slow spell then slows every filter's pass of that round
+//! alike, and the medians and their ratios stay comparable.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Instant;
 
-use crate::keys::{KeySet, BATCH, POOL};
+use crate::keys::{KeySet, QueryPool, BATCH, POOL};
 use crate::svg::thousands;
 use crate::{Subject, Visitor};
 
@@ -55,15 +64,74 @@ impl Row {
     }
 }
 
-/// The [`Visitor`] that measures each filter into a [`Row`].
+/// The [`Visitor`] that measures each filter into a [`Row`]: space and FPR
+/// when it is visited, times when its section is [finished](Measure::finish).
 pub struct Measure<'k> {
     keys: &'k KeySet,
     runs: usize,
     section: String,
-    /// Rows measured so far, in visiting order.
+    /// Rows measured so far, in visiting order. Rows of the current section
+    /// have NaN times until [`finish`](Measure::finish).
     pub rows: Vec<Row>,
     /// Filters that failed to build, with the error (they get no row).
     pub failures: Vec<String>,
+    /// The current section's built filters, waiting for their timing rounds,
+    /// with the index of their row.
+    pending: Vec<(usize, Box<dyn Timed + 'k>)>,
+}
+
+/// One pass of each timed operation of a built filter.
+trait Timed {
+    /// Builds the filter again from the present keys (and drops it).
+    fn build_pass(&self);
+    /// Queries every key of the hit pool; returns how many were found.
+    fn hit_pass(&self) -> usize;
+    /// Queries the miss keys one at a time; returns how many were found.
+    fn miss_pass(&self) -> usize;
+    /// Queries the miss keys through the batch API, if the filter has one.
+    fn many_pass(&mut self) -> Option<usize>;
+    /// Keys in the hit pool.
+    fn hit_len(&self) -> usize;
+    /// Miss keys queried per pass.
+    fn miss_len(&self) -> usize;
+}
+
+/// A built filter with the keys its passes use.
+struct Built<'k, S> {
+    filter: S,
+    present: &'k [u64],
+    hits: QueryPool,
+    misses: &'k [u64],
+    out: Vec<bool>,
+}
+
+impl<S: Subject> Timed for Built<'_, S> {
+    fn build_pass(&self) {
+        black_box(S::build(black_box(self.present)).ok());
+    }
+    fn hit_pass(&self) -> usize {
+        count_present(&self.filter, black_box(self.hits.all()))
+    }
+    fn miss_pass(&self) -> usize {
+        count_present(&self.filter, black_box(self.misses))
+    }
+    fn hit_len(&self) -> usize {
+        self.hits.all().len()
+    }
+    fn miss_len(&self) -> usize {
+        self.misses.len()
+    }
+    fn many_pass(&mut self) -> Option<usize> {
+        S::HAS_BATCH.then(|| {
+            let mut found = 0;
+            for chunk in self.misses.chunks(BATCH) {
+                let out = &mut self.out[..chunk.len()];
+                self.filter.contains_many(black_box(chunk), out);
+                found += black_box(&*out).iter().filter(|&&b| b).count();
+            }
+            found
+        })
+    }
 }
 
 impl<'k> Measure<'k> {
@@ -75,21 +143,75 @@ impl<'k> Measure<'k> {
             section: String::new(),
             rows: Vec::new(),
             failures: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    /// Starts a new section: later rows carry this heading.
+    /// Starts a new section: finishes the current one, and later rows carry
+    /// this heading.
     pub fn section(&mut self, heading: &str) {
+        self.finish();
         self.section = heading.to_string();
+    }
+
+    /// Times the current section's filters in interleaved rounds and fills in
+    /// their rows' times. Call once after the last visit.
+    pub fn finish(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return;
+        }
+        let n = self.keys.present.len();
+        let mut pending: Vec<_> = pending
+            .into_iter()
+            .map(|(row, t)| (row, t, Times::default()))
+            .collect();
+        for round in 0..self.runs {
+            eprintln!("timing round {} of {} ({})", round + 1, self.runs, self.section);
+            for (_, t, times) in &mut pending {
+                times.build.push(per_item(n, || t.build_pass()));
+                let hits = t.hit_len();
+                times.hit.push(per_item(hits, || {
+                    black_box(t.hit_pass());
+                }));
+                let misses = t.miss_len();
+                times.miss.push(per_item(misses, || {
+                    black_box(t.miss_pass());
+                }));
+                let start = Instant::now();
+                if t.many_pass().is_some() {
+                    times
+                        .many
+                        .push(start.elapsed().as_nanos() as f64 / misses.max(1) as f64);
+                }
+            }
+        }
+        for (row, _, mut times) in pending {
+            let row = &mut self.rows[row];
+            row.build_ns = median(&mut times.build);
+            row.hit_ns = median(&mut times.hit);
+            row.miss_ns = median(&mut times.miss);
+            row.many_ns = (!times.many.is_empty()).then(|| median(&mut times.many));
+        }
     }
 }
 
-impl Visitor for Measure<'_> {
+/// The pass times (ns per item) of one filter, one entry per round.
+#[derive(Default)]
+struct Times {
+    build: Vec<f64>,
+    hit: Vec<f64>,
+    miss: Vec<f64>,
+    many: Vec<f64>,
+}
+
+impl<'k> Visitor for Measure<'k> {
     fn visit<S: Subject>(&mut self) {
-        let present = &self.keys.present;
-        let absent = &self.keys.absent;
+        let keys: &'k KeySet = self.keys;
+        let present = &keys.present;
+        let absent = &keys.absent;
         let n = present.len();
-        eprintln!("measuring {} over {n} keys", S::NAME);
+        eprintln!("building {} over {n} keys", S::NAME);
 
         // A filter that cannot be built over these keys is reported, not fatal.
         let filter = match S::build(present) {
@@ -100,29 +222,8 @@ impl Visitor for Measure<'_> {
                 return;
             }
         };
-        let build_ns = median_ns(self.runs, n, || {
-            black_box(S::build(black_box(present)).ok());
-        });
         let false_negatives = present.iter().filter(|&&k| !filter.contains(k)).count();
         let false_positives = absent.iter().filter(|&&k| filter.contains(k)).count();
-
-        let hits = self.keys.hit_pool(POOL.min(n.max(1)).div_ceil(BATCH) * BATCH);
-        let misses = &absent[..absent.len().min(POOL)];
-        let hit_ns = median_ns(self.runs, hits.all().len(), || {
-            black_box(count_present(&filter, black_box(hits.all())));
-        });
-        let miss_ns = median_ns(self.runs, misses.len(), || {
-            black_box(count_present(&filter, black_box(misses)));
-        });
-        let many_ns = S::HAS_BATCH.then(|| {
-            let mut out = vec![false; BATCH];
-            median_ns(self.runs, misses.len(), || {
-                for chunk in misses.chunks(BATCH) {
-                    filter.contains_many(black_box(chunk), &mut out[..chunk.len()]);
-                    black_box(&out);
-                }
-            })
-        });
 
         self.rows.push(Row {
             section: self.section.clone(),
@@ -135,11 +236,19 @@ impl Visitor for Measure<'_> {
             absent: absent.len(),
             false_negatives,
             expected_fpr: filter.expected_fpr(),
-            build_ns,
-            hit_ns,
-            miss_ns,
-            many_ns,
+            build_ns: f64::NAN,
+            hit_ns: f64::NAN,
+            miss_ns: f64::NAN,
+            many_ns: None,
         });
+        let built = Built {
+            filter,
+            present,
+            hits: keys.hit_pool(POOL.min(n.max(1)).div_ceil(BATCH) * BATCH),
+            misses: &absent[..absent.len().min(POOL)],
+            out: vec![false; BATCH],
+        };
+        self.pending.push((self.rows.len() - 1, Box::new(built)));
     }
 }
 
@@ -147,16 +256,11 @@ fn count_present<S: Subject>(filter: &S, keys: &[u64]) -> usize {
     keys.iter().map(|&k| filter.contains(k) as usize).sum()
 }
 
-/// Median over `runs` runs of `f`, in ns per item for `items` items.
-fn median_ns(runs: usize, items: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_nanos() as f64 / items.max(1) as f64
-        })
-        .collect();
-    median(&mut times)
+/// The time of one call of `f`, in ns per item for `items` items.
+fn per_item(items: usize, f: impl FnOnce()) -> f64 {
+    let start = Instant::now();
+    f();
+    start.elapsed().as_nanos() as f64 / items.max(1) as f64
 }
 
 /// The median (mean of the middle two for an even count); NaN if empty.
@@ -242,7 +346,10 @@ mod tests {
         let mut m = Measure::new(&keys, 1);
         m.section("Bloom");
         m.visit::<amq::BlockedBloom>();
+        assert!(m.rows[0].hit_ns.is_nan(), "timed before its section finished");
+        m.finish();
         let row = &m.rows[0];
+        assert!(row.hit_ns > 0.0 && row.miss_ns > 0.0 && row.build_ns > 0.0);
         assert_eq!(row.false_negatives, 0);
         assert!(row.ours);
         assert!((9.9..10.5).contains(&row.bits_per_key), "{}", row.bits_per_key);

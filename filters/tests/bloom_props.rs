@@ -91,7 +91,7 @@ impl Filters {
     /// Inserts through the inherent methods for even `i` and through the
     /// `Insert` trait for odd `i`, so both paths are exercised.
     fn insert_hash(&mut self, i: usize, h: u64) {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             self.standard.insert_hash(h);
             self.blocked.insert_hash(h);
             self.counting.insert_hash(h);
@@ -104,7 +104,7 @@ impl Filters {
     }
 
     fn insert_bytes(&mut self, i: usize, key: &[u8]) {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             self.standard.insert(key);
             self.blocked.insert(key);
             self.counting.insert(key);

@@ -91,9 +91,10 @@ fn main() -> ExitCode {
     static_filters(&mut m);
     m.section("Deletable filters (sized for n keys)");
     cuckoo_filters(&mut AsSubjects(&mut m));
+    m.finish();
 
     let mut md = format!(
-        "## Comparison at n = {} keys\n\n{} absent keys for the FPR; times are medians of {} runs, ns per key.\n\
+        "## Comparison at n = {} keys\n\n{} absent keys for the FPR; times are medians of {} interleaved rounds, ns per key.\n\
          CPU: {}; sbbf-rs implementation: {}.\n",
         thousands(args.n),
         thousands(absent),

@@ -22,9 +22,11 @@
 //! 32 bits by a precomputed power of the multiplier (so the `k` multiplies run
 //! in parallel rather than as a chain), and the probed bits are ANDed
 //! together, so a miss costs no branch misprediction.
-//! On x86-64 CPUs with AVX2 (detected at run time) queries use the kernel in
-//! `blocked/avx2.rs`, which tests eight probes at once and is checked against
-//! the portable kernel in its tests; elsewhere the portable kernel runs.
+//! On x86-64 the filter picks its query kernel once, when it is made
+//! (`blocked/kernel.rs`): AVX-512F (`blocked/avx512.rs`, sixteen probes at
+//! once), else AVX2 (`blocked/avx2.rs`, eight at once), else the portable
+//! kernel, which is every SIMD kernel's oracle in the tests; elsewhere the
+//! portable kernel runs, inlined.
 //! [`contains_many`](Filter::contains_many) first computes and prefetches the
 //! blocks of a whole batch, then probes, which overlaps the cache misses.
 //!
@@ -44,6 +46,11 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod kernel;
+
+use kernel::Kernel;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -112,10 +119,12 @@ const MAX_PROBES: usize = 24;
 /// 9 bits of `low32 · PROBE_POWERS[i]`: the state the chain `h *= C` reaches
 /// after `i` steps, but each probe is one independent multiply, so the CPU
 /// computes all of them in parallel instead of waiting on a chain of `k`.
-const PROBE_POWERS: [u32; MAX_PROBES] = {
-    let mut p = [1u32; MAX_PROBES];
+/// Padded to 32 entries so the AVX-512 kernel's second round can load 16 at
+/// once; entries past `MAX_PROBES` are never used as probes.
+const PROBE_POWERS: [u32; 32] = {
+    let mut p = [1u32; 32];
     let mut i = 1;
-    while i < MAX_PROBES {
+    while i < 32 {
         p[i] = p[i - 1].wrapping_mul(PROBE_MULTIPLIER);
         i += 1;
     }
@@ -174,6 +183,19 @@ fn batched(blocks: &[Block], hashes: &[u64], out: &mut [bool], probe: impl Fn(&B
     }
 }
 
+/// The portable whole query (what every SIMD kernel must answer).
+#[inline(always)]
+fn contains_portable(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
+    block_matches(&blocks[block_of(hash, blocks.len() as u32)].0, hash, num_probes)
+}
+
+/// The portable batched query.
+fn contains_many_portable(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
+    batched(blocks, hashes, out, |block, h| {
+        block_matches(&block.0, h, num_probes)
+    });
+}
+
 /// Shared sizing: `(blocks, probes)` for `n` keys at `bits_per_key`.
 fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
     check_keys(n)?;
@@ -216,12 +238,23 @@ fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
 ///     .count();
 /// assert!(fp < 1_100, "{fp} false positives"); // about 0.96%
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct BlockedBloom {
     blocks: Vec<Block>,
     num_probes: u32,
     num_keys: u64,
+    /// Chosen for this CPU at construction; never changes an answer, so it
+    /// is not part of equality or of the bytes.
+    kernel: Kernel,
 }
+
+impl PartialEq for BlockedBloom {
+    fn eq(&self, other: &Self) -> bool {
+        self.blocks == other.blocks && self.num_probes == other.num_probes && self.num_keys == other.num_keys
+    }
+}
+
+impl Eq for BlockedBloom {}
 
 impl BlockedBloom {
     /// A filter sized for `expected_keys` at false-positive rate `fpr`, with
@@ -241,6 +274,7 @@ impl BlockedBloom {
             blocks: try_alloc(blocks as usize, Block::default)?,
             num_probes,
             num_keys: 0,
+            kernel: Kernel::detect(num_probes),
         })
     }
 
@@ -263,6 +297,7 @@ impl BlockedBloom {
         }
         let mut f = Self::with_bits_per_key(expected_keys, bits_per_key)?;
         f.num_probes = num_probes;
+        f.kernel = Kernel::detect(num_probes);
         Ok(f)
     }
 
@@ -274,6 +309,18 @@ impl BlockedBloom {
     /// Number of probes `k` per key.
     pub fn num_probes(&self) -> u32 {
         self.num_probes
+    }
+
+    /// The query kernel this filter chose for the running CPU when it was
+    /// made: `"avx512"`, `"avx2"` or `"portable"`. All answer identically;
+    /// this says which speed to expect.
+    ///
+    /// ```
+    /// let f = amq::BlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
+    /// assert!(["avx512", "avx2", "portable"].contains(&f.query_kernel()));
+    /// ```
+    pub fn query_kernel(&self) -> &'static str {
+        self.kernel.name()
     }
 
     /// Adds the key with this [`hash_key`](crate::hash_key) value.
@@ -297,12 +344,7 @@ impl BlockedBloom {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)];
-        #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = avx2::Avx2::detect() {
-            return simd.block_matches(block, hash, self.num_probes);
-        }
-        block_matches(&block.0, hash, self.num_probes)
+        self.kernel.contains(&self.blocks, hash, self.num_probes)
     }
 
     /// Whether `key` may be in the set.
@@ -368,6 +410,7 @@ impl BlockedBloom {
             blocks,
             num_probes,
             num_keys,
+            kernel: Kernel::detect(num_probes),
         })
     }
 
@@ -390,14 +433,8 @@ impl Filter for BlockedBloom {
 
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let k = self.num_probes;
-        #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = avx2::Avx2::detect() {
-            return simd.contains_many(&self.blocks, k, hashes, out);
-        }
-        batched(&self.blocks, hashes, out, |block, h| {
-            block_matches(&block.0, h, k)
-        });
+        self.kernel
+            .contains_many(&self.blocks, self.num_probes, hashes, out);
     }
 
     fn size_in_bytes(&self) -> usize {
@@ -536,6 +573,7 @@ impl AtomicBlockedBloom {
                 .collect(),
             num_probes: self.num_probes,
             num_keys: self.num_keys.into_inner(),
+            kernel: Kernel::detect(self.num_probes),
         }
     }
 }

@@ -1,0 +1,232 @@
+//! The query kernel a [`BlockedBloom`](super::BlockedBloom) uses, chosen once
+//! for the running CPU when the filter is made.
+//!
+//! Why a stored choice and not a check per query: a SIMD kernel compiled with
+//! `#[target_feature]` cannot be inlined into a caller compiled without it, so
+//! every query pays one call whatever we do. Checking the CPU on each query
+//! and then calling the probe function put that call in the middle of the
+//! query; calling one function pointer that does the whole query (block
+//! choice and probes) measured about 20% faster at 1M keys and 40% at 10M (a
+//! scratch loop over 1M random hashes, alternating the variants in one
+//! process; `docs/benchmarks.md` has the criterion figures). This is how
+//! `sbbf-rs` dispatches too.
+//!
+//! Order of preference: AVX-512F, then AVX2, then the portable kernel. The
+//! portable kernel is the oracle: the tests below check every kernel this CPU
+//! can run against it. Off x86-64 the portable kernel is called directly and
+//! inlined, with no pointer at all.
+#![allow(unsafe_code)]
+
+use super::Block;
+
+/// A whole single query: `(blocks, hash, num_probes) -> maybe present`.
+#[cfg(target_arch = "x86_64")]
+type OneFn = unsafe fn(&[Block], u64, u32) -> bool;
+/// A whole batched query: `(blocks, num_probes, hashes, out)`.
+#[cfg(target_arch = "x86_64")]
+type ManyFn = unsafe fn(&[Block], u32, &[u64], &mut [bool]);
+
+/// A query kernel the running CPU supports.
+///
+/// Invariant (what makes the calls below sound): the function pointers are
+/// private and set only by [`Kernel::detect`] / [`Kernel::available`], which
+/// hand out a SIMD kernel only after the CPU reported its feature. A kernel
+/// is chosen for one probe count and must be called with that count. Every
+/// kernel returns exactly what the portable one does, so the choice never
+/// changes an answer, only its speed.
+#[derive(Clone, Copy)]
+pub(super) struct Kernel {
+    name: &'static str,
+    #[cfg(target_arch = "x86_64")]
+    one: OneFn,
+    #[cfg(target_arch = "x86_64")]
+    many: ManyFn,
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The portable kernel as a whole query, with the signature of the SIMD ones.
+#[cfg(target_arch = "x86_64")]
+fn portable_one(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
+    super::contains_portable(blocks, hash, num_probes)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn portable_many(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
+    super::contains_many_portable(blocks, num_probes, hashes, out)
+}
+
+impl Kernel {
+    const PORTABLE: Kernel = Kernel {
+        name: "portable",
+        #[cfg(target_arch = "x86_64")]
+        one: portable_one,
+        #[cfg(target_arch = "x86_64")]
+        many: portable_many,
+    };
+
+    /// The fastest kernel this CPU supports for `num_probes` probes. With
+    /// `std` the CPU is asked at run time (the standard library caches the
+    /// answer); without it only what the build targets (`-C target-feature` /
+    /// `target-cpu`) counts.
+    pub(super) fn detect(num_probes: u32) -> Kernel {
+        Self::available(num_probes)
+            .into_iter()
+            .flatten()
+            .next()
+            .unwrap_or(Self::PORTABLE)
+    }
+
+    /// Every kernel this CPU can run for `num_probes` probes, fastest first
+    /// (`None` for the ones it cannot), ending with the portable one. Each SIMD
+    /// kernel comes in a straight-line form for the probe counts one round of
+    /// its registers covers (16 lanes for AVX-512, 8 for AVX2) and a general
+    /// form for more.
+    fn available(num_probes: u32) -> [Option<Kernel>; 3] {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[cfg(feature = "std")]
+            let (avx512, avx2) = (
+                std::is_x86_feature_detected!("avx512f"),
+                std::is_x86_feature_detected!("avx2"),
+            );
+            #[cfg(not(feature = "std"))]
+            let (avx512, avx2) = (cfg!(target_feature = "avx512f"), cfg!(target_feature = "avx2"));
+            [
+                avx512.then_some(if num_probes <= 16 {
+                    Kernel {
+                        name: "avx512",
+                        one: super::avx512::contains::<true>,
+                        many: super::avx512::contains_many::<true>,
+                    }
+                } else {
+                    Kernel {
+                        name: "avx512",
+                        one: super::avx512::contains::<false>,
+                        many: super::avx512::contains_many::<false>,
+                    }
+                }),
+                avx2.then_some(if num_probes <= 8 {
+                    Kernel {
+                        name: "avx2",
+                        one: super::avx2::contains::<true>,
+                        many: super::avx2::contains_many::<true>,
+                    }
+                } else {
+                    Kernel {
+                        name: "avx2",
+                        one: super::avx2::contains::<false>,
+                        many: super::avx2::contains_many::<false>,
+                    }
+                }),
+                Some(Self::PORTABLE),
+            ]
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = num_probes;
+            [None, None, Some(Self::PORTABLE)]
+        }
+    }
+
+    /// `"avx512"`, `"avx2"` or `"portable"`.
+    pub(super) fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// Whether every probe bit of the key with `hash` is set in its block.
+    #[inline(always)]
+    pub(super) fn contains(self, blocks: &[Block], hash: u64, num_probes: u32) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the pointer came from `available`, which returns a SIMD
+        // kernel only when the CPU has its feature (the type's invariant);
+        // the kernels' other inputs are checked by safe indexing inside.
+        return unsafe { (self.one)(blocks, hash, num_probes) };
+        #[cfg(not(target_arch = "x86_64"))]
+        super::contains_portable(blocks, hash, num_probes)
+    }
+
+    /// [`contains`](Self::contains) for every hash, into `out`
+    /// (`hashes.len() == out.len()`).
+    #[inline(always)]
+    pub(super) fn contains_many(self, blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `contains`.
+        return unsafe { (self.many)(blocks, num_probes, hashes, out) };
+        #[cfg(not(target_arch = "x86_64"))]
+        super::contains_many_portable(blocks, num_probes, hashes, out)
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use alloc::vec::Vec;
+
+    use super::super::{block_matches, block_of, Block, MAX_PROBES};
+    use super::*;
+    use crate::hash::remix;
+
+    /// 7 × 64 blocks from full (no random masks ANDed) through sparse (5
+    /// ANDed: about 3% of bits set) to empty, and hashes that land all over
+    /// them.
+    fn sample_filter() -> (Vec<Block>, Vec<u64>) {
+        let blocks = (0..7 * 64u64)
+            .map(|b| {
+                let ands = b / 64;
+                Block(core::array::from_fn(|w| {
+                    let full = if ands == 6 { 0 } else { u64::MAX };
+                    (0..ands.min(5)).fold(full, |acc, j| acc & remix(b * 8 + w as u64, j))
+                }))
+            })
+            .collect();
+        let hashes = (0..60_000u64).map(|i| remix(i, 77)).collect();
+        (blocks, hashes)
+    }
+
+    /// Every kernel this CPU can run answers exactly as the portable kernel
+    /// does, one at a time and batched, for every probe count.
+    #[test]
+    fn every_available_kernel_agrees_with_portable() {
+        let (blocks, hashes) = sample_filter();
+        for k in 1..=MAX_PROBES as u32 {
+            let kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
+            assert_eq!(kernels.last().map(|k| k.name()), Some("portable"));
+            for kernel in &kernels {
+                let mut out = alloc::vec![false; hashes.len()];
+                kernel.contains_many(&blocks, k, &hashes, &mut out);
+                let mut found = 0;
+                for (&h, &o) in hashes.iter().zip(&out) {
+                    let expected = block_matches(&blocks[block_of(h, blocks.len() as u32)].0, h, k);
+                    assert_eq!(
+                        kernel.contains(&blocks, h, k),
+                        expected,
+                        "{kernel:?} k {k} hash {h:#x}"
+                    );
+                    assert_eq!(o, expected, "{kernel:?} batched, k {k} hash {h:#x}");
+                    found += expected as usize;
+                }
+                // Both answers occur at every k, so neither can be a constant.
+                assert!(found > 100 && found < hashes.len() - 100, "k {k}: {found} found");
+            }
+        }
+    }
+
+    /// The detected kernel is the first available one, and a CPU with AVX-512
+    /// or AVX2 gets a SIMD kernel (so the fast path is what the tests and
+    /// benchmarks on such machines run).
+    #[test]
+    fn detect_prefers_simd() {
+        for k in [1, 6, 16, 17, 24] {
+            let first = Kernel::available(k).into_iter().flatten().next().unwrap();
+            assert_eq!(Kernel::detect(k).name(), first.name());
+            #[cfg(all(target_arch = "x86_64", feature = "std"))]
+            if std::is_x86_feature_detected!("avx2") {
+                assert_ne!(Kernel::detect(k).name(), "portable");
+            }
+        }
+    }
+}
