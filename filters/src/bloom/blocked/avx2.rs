@@ -25,24 +25,26 @@
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi32, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
     _mm256_castsi256_ps, _mm256_cmpgt_epi32, _mm256_load_si256, _mm256_loadu_si256, _mm256_mullo_epi32,
-    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_slli_epi32, _mm256_sllv_epi32,
-    _mm256_srli_epi32, _mm256_testc_ps,
+    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
+    _mm256_testc_ps,
 };
 
 use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
 /// A whole query: the block choice and the probes in one function, so the
 /// single call a query makes through its kernel pointer covers all of it.
-/// `ONE_ROUND` (for `num_probes <= 8`, every filter up to 13.8 bits/key)
-/// drops the round loop, so the kernel is straight-line code.
+/// `PROBES` in `1..=8` (every filter up to 13.8 bits/key) is the probe count
+/// fixed at compile time: one round, straight-line code, the active-lane
+/// mask a constant. `PROBES = 0` is the general kernel, which reads the count
+/// from `num_probes` (1..=24) and loops over its rounds.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn contains<const ONE_ROUND: bool>(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
+pub(super) unsafe fn contains<const PROBES: u32>(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
     let block = &blocks[block_of(hash, blocks.len() as u32)];
     // SAFETY: this function runs only with AVX2, as `block_matches` needs.
-    unsafe { block_matches::<ONE_ROUND>(block, hash, num_probes) }
+    unsafe { block_matches::<PROBES>(block, hash, num_probes) }
 }
 
 /// The batched query with the AVX2 kernel inlined into its loop.
@@ -50,7 +52,7 @@ pub(super) unsafe fn contains<const ONE_ROUND: bool>(blocks: &[Block], hash: u64
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn contains_many<const ONE_ROUND: bool>(
+pub(super) unsafe fn contains_many<const PROBES: u32>(
     blocks: &[Block],
     num_probes: u32,
     hashes: &[u64],
@@ -58,22 +60,22 @@ pub(super) unsafe fn contains_many<const ONE_ROUND: bool>(
 ) {
     // SAFETY (for the closure's call): this function only runs with AVX2.
     super::batched(blocks, hashes, out, |b, h| unsafe {
-        block_matches::<ONE_ROUND>(b, h, num_probes)
+        block_matches::<PROBES>(b, h, num_probes)
     });
 }
 
 /// The AVX2 form of [`super::block_matches`]: probes `8r .. 8r + 8` in round
-/// `r`; with `ONE_ROUND` only round 0 (the caller guarantees
-/// `num_probes <= 8`).
+/// `r`; only round 0 if `PROBES` fixes a count of at most 8 (then
+/// `num_probes == PROBES`, which the caller guarantees).
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 #[inline]
 #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
-pub(super) unsafe fn block_matches<const ONE_ROUND: bool>(block: &Block, hash: u64, num_probes: u32) -> bool {
+pub(super) unsafe fn block_matches<const PROBES: u32>(block: &Block, hash: u64, num_probes: u32) -> bool {
     debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
-    debug_assert!(!ONE_ROUND || num_probes <= 8);
+    debug_assert!(PROBES <= 8 && (PROBES == 0 || PROBES == num_probes));
     let base = block.0.as_ptr().cast::<__m256i>();
     // SAFETY: `Block` is 64 bytes, 64-byte aligned (`repr(C, align(64))`), so
     // both 32-byte halves are in bounds and 32-byte aligned, as the aligned
@@ -82,8 +84,8 @@ pub(super) unsafe fn block_matches<const ONE_ROUND: bool>(block: &Block, hash: u
     // SAFETY: `round_found` needs only AVX2, which this function has, and
     // `round < 3` (`num_probes <= MAX_PROBES = 24`).
     unsafe {
-        if ONE_ROUND {
-            return round_found(lo, hi, hash, 0, num_probes);
+        if PROBES > 0 {
+            return round_found(lo, hi, hash, 0, PROBES);
         }
         let rounds = num_probes.min(MAX_PROBES as u32).div_ceil(8) as usize;
         (0..rounds).all(|round| round_found(lo, hi, hash, round, num_probes))
@@ -105,21 +107,22 @@ unsafe fn round_found(lo: __m256i, hi: __m256i, hash: u64, round: usize, num_pro
     let powers = unsafe { _mm256_loadu_si256(PROBE_POWERS.as_ptr().add(8 * round).cast::<__m256i>()) };
     // SAFETY: register-only AVX / AVX2 intrinsics.
     unsafe {
-        // Top 9 bits of `low32 * C^i`: the probe's bit in the block.
-        let bit = _mm256_srli_epi32::<23>(_mm256_mullo_epi32(_mm256_set1_epi32(hash as u32 as i32), powers));
-        let word = _mm256_srli_epi32::<5>(bit); // which of the 16 u32 words
+        // The top 9 bits of `state = low32 * C^i` are the probe's bit in the
+        // block: the top 4 pick the 32-bit word, the next 5 the bit in it.
+        let state = _mm256_mullo_epi32(_mm256_set1_epi32(hash as u32 as i32), powers);
+        let word = _mm256_srli_epi32::<28>(state); // which of the 16 u32 words
         let from_lo = _mm256_permutevar8x32_epi32(lo, word); // uses word % 8
         let from_hi = _mm256_permutevar8x32_epi32(hi, word);
-        // Word index bit 3 moved to the sign bit selects the upper half.
-        let pick_hi = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(word));
+        // Word bit 3 (upper half) is the state's sign bit, which is what
+        // `blendv` reads.
         let words = _mm256_blendv_ps(
             _mm256_castsi256_ps(from_lo),
             _mm256_castsi256_ps(from_hi),
-            pick_hi,
+            _mm256_castsi256_ps(state),
         );
-        // Shift each probed bit up to its lane's sign bit: by 31 - bit % 32,
-        // which is `!bit & 31`.
-        let up = _mm256_andnot_si256(bit, _mm256_set1_epi32(31));
+        // Shift each probed bit up to its lane's sign bit: by 31 - (bit in
+        // word), which is `!(state >> 23) & 31`.
+        let up = _mm256_andnot_si256(_mm256_srli_epi32::<23>(state), _mm256_set1_epi32(31));
         let probed = _mm256_sllv_epi32(_mm256_castps_si256(words), up);
         // Lanes holding a real probe: index 8·round + lane < num_probes.
         let lane = _mm256_add_epi32(

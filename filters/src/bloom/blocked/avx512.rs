@@ -21,25 +21,27 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
-    __m512i, __mmask16, _mm512_add_epi32, _mm512_and_si512, _mm512_cmplt_epu32_mask, _mm512_load_si512,
-    _mm512_loadu_si512, _mm512_mask_testn_epi32_mask, _mm512_mullo_epi32, _mm512_permutexvar_epi32,
-    _mm512_set1_epi32, _mm512_setr_epi32, _mm512_sllv_epi32, _mm512_srli_epi32,
+    __m512i, __mmask16, _mm512_add_epi32, _mm512_cmplt_epu32_mask, _mm512_load_si512, _mm512_loadu_si512,
+    _mm512_mask_testn_epi32_mask, _mm512_mullo_epi32, _mm512_permutexvar_epi32, _mm512_rorv_epi32,
+    _mm512_set1_epi32, _mm512_setr_epi32, _mm512_srli_epi32,
 };
 
 use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
 /// A whole query: the block choice and the probes in one function, so the
 /// single call a query makes through its kernel pointer covers all of it.
-/// `ONE_ROUND` (for `num_probes <= 16`, every filter up to 39 bits/key)
-/// skips the second round, so the kernel is straight-line code.
+/// `PROBES` in `1..=16` (every filter up to 39 bits/key) is the probe count
+/// fixed at compile time: one round, straight-line code, the active-lane
+/// mask a constant. `PROBES = 0` is the general kernel, which reads the count
+/// from `num_probes` (1..=24) and always runs both rounds.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn contains<const ONE_ROUND: bool>(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
+pub(super) unsafe fn contains<const PROBES: u32>(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
     let block = &blocks[block_of(hash, blocks.len() as u32)];
     // SAFETY: this function runs only with AVX-512F, as `block_matches` needs.
-    unsafe { block_matches::<ONE_ROUND>(block, hash, num_probes) }
+    unsafe { block_matches::<PROBES>(block, hash, num_probes) }
 }
 
 /// The batched query with the AVX-512 kernel inlined into its loop.
@@ -47,7 +49,7 @@ pub(super) unsafe fn contains<const ONE_ROUND: bool>(blocks: &[Block], hash: u64
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn contains_many<const ONE_ROUND: bool>(
+pub(super) unsafe fn contains_many<const PROBES: u32>(
     blocks: &[Block],
     num_probes: u32,
     hashes: &[u64],
@@ -55,33 +57,33 @@ pub(super) unsafe fn contains_many<const ONE_ROUND: bool>(
 ) {
     // SAFETY (for the closure's call): this function only runs with AVX-512F.
     super::batched(blocks, hashes, out, |b, h| unsafe {
-        block_matches::<ONE_ROUND>(b, h, num_probes)
+        block_matches::<PROBES>(b, h, num_probes)
     });
 }
 
 /// The AVX-512 form of [`super::block_matches`]: probes `0..16` in the first
-/// round, `16..24` in a second unless `ONE_ROUND` (the caller guarantees
-/// `num_probes <= 16`). Branch-free either way.
+/// round, `16..24` in a second unless `PROBES` fixes a count of at most 16
+/// (then `num_probes == PROBES`, which the caller guarantees). Branch-free
+/// either way.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
 #[inline]
 #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
-pub(super) unsafe fn block_matches<const ONE_ROUND: bool>(block: &Block, hash: u64, num_probes: u32) -> bool {
+pub(super) unsafe fn block_matches<const PROBES: u32>(block: &Block, hash: u64, num_probes: u32) -> bool {
     debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
-    debug_assert!(!ONE_ROUND || num_probes <= 16);
+    debug_assert!(PROBES <= 16 && (PROBES == 0 || PROBES == num_probes));
     // SAFETY: `Block` is 64 bytes and 64-byte aligned (`repr(C, align(64))`),
     // as the aligned 512-bit load requires.
     let words = unsafe { _mm512_load_si512(block.0.as_ptr().cast()) };
     // SAFETY: `round_missing` needs only AVX-512F, which this function has,
     // and is called with rounds 0 and 1.
     unsafe {
-        let missing = round_missing(words, hash, 0, num_probes);
-        if ONE_ROUND {
-            missing == 0
+        if PROBES > 0 {
+            round_missing(words, hash, 0, PROBES) == 0
         } else {
-            missing | round_missing(words, hash, 1, num_probes) == 0
+            round_missing(words, hash, 0, num_probes) | round_missing(words, hash, 1, num_probes) == 0
         }
     }
 }
@@ -102,17 +104,22 @@ unsafe fn round_missing(words: __m512i, hash: u64, round: usize, num_probes: u32
     let powers = unsafe { _mm512_loadu_si512(PROBE_POWERS.as_ptr().add(16 * round).cast()) };
     // SAFETY: register-only AVX-512F intrinsics.
     unsafe {
-        // Top 9 bits of `low32 * C^i`: the probe's bit in the block.
-        let bit = _mm512_srli_epi32::<23>(_mm512_mullo_epi32(_mm512_set1_epi32(hash as u32 as i32), powers));
-        // Each lane fetches the 32-bit word its probe hits (bit / 32 < 16).
-        let hit_words = _mm512_permutexvar_epi32(_mm512_srli_epi32::<5>(bit), words);
-        let probe = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_and_si512(bit, _mm512_set1_epi32(31)));
+        // The top 9 bits of `state = low32 * C^i` are the probe's bit in the
+        // block: the top 4 pick the 32-bit word, the next 5 the bit in it.
+        let state = _mm512_mullo_epi32(_mm512_set1_epi32(hash as u32 as i32), powers);
+        // Each lane fetches the word its probe hits: `state >> 28`.
+        let hit_words = _mm512_permutexvar_epi32(_mm512_srli_epi32::<28>(state), words);
+        // Rotate the probed bit down to bit 0. `vprorvd` takes the count mod
+        // 32, so `state >> 23` (the 9-bit position) rotates by exactly the
+        // bit-in-word, with no mask: one instruction fewer than shifting a 1
+        // by `position & 31`, which measured about 8% faster per query.
+        let rotated = _mm512_rorv_epi32(hit_words, _mm512_srli_epi32::<23>(state));
         // Lanes holding a real probe: index 16·round + lane < num_probes.
         let lane = _mm512_add_epi32(
             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
             _mm512_set1_epi32(16 * round as i32),
         );
         let active: __mmask16 = _mm512_cmplt_epu32_mask(lane, _mm512_set1_epi32(num_probes as i32));
-        _mm512_mask_testn_epi32_mask(active, hit_words, probe)
+        _mm512_mask_testn_epi32_mask(active, rotated, _mm512_set1_epi32(1))
     }
 }

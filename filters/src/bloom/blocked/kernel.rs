@@ -60,6 +60,20 @@ fn portable_many(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [b
     super::contains_many_portable(blocks, num_probes, hashes, out)
 }
 
+/// The kernels of one SIMD module: entry `k` (1..) is the kernel compiled
+/// for exactly `k` probes, entry 0 the general one.
+#[cfg(target_arch = "x86_64")]
+macro_rules! kernel_table {
+    ($name:literal, $isa:ident; $($k:literal)*) => {
+        [$(Kernel { name: $name, one: super::$isa::contains::<$k>, many: super::$isa::contains_many::<$k> }),*]
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+const AVX512: [Kernel; 17] = kernel_table!("avx512", avx512; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+#[cfg(target_arch = "x86_64")]
+const AVX2: [Kernel; 9] = kernel_table!("avx2", avx2; 0 1 2 3 4 5 6 7 8);
+
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
@@ -83,9 +97,10 @@ impl Kernel {
 
     /// Every kernel this CPU can run for `num_probes` probes, fastest first
     /// (`None` for the ones it cannot), ending with the portable one. Each SIMD
-    /// kernel comes in a straight-line form for the probe counts one round of
-    /// its registers covers (16 lanes for AVX-512, 8 for AVX2) and a general
-    /// form for more.
+    /// kernel comes compiled for one fixed probe count
+    /// (for the counts one round of its registers covers: up to 16 lanes for
+    /// AVX-512, 8 for AVX2), which drops the round loop and the lane-mask
+    /// arithmetic from the query, and in a general form for more.
     fn available(num_probes: u32) -> [Option<Kernel>; 3] {
         #[cfg(target_arch = "x86_64")]
         {
@@ -96,33 +111,16 @@ impl Kernel {
             );
             #[cfg(not(feature = "std"))]
             let (avx512, avx2) = (cfg!(target_feature = "avx512f"), cfg!(target_feature = "avx2"));
+            let fixed = |lanes: u32| {
+                if num_probes <= lanes {
+                    num_probes as usize
+                } else {
+                    0
+                }
+            };
             [
-                avx512.then_some(if num_probes <= 16 {
-                    Kernel {
-                        name: "avx512",
-                        one: super::avx512::contains::<true>,
-                        many: super::avx512::contains_many::<true>,
-                    }
-                } else {
-                    Kernel {
-                        name: "avx512",
-                        one: super::avx512::contains::<false>,
-                        many: super::avx512::contains_many::<false>,
-                    }
-                }),
-                avx2.then_some(if num_probes <= 8 {
-                    Kernel {
-                        name: "avx2",
-                        one: super::avx2::contains::<true>,
-                        many: super::avx2::contains_many::<true>,
-                    }
-                } else {
-                    Kernel {
-                        name: "avx2",
-                        one: super::avx2::contains::<false>,
-                        many: super::avx2::contains_many::<false>,
-                    }
-                }),
+                avx512.then_some(AVX512[fixed(16)]),
+                avx2.then_some(AVX2[fixed(8)]),
                 Some(Self::PORTABLE),
             ]
         }
@@ -193,8 +191,19 @@ pub(super) mod tests {
     fn every_available_kernel_agrees_with_portable() {
         let (blocks, hashes) = sample_filter();
         for k in 1..=MAX_PROBES as u32 {
-            let kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
+            let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
             assert_eq!(kernels.last().map(|k| k.name()), Some("portable"));
+            // The general SIMD kernels too, at counts where a fixed one is
+            // normally chosen instead.
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx512f") {
+                    kernels.push(AVX512[0]);
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    kernels.push(AVX2[0]);
+                }
+            }
             for kernel in &kernels {
                 let mut out = alloc::vec![false; hashes.len()];
                 kernel.contains_many(&blocks, k, &hashes, &mut out);
