@@ -4,6 +4,8 @@
 use super::table::{BucketTable, Lanes, SLOTS};
 use super::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS, MAX_KICKS};
 use crate::error::invalid;
+use core::hint::select_unpredictable;
+
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, Insert, Remove};
@@ -246,19 +248,6 @@ impl CuckooFilter {
         true
     }
 
-    /// Removes one copy of `fingerprint` from `bucket`; false if none.
-    #[inline(always)]
-    fn try_take(&mut self, l: Lanes, bucket: u32, fingerprint: u64) -> bool {
-        let value = self.table.bucket(l, bucket);
-        let found = l.matching_lanes(value, fingerprint);
-        if found == 0 {
-            return false;
-        }
-        self.table
-            .set_bucket(l, bucket, l.set(value, l.first_shift(found), 0));
-        true
-    }
-
     /// Stores `fingerprint`, whose buckets `bucket` and its alternate are
     /// both full, by a walk of evictions. Always stores it: if the walk ends
     /// without a free slot, the last victim goes to the (empty) stash. `seed`
@@ -317,12 +306,28 @@ impl CuckooFilter {
         Ok(())
     }
 
+    /// Places the key in the first of its buckets with a free slot.
+    ///
+    /// Both buckets are read before either is tested and the bucket is then
+    /// picked without a branch (`select_unpredictable`, a conditional move):
+    /// as the table fills, whether the first bucket has room is a coin flip
+    /// the branch predictor loses, and a mispredicted branch behind a cache
+    /// miss stalls the next inserts' loads too. See `docs/cuckoo.md`.
     #[inline(always)]
     fn insert_with(&mut self, l: Lanes, hash: u64) {
         let loc = self.locate(l, hash);
-        if !self.try_place(l, loc.primary, loc.fingerprint)
-            && !self.try_place(l, loc.alternate, loc.fingerprint)
-        {
+        let first = self.table.bucket(l, loc.primary);
+        let second = self.table.bucket(l, loc.alternate);
+        let free_first = l.zero_lanes(first);
+        let (bucket, value, free) = select_unpredictable(
+            free_first != 0,
+            (loc.primary, first, free_first),
+            (loc.alternate, second, l.zero_lanes(second)),
+        );
+        if free != 0 {
+            let placed = l.set(value, l.first_shift(free), loc.fingerprint);
+            self.table.set_bucket(l, bucket, placed);
+        } else {
             let start = if hash & (1 << 31) == 0 {
                 loc.primary
             } else {
@@ -398,19 +403,33 @@ impl CuckooFilter {
         Ok(())
     }
 
+    /// Takes one copy of the key's fingerprint out of the stash or, failing
+    /// that, out of the first of its buckets that holds one. As in
+    /// [`insert_with`](Self::insert_with), both buckets are read first and the
+    /// bucket picked without a branch: which of the two holds a present key
+    /// is a coin flip.
     #[inline(always)]
     fn remove_with(&mut self, l: Lanes, hash: u64) -> Result<(), Error> {
         let loc = self.locate(l, hash);
         if self.stash.holds(&loc) {
             self.stash = Stash::EMPTY;
-        } else if self.try_take(l, loc.primary, loc.fingerprint)
-            || self.try_take(l, loc.alternate, loc.fingerprint)
-        {
-            if self.stash.is_occupied() {
-                self.restore_stash();
-            }
-        } else {
+            return Ok(());
+        }
+        let first = self.table.bucket(l, loc.primary);
+        let second = self.table.bucket(l, loc.alternate);
+        let in_first = l.matching_lanes(first, loc.fingerprint);
+        let (bucket, value, found) = select_unpredictable(
+            in_first != 0,
+            (loc.primary, first, in_first),
+            (loc.alternate, second, l.matching_lanes(second, loc.fingerprint)),
+        );
+        if found == 0 {
             return Err(Error::NotPresent);
+        }
+        self.table
+            .set_bucket(l, bucket, l.set(value, l.first_shift(found), 0));
+        if self.stash.is_occupied() {
+            self.restore_stash();
         }
         Ok(())
     }
