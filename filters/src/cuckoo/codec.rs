@@ -32,10 +32,16 @@ impl CuckooFilter {
             .u32(self.num_buckets())
             .u16(self.stash.fingerprint as u16)
             .u32(self.stash.bucket);
-        let words = self.table.words();
-        format::encode(FilterKind::Cuckoo, &p.into_vec(), words.len() * 8, |w| {
-            w.u64s(words);
-        })
+        format::encode(
+            FilterKind::Cuckoo,
+            &p.into_vec(),
+            self.table.size_in_bytes(),
+            |w| {
+                for word in self.table.words() {
+                    w.u64(word);
+                }
+            },
+        )
     }
 
     pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {

@@ -468,8 +468,8 @@ impl Filter for CuckooFilter {
             with_lanes!(self, l => {
                 for (loc, &h) in locs.iter_mut().zip(hs) {
                     *loc = self.locate(l, h);
-                    prefetch(self.table.word_of(l, loc.primary));
-                    prefetch(self.table.word_of(l, loc.alternate));
+                    prefetch(self.table.byte_of(l, loc.primary));
+                    prefetch(self.table.byte_of(l, loc.alternate));
                 }
                 for (loc, o) in locs.iter().zip(os.iter_mut()) {
                     *o = self.probe(l, loc);
@@ -479,7 +479,7 @@ impl Filter for CuckooFilter {
     }
 
     fn size_in_bytes(&self) -> usize {
-        self.table.words().len() * 8
+        self.table.size_in_bytes()
     }
     fn num_keys(&self) -> usize {
         self.num_keys as usize

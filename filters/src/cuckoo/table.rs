@@ -1,12 +1,21 @@
 //! The bucket table: `num_buckets` buckets of [`SLOTS`] fingerprints of `f`
-//! bits each, packed back to back into plain `u64` words.
+//! bits each, packed back to back.
 //!
 //! Bucket `i` occupies bits `4f·i .. 4f·(i+1)` of the table, counting from
-//! bit 0 of word 0 (little-endian bit order). With `f = 8` two buckets share a
-//! word, with `f = 16` a bucket is exactly one word, and with `f = 12` a bucket
-//! is 48 bits, so three of every four buckets start mid-word and one in four
-//! straddles two words. Nothing is padded: a 12-bit table costs 12 bits per
-//! slot, not 16. The bits after the last bucket in the last word are zero.
+//! bit 0 of byte 0 (little-endian bit order): that is bytes `f/2·i ..
+//! f/2·(i+1)`, since `4f` is a whole number of bytes (4, 6 or 8) for every
+//! width. Nothing is padded between buckets: a 12-bit table costs 12 bits per
+//! slot, not 16. The table is stored as bytes, a whole number of `u64` words
+//! long (the serialized form, whose bits after the last bucket are zero),
+//! plus [`READ_PAD`] zero bytes that no bucket uses.
+//!
+//! **Why bytes.** Every bucket then starts on a byte, so reading one is a
+//! single unaligned 8-byte load at byte `f/2·i` and a mask, whatever the
+//! width; writing one is a load, a merge and a store of the same 8 bytes (the
+//! bytes past the bucket are written back unchanged). The padding makes that
+//! load in bounds for the last bucket. Stored as `u64` words instead, a 12-bit
+//! bucket (48 bits) starts mid-word three times in four and straddles two
+//! words once in four, which cost two loads and a 128-bit shift per read.
 //!
 //! A bucket is read as one `u64` value holding its four lanes (lane `j` at bits
 //! `f·j .. f·(j+1)`), and the lane operations below work on that value with
@@ -132,12 +141,17 @@ impl Lanes {
     }
 }
 
+/// Zero bytes after the table so the 8-byte load of the last bucket stays in
+/// bounds (a bucket is at least 4 bytes, so 4 would do; 8 keeps it simple).
+pub(crate) const READ_PAD: usize = 8;
+
 /// The packed table of buckets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BucketTable {
     lanes: Lanes,
     num_buckets: u32,
-    words: Vec<u64>,
+    /// `8 · words_for(lanes, num_buckets)` table bytes, then `READ_PAD` zeros.
+    bytes: Vec<u8>,
 }
 
 impl BucketTable {
@@ -153,7 +167,7 @@ impl BucketTable {
         BucketTable {
             lanes,
             num_buckets,
-            words: vec![0; Self::words_for(lanes, num_buckets) as usize],
+            bytes: vec![0; Self::words_for(lanes, num_buckets) as usize * 8 + READ_PAD],
         }
     }
 
@@ -167,10 +181,13 @@ impl BucketTable {
         if used != 0 && words.last().is_some_and(|&w| w >> used != 0) {
             return None;
         }
+        let mut bytes = Vec::with_capacity(words.len() * 8 + READ_PAD);
+        bytes.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        bytes.resize(bytes.len() + READ_PAD, 0);
         Some(BucketTable {
             lanes,
             num_buckets,
-            words,
+            bytes,
         })
     }
 
@@ -184,66 +201,58 @@ impl BucketTable {
         self.num_buckets
     }
 
-    pub(crate) fn words(&self) -> &[u64] {
-        &self.words
+    /// The table as little-endian `u64` words (the serialized payload).
+    pub(crate) fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.bytes[..self.bytes.len() - READ_PAD]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+    }
+
+    /// Bytes of table data (the padding excluded): what the filter's space
+    /// figures count.
+    pub(crate) fn size_in_bytes(&self) -> usize {
+        self.bytes.len() - READ_PAD
     }
 
     // The accessors below take the lanes as an argument rather than reading
     // `self.lanes`: the filter passes a compile-time constant per width, so
-    // masks and shifts become immediates and the 8- and 16-bit widths, whose
-    // buckets never straddle a word, compile to a single load or store.
-    // Callers pass `self.lanes()` or a constant equal to it.
+    // the bucket size and mask become immediates. Callers pass
+    // `self.lanes()` or a constant equal to it.
 
-    /// Word index and bit shift where bucket `i` starts.
+    /// The byte where bucket `i` starts (`4f/8 · i`).
     #[inline(always)]
-    fn position(l: Lanes, i: u32) -> (usize, u32) {
-        let bit = i as u64 * l.bucket_bits() as u64;
-        ((bit >> 6) as usize, (bit & 63) as u32)
+    fn offset(l: Lanes, i: u32) -> usize {
+        i as usize * (l.bucket_bits() / 8) as usize
     }
 
-    /// Whether a bucket can cross a word boundary (only 12-bit ones: 48
-    /// does not divide 64).
+    /// The 8 bytes at `offset` as a little-endian value. In bounds for every
+    /// bucket's offset thanks to the padding.
     #[inline(always)]
-    const fn may_straddle(l: Lanes) -> bool {
-        64 % l.bucket_bits() != 0
+    fn load8(&self, offset: usize) -> u64 {
+        u64::from_le_bytes(self.bytes[offset..offset + 8].try_into().expect("8 bytes"))
     }
 
     /// Bucket `i`'s four lanes as one value.
     #[inline(always)]
     pub(crate) fn bucket(&self, l: Lanes, i: u32) -> u64 {
         debug_assert_eq!(l, self.lanes);
-        let (w, shift) = Self::position(l, i);
-        if !Self::may_straddle(l) {
-            return (self.words[w] >> shift) & l.bucket_mask;
-        }
-        // Read two words as one 128-bit value so a straddling bucket needs no
-        // branch. The word after the last may not exist; then no bucket bit
-        // lives there and zero stands in for it.
-        let lo = self.words[w] as u128;
-        let hi = self.words.get(w + 1).copied().unwrap_or(0) as u128;
-        (((hi << 64) | lo) >> shift) as u64 & l.bucket_mask
+        self.load8(Self::offset(l, i)) & l.bucket_mask
     }
 
     /// Replaces bucket `i` with `value` (which has no bits above `4f`).
     #[inline(always)]
     pub(crate) fn set_bucket(&mut self, l: Lanes, i: u32, value: u64) {
         debug_assert_eq!(l, self.lanes);
-        let (w, shift) = Self::position(l, i);
-        let mask = l.bucket_mask as u128;
-        let value = value as u128;
-        let w0 = &mut self.words[w];
-        *w0 = (*w0 & !((mask << shift) as u64)) | (value << shift) as u64;
-        if Self::may_straddle(l) && shift + l.bucket_bits() > 64 {
-            // Straddles: the rest lives in the next word, which then exists.
-            let w1 = &mut self.words[w + 1];
-            *w1 = (*w1 & !((mask << shift) >> 64) as u64) | ((value << shift) >> 64) as u64;
-        }
+        debug_assert_eq!(value & !l.bucket_mask, 0);
+        let offset = Self::offset(l, i);
+        let merged = (self.load8(offset) & !l.bucket_mask) | value;
+        self.bytes[offset..offset + 8].copy_from_slice(&merged.to_le_bytes());
     }
 
-    /// A reference to the word where bucket `i` starts, for prefetching.
+    /// A reference to the byte where bucket `i` starts, for prefetching.
     #[inline(always)]
-    pub(crate) fn word_of(&self, l: Lanes, i: u32) -> &u64 {
-        &self.words[Self::position(l, i).0]
+    pub(crate) fn byte_of(&self, l: Lanes, i: u32) -> &u8 {
+        &self.bytes[Self::offset(l, i)]
     }
 
     /// Number of occupied slots in the whole table.
@@ -344,12 +353,15 @@ mod tests {
                 for i in 0..n {
                     assert_eq!(t.bucket(l, i), pattern(i), "bits {bits} n {n} bucket {i}");
                 }
-                assert!(BucketTable::from_words(l, n, t.words.clone()).is_some());
-                // Clearing restores zero words: nothing leaked past the end.
+                let back = BucketTable::from_words(l, n, t.words().collect()).expect("valid words");
+                assert_eq!(back, t, "bits {bits} n {n}: words round trip");
+                // Clearing restores zero bytes, padding included: nothing
+                // leaked past the end.
                 for i in 0..n {
                     t.set_bucket(l, i, 0);
                 }
-                assert!(t.words.iter().all(|&w| w == 0));
+                assert!(t.bytes.iter().all(|&b| b == 0));
+                assert_eq!(t.bytes.len(), t.size_in_bytes() + READ_PAD);
             }
         }
     }
