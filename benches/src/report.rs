@@ -13,8 +13,9 @@
 //! let that drift land between two filters and read as a difference between
 //! them. So the filters of a section are all built first, then timed in
 //! `runs` rounds, each round doing one pass of every operation of every filter
-//! of the section; a slow spell then slows every filter's pass of that round
-//! alike, and the medians and their ratios stay comparable.
+//! of the section (all builds, then all hit passes, then all miss passes, then
+//! all batch passes); a slow spell then slows every filter's pass of that
+//! round alike, and the medians and their ratios stay comparable.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -168,16 +169,27 @@ impl<'k> Measure<'k> {
             .collect();
         for round in 0..self.runs {
             eprintln!("timing round {} of {} ({})", round + 1, self.runs, self.section);
+            // Operation-major: every filter's build, then every filter's
+            // hits, and so on. A build streams through far more memory than
+            // the caches hold, so a query pass timed right after it would
+            // start cold and partly measure the refill.
             for (_, t, times) in &mut pending {
                 times.build.push(per_item(n, || t.build_pass()));
+            }
+            for (_, t, times) in &mut pending {
                 let hits = t.hit_len();
                 times.hit.push(per_item(hits, || {
                     black_box(t.hit_pass());
                 }));
+            }
+            for (_, t, times) in &mut pending {
                 let misses = t.miss_len();
                 times.miss.push(per_item(misses, || {
                     black_box(t.miss_pass());
                 }));
+            }
+            for (_, t, times) in &mut pending {
+                let misses = t.miss_len();
                 let start = Instant::now();
                 if t.many_pass().is_some() {
                     times
