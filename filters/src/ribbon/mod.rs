@@ -120,17 +120,18 @@
 //!    r = 7: 168 bytes, at most four cache lines) in groups of eight
 //!    columns, running past a block's last column into the next block or the
 //!    padding instead of branching per column, and computes eight parities
-//!    per group without branches or a popcount instruction (see
-//!    `solution.rs`); a build with `popcnt` enabled at compile time
-//!    (`-C target-cpu=native`) uses it instead.
+//!    per group without branches: portably with a shift-XOR fold and no
+//!    popcount instruction (`solution.rs`), or, on CPUs with AVX-512F and
+//!    `VPOPCNTDQ`, with three vector ANDs, a XOR, a `vpopcntq` and a test
+//!    mask (`kernel.rs`). The kernel is chosen once, when the filter is made.
 //!
 //! [`Filter::contains_many`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
 //! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). Measured at 1M keys, r = 7, old and new code interleaved in
-//! one process (see `docs/ribbon.md`): 36–38 ns per query before these
-//! changes, 24–25 ns after and 16–17.5 ns per key in `contains_many`,
-//! against 9.6–10.3 ns for a BlockedBloom miss.
+//! fits in L2). Measured at 1M keys, r = 7 (see `docs/ribbon.md`): 36–38 ns
+//! per query before the layout work, 24–25 ns after it with the portable
+//! parities, and 21–22 ns with the AVX-512 kernel against 33–37 ns for the
+//! portable one in the same alternating runs.
 //!
 //! # Build memory
 //!
@@ -151,6 +152,7 @@
 
 mod banding;
 mod config;
+mod kernel;
 mod order;
 mod row;
 mod shard;
@@ -161,10 +163,11 @@ pub use config::{RibbonParams, MAX_RESULT_BITS, SHARD_KEYS, SLOTS_PER_KEY};
 use alloc::vec::Vec;
 
 use self::banding::Banding;
+use self::kernel::Kernel;
 use self::order::Grouped;
 use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row};
 use self::shard::Shard;
-use self::solution::{padding_words, solve_into, Geometry, Window};
+use self::solution::{padding_words, solve_into, Geometry, GroupWords, Window};
 use crate::format::{self, ByteWriter, Frame};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
@@ -208,14 +211,25 @@ const SHARD_RECORD_BYTES: usize = 10;
 /// assert!((g.expected_fpr() - 0.01).abs() < 1e-4);
 /// assert!(g.bits_per_key() < 7.0, "{}", g.bits_per_key());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Ribbon {
     /// Every shard's interleaved solution, one after the other, then
     /// `padding_words` zeros (not serialized) that queries may over-read.
     words: Vec<u64>,
     shards: Vec<Shard>,
     num_keys: u64,
+    /// The query kernel chosen for this CPU when the filter was made; never
+    /// changes an answer, so it is not part of equality or of the bytes.
+    kernel: Kernel,
 }
+
+impl PartialEq for Ribbon {
+    fn eq(&self, other: &Self) -> bool {
+        self.words == other.words && self.shards == other.shards && self.num_keys == other.num_keys
+    }
+}
+
+impl Eq for Ribbon {}
 
 impl Ribbon {
     /// Number of shards the keys were split into (`ceil(n / SHARD_KEYS)`).
@@ -241,9 +255,56 @@ impl Ribbon {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
+        self.kernel.contains(self, hash)
+    }
+
+    /// The query kernel this filter chose for the running CPU when it was
+    /// made: `"avx512"` (AVX-512F with `VPOPCNTDQ`: the eight parities of a
+    /// column group in a handful of vector instructions) or `"portable"`.
+    /// Both answer identically.
+    ///
+    /// ```
+    /// use amq::{Ribbon, RibbonParams, StaticFilter};
+    /// let f = Ribbon::build(&[1, 2, 3], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+    /// assert!(["avx512", "portable"].contains(&f.query_kernel()));
+    /// ```
+    pub fn query_kernel(&self) -> &'static str {
+        self.kernel.name()
+    }
+
+    /// The single query, with `group` computing a column group's parities
+    /// (what a [`Kernel`] plugs in).
+    #[inline(always)]
+    fn contains_by(&self, hash: u64, group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32) -> bool {
         match self.locate(hash) {
-            Some((window, result)) => window.matches(&self.words, result),
+            Some((window, result)) => window.matches(&self.words, result, group),
             None => false,
+        }
+    }
+
+    /// The batched query: locates a batch of keys first, prefetching their
+    /// blocks, then reads them, so the cache misses of a batch overlap.
+    #[inline(always)]
+    fn contains_many_by(
+        &self,
+        hashes: &[u64],
+        out: &mut [bool],
+        group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32 + Copy,
+    ) {
+        let mut located = [None; BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (l, &h) in located.iter_mut().zip(hs) {
+                *l = self.locate(h);
+                if let Some((window, _)) = l {
+                    window.prefetch(&self.words);
+                }
+            }
+            for (o, l) in os.iter_mut().zip(&located) {
+                *o = match l {
+                    Some((window, result)) => window.matches(&self.words, *result, group),
+                    None => false,
+                };
+            }
         }
     }
 
@@ -325,6 +386,7 @@ impl Ribbon {
             words,
             shards,
             num_keys,
+            kernel: Kernel::detect(),
         })
     }
 }
@@ -399,6 +461,7 @@ impl StaticFilter for Ribbon {
             words,
             shards,
             num_keys: grouped.num_distinct() as u64,
+            kernel: Kernel::detect(),
         })
     }
 }
@@ -416,21 +479,7 @@ impl Filter for Ribbon {
     /// If `hashes.len() != out.len()`.
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let mut located = [None; BATCH];
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (l, &h) in located.iter_mut().zip(hs) {
-                *l = self.locate(h);
-                if let Some((window, _)) = l {
-                    window.prefetch(&self.words);
-                }
-            }
-            for (o, l) in os.iter_mut().zip(&located) {
-                *o = match l {
-                    Some((window, result)) => window.matches(&self.words, *result),
-                    None => false,
-                };
-            }
-        }
+        self.kernel.contains_many(self, hashes, out);
     }
 
     fn size_in_bytes(&self) -> usize {

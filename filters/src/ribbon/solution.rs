@@ -142,7 +142,24 @@ pub(crate) fn padding_words(max_columns: u32) -> usize {
 }
 
 /// Columns evaluated together: eight parities share one final fold.
-const GROUP: usize = 8;
+pub(crate) const GROUP: usize = 8;
+
+/// How a query turns one group of [`GROUP`] columns into their parities:
+/// given the group's words in each of the three blocks and the three
+/// coefficient words, bit `j` of the result is the parity of
+/// `(b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)`. [`portable_group`] is the
+/// reference; `ribbon/simd.rs` has the AVX-512 one, tested against it.
+pub(crate) type GroupWords<'a> = [&'a [u64; GROUP]; 3];
+
+/// The portable group parity (see [`GroupWords`]).
+#[inline(always)]
+pub(crate) fn portable_group(blocks: GroupWords<'_>, coeff: [u64; 3]) -> u32 {
+    let [b0, b1, b2] = blocks;
+    let [c0, c1, c2] = coeff;
+    parities(core::array::from_fn(|j| {
+        (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)
+    }))
+}
 
 /// A query's view of the solution: the three blocks its row covers, and its
 /// coefficients shifted to line up with them.
@@ -207,55 +224,59 @@ impl Window {
     /// `columns` are unspecified (the caller masks them). `words` is the
     /// whole filter, padding included.
     #[inline(always)]
-    pub(crate) fn fingerprint(&self, words: &[u64]) -> u32 {
+    pub(crate) fn fingerprint(&self, words: &[u64], group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32) -> u32 {
         // The first group is straight-line code: at up to eight columns
         // (FPR down to 0.4%) it is all there is, and the loop for the rest
         // stays out of the common path.
-        let mut out = self.group(words, 0);
+        let mut out = group(self.group_words(words, 0), self.coeff);
         if self.columns as usize <= GROUP {
             return out;
         }
-        out |= self.group(words, GROUP) << GROUP;
+        out |= group(self.group_words(words, GROUP), self.coeff) << GROUP;
         if self.columns as usize <= 2 * GROUP {
             return out;
         }
-        out | self.more_groups(words)
+        out | self.more_groups(words, group)
     }
 
     /// Columns from `2·GROUP` on, out of line: keeping a loop's state alive
     /// in the common path made the compiler spill registers there.
     #[inline(never)]
-    fn more_groups(&self, words: &[u64]) -> u32 {
+    fn more_groups(&self, words: &[u64], group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32) -> u32 {
         let mut out = 0;
         let mut first = 2 * GROUP;
         while first < self.columns as usize {
-            out |= self.group(words, first) << first;
+            out |= group(self.group_words(words, first), self.coeff) << first;
             first += GROUP;
         }
         out
     }
 
-    /// The parities of columns `first .. first + GROUP` (three bounds checks
-    /// per group of eight columns).
+    /// The words of columns `first .. first + GROUP` in each of the three
+    /// blocks (three bounds checks per group of eight columns).
     #[inline(always)]
-    fn group(&self, words: &[u64], first: usize) -> u32 {
+    fn group_words<'w>(&self, words: &'w [u64], first: usize) -> GroupWords<'w> {
         let [o0, o1, o2] = self.blocks;
-        let [c0, c1, c2] = self.coeff;
-        let b0 = group_at(words, o0 + first);
-        let b1 = group_at(words, o1 + first);
-        let b2 = group_at(words, o2 + first);
-        parities(core::array::from_fn(|j| {
-            (b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)
-        }))
+        [
+            group_at(words, o0 + first),
+            group_at(words, o1 + first),
+            group_at(words, o2 + first),
+        ]
     }
 
-    /// Whether the fingerprint equals `result` in the key's columns.
-    /// Evaluates every column without branching: an early exit at the first
-    /// mismatch is mispredicted half the time on absent keys, and the
-    /// pipeline flush costs more than the columns it saves.
+    /// Whether the fingerprint equals `result` in the key's columns, with
+    /// `group` computing the parities. Evaluates every column without
+    /// branching: an early exit at the first mismatch is mispredicted half
+    /// the time on absent keys, and the pipeline flush costs more than the
+    /// columns it saves.
     #[inline(always)]
-    pub(crate) fn matches(&self, words: &[u64], result: u32) -> bool {
-        (self.fingerprint(words) ^ result) & (u32::MAX >> (32 - self.columns)) == 0
+    pub(crate) fn matches(
+        &self,
+        words: &[u64],
+        result: u32,
+        group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32,
+    ) -> bool {
+        (self.fingerprint(words, group) ^ result) & (u32::MAX >> (32 - self.columns)) == 0
     }
 }
 
@@ -353,9 +374,13 @@ mod tests {
             let window = Window::new(1, &g, row.start, row.coeff);
             assert_eq!(window.columns(), columns);
             let mask = (1 << columns) - 1;
-            assert_eq!(window.fingerprint(&words) & mask, row.result, "{row:?}");
-            assert!(window.matches(&words, row.result));
-            assert!(!window.matches(&words, row.result ^ (1 << (columns - 1))));
+            assert_eq!(
+                window.fingerprint(&words, portable_group) & mask,
+                row.result,
+                "{row:?}"
+            );
+            assert!(window.matches(&words, row.result, portable_group));
+            assert!(!window.matches(&words, row.result ^ (1 << (columns - 1)), portable_group));
         }
     }
 

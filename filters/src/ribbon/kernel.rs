@@ -1,0 +1,271 @@
+//! The query kernel a [`Ribbon`] uses, chosen once for the running CPU when
+//! the filter is made (the pattern of `bloom/blocked/kernel.rs`).
+//!
+//! Why: most of a Ribbon query is arithmetic, not memory. Per group of eight
+//! columns the portable code does 24 loads, 24 ANDs, 16 XORs and a parity
+//! fold of about 30 operations (`solution.rs`); a profile of a 1M-key query
+//! loop put the first block load at 14% of the samples and the rest spread
+//! thinly over those hundred-odd instructions. With AVX-512F and
+//! `VPOPCNTDQ` the same group is three 64-byte loads, three ANDs with the
+//! broadcast coefficients, one three-way XOR, one `vpopcntq` and one
+//! `vptestmq` whose mask register *is* the eight parities.
+//!
+//! The chosen kernel does the whole query, so a query is one call through a
+//! pointer; compiling the parities with `popcnt` alone (as a whole-build
+//! `-C target-feature=+popcnt`) measured no faster, so there is no
+//! popcnt-only kernel. The portable kernel is the oracle: the tests below run
+//! every kernel this CPU supports against it. Off x86-64 the portable code is
+//! called directly.
+#![allow(unsafe_code)]
+
+use super::solution::portable_group;
+use super::Ribbon;
+
+/// A whole single query.
+#[cfg(target_arch = "x86_64")]
+type OneFn = unsafe fn(&Ribbon, u64) -> bool;
+/// A whole batched query (`hashes.len() == out.len()`).
+#[cfg(target_arch = "x86_64")]
+type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
+
+/// A query kernel the running CPU supports.
+///
+/// Invariant (what makes the calls sound): the pointers are private and set
+/// only by [`Kernel::available`], which hands out the AVX-512 kernel only
+/// after the CPU reported both features it needs. Every kernel returns
+/// exactly what the portable one does.
+#[derive(Clone, Copy)]
+pub(super) struct Kernel {
+    name: &'static str,
+    #[cfg(target_arch = "x86_64")]
+    one: OneFn,
+    #[cfg(target_arch = "x86_64")]
+    many: ManyFn,
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn portable_one(r: &Ribbon, hash: u64) -> bool {
+    r.contains_by(hash, portable_group)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn portable_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
+    r.contains_many_by(hashes, out, portable_group)
+}
+
+impl Kernel {
+    const PORTABLE: Kernel = Kernel {
+        name: "portable",
+        #[cfg(target_arch = "x86_64")]
+        one: portable_one,
+        #[cfg(target_arch = "x86_64")]
+        many: portable_many,
+    };
+
+    /// The fastest kernel this CPU supports (run-time detection with `std`,
+    /// the build's target features without).
+    pub(super) fn detect() -> Kernel {
+        Self::available()
+            .into_iter()
+            .flatten()
+            .next()
+            .unwrap_or(Self::PORTABLE)
+    }
+
+    /// Every kernel this CPU can run, fastest first, ending with the
+    /// portable one.
+    fn available() -> [Option<Kernel>; 2] {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[cfg(feature = "std")]
+            let avx512 =
+                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq");
+            #[cfg(not(feature = "std"))]
+            let avx512 = cfg!(all(
+                target_feature = "avx512f",
+                target_feature = "avx512vpopcntdq"
+            ));
+            [
+                avx512.then_some(Kernel {
+                    name: "avx512",
+                    one: avx512::contains,
+                    many: avx512::contains_many,
+                }),
+                Some(Self::PORTABLE),
+            ]
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        [None, Some(Self::PORTABLE)]
+    }
+
+    /// `"avx512"` or `"portable"`.
+    pub(super) fn name(self) -> &'static str {
+        self.name
+    }
+
+    #[inline(always)]
+    pub(super) fn contains(self, r: &Ribbon, hash: u64) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the pointer came from `available`, which returns the SIMD
+        // kernel only when the CPU has its features (the type's invariant).
+        return unsafe { (self.one)(r, hash) };
+        #[cfg(not(target_arch = "x86_64"))]
+        r.contains_by(hash, portable_group)
+    }
+
+    #[inline(always)]
+    pub(super) fn contains_many(self, r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `contains`.
+        return unsafe { (self.many)(r, hashes, out) };
+        #[cfg(not(target_arch = "x86_64"))]
+        r.contains_many_by(hashes, out, portable_group)
+    }
+}
+
+/// The AVX-512 kernel: the portable query with [`avx512::group`] computing
+/// the parities.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use core::arch::x86_64::{
+        _mm512_and_si512, _mm512_loadu_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_test_epi64_mask,
+        _mm512_xor_si512,
+    };
+
+    use super::super::solution::GroupWords;
+    use super::Ribbon;
+
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    pub(super) unsafe fn contains(r: &Ribbon, hash: u64) -> bool {
+        // SAFETY (for the closure's call): this function runs only with both
+        // features.
+        r.contains_by(hash, |blocks, coeff| unsafe { group(blocks, coeff) })
+    }
+
+    /// # Safety
+    /// As for [`contains`].
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    pub(super) unsafe fn contains_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
+        // SAFETY: as in `contains`.
+        r.contains_many_by(hashes, out, |blocks, coeff| unsafe { group(blocks, coeff) })
+    }
+
+    /// Bit `j` = parity of `(b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)`, as
+    /// [`portable_group`](super::portable_group) computes it.
+    ///
+    /// # Safety
+    /// As for [`contains`].
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    #[inline]
+    #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
+    pub(super) unsafe fn group(blocks: GroupWords<'_>, coeff: [u64; 3]) -> u32 {
+        let [b0, b1, b2] = blocks;
+        // SAFETY: each `&[u64; 8]` is 64 readable bytes, exactly what an
+        // unaligned 512-bit load reads.
+        let (v0, v1, v2) = unsafe {
+            (
+                _mm512_loadu_si512(b0.as_ptr().cast()),
+                _mm512_loadu_si512(b1.as_ptr().cast()),
+                _mm512_loadu_si512(b2.as_ptr().cast()),
+            )
+        };
+        // SAFETY: register-only intrinsics of the enabled features.
+        unsafe {
+            let x0 = _mm512_and_si512(v0, _mm512_set1_epi64(coeff[0] as i64));
+            let x1 = _mm512_and_si512(v1, _mm512_set1_epi64(coeff[1] as i64));
+            let x2 = _mm512_and_si512(v2, _mm512_set1_epi64(coeff[2] as i64));
+            let ones = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_xor_si512(x0, x1), x2));
+            // Lane j's low bit is its parity; the test mask gathers them.
+            _mm512_test_epi64_mask(ones, _mm512_set1_epi64(1)) as u32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::super::solution::GROUP;
+    use super::*;
+    use crate::hash::remix;
+    use crate::{Filter, RibbonParams, StaticFilter};
+
+    /// The AVX-512 group parity equals the portable one on dense, sparse
+    /// and random words and coefficients.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx512_group_agrees_with_portable() {
+        if !(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq")) {
+            return; // nothing to compare on this CPU
+        }
+        let mut seen = [false; 2];
+        for i in 0..20_000u64 {
+            let word = |j: u64| {
+                let x = remix(i * 64 + j, 5);
+                match i % 4 {
+                    0 => x,
+                    1 => x & remix(x, 1) & remix(x, 2), // sparse
+                    2 => x | remix(x, 1),               // dense
+                    _ => u64::MAX * (x & 1),
+                }
+            };
+            let b: [[u64; GROUP]; 3] =
+                core::array::from_fn(|k| core::array::from_fn(|j| word((k * 8 + j) as u64)));
+            let coeff = [remix(i, 7), remix(i, 8), if i % 3 == 0 { 0 } else { remix(i, 9) }];
+            let expected = portable_group([&b[0], &b[1], &b[2]], coeff);
+            // SAFETY: both features were detected above.
+            let got = unsafe { avx512::group([&b[0], &b[1], &b[2]], coeff) };
+            assert_eq!(got, expected, "i {i}");
+            seen[(expected == 0) as usize] = true;
+        }
+        assert!(seen[0] && seen[1]);
+    }
+
+    /// Every available kernel answers exactly as the portable one, single
+    /// and batched, for several column counts (fractional ones included).
+    #[test]
+    fn every_available_kernel_agrees_with_portable() {
+        let keys: Vec<u64> = (0..30_000u64).map(|i| remix(i, 11)).collect();
+        let queries: Vec<u64> = (0..60_000u64).map(|i| remix(i, 11) ^ (i & 1) << 63).collect();
+        for params in [
+            RibbonParams::with_result_bits(1).unwrap(),
+            RibbonParams::with_result_bits(7).unwrap(),
+            RibbonParams::with_bits_per_key(9.5).unwrap(),
+            RibbonParams::with_result_bits(20).unwrap(),
+            RibbonParams::with_result_bits(32).unwrap(),
+        ] {
+            let f = Ribbon::build(&keys, &params).unwrap();
+            let portable: Vec<bool> = queries
+                .iter()
+                .map(|&h| f.contains_by(h, portable_group))
+                .collect();
+            assert!(portable[..1000].iter().any(|&b| b));
+            for kernel in Kernel::available().into_iter().flatten() {
+                let mut out = alloc::vec![false; queries.len()];
+                kernel.contains_many(&f, &queries, &mut out);
+                assert_eq!(out, portable, "{kernel:?} batched");
+                for (&h, &p) in queries.iter().zip(&portable) {
+                    assert_eq!(kernel.contains(&f, h), p, "{kernel:?}");
+                }
+            }
+            // And the filter's own entry points use one of them.
+            let mut out = alloc::vec![false; queries.len()];
+            f.contains_many(&queries, &mut out);
+            assert_eq!(out, portable);
+        }
+    }
+
+    #[test]
+    fn detect_prefers_simd() {
+        let first = Kernel::available().into_iter().flatten().next().unwrap();
+        assert_eq!(Kernel::detect().name(), first.name());
+    }
+}
