@@ -4,8 +4,11 @@
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin report -- [--n 1000000] [--absent N] [--runs 5]
-//!     [--svg docs/space-fpr.svg] [--md FILE]
+//!     [--only bloom|static|deletable] [--svg docs/space-fpr.svg] [--md FILE]
 //! ```
+//!
+//! `--only` measures one comparison (its filters still interleaved round by
+//! round), for more rounds of one head-to-head in the same time.
 //!
 //! `--absent` defaults to max(n, 1,000,000) absent keys for the FPR. Exits non-zero if a filter
 //! gives a false negative or fails to build (the others are still reported).
@@ -23,6 +26,7 @@ struct Args {
     runs: usize,
     svg: String,
     md: Option<String>,
+    only: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -32,6 +36,7 @@ fn parse_args() -> Result<Args, String> {
         runs: 5,
         svg: concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/space-fpr.svg").to_string(),
         md: None,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,9 +52,19 @@ fn parse_args() -> Result<Args, String> {
             "--runs" => args.runs = number(value()?)?,
             "--svg" => args.svg = value()?,
             "--md" => args.md = Some(value()?),
+            "--only" => {
+                let v = value()?;
+                if !["bloom", "static", "deletable"].contains(&v.as_str()) {
+                    return Err(format!("--only {v}: expected bloom, static or deletable"));
+                }
+                args.only = Some(v);
+            }
             "--bench" => {} // passed by `cargo bench`; harmless
             "-h" | "--help" => {
-                return Err("usage: report [--n N] [--absent N] [--runs R] [--svg FILE] [--md FILE]".into())
+                return Err(
+                    "usage: report [--n N] [--absent N] [--runs R] [--only bloom|static|deletable] [--svg FILE] [--md FILE]"
+                        .into(),
+                )
             }
             other => return Err(format!("unknown argument {other} (try --help)")),
         }
@@ -85,12 +100,19 @@ fn main() -> ExitCode {
     let keys = KeySet::new(args.n, absent);
 
     let mut m = Measure::new(&keys, args.runs);
-    m.section("Bloom filters (10 bits/key; bloomfilter sized for 1%)");
-    bloom_filters(&mut m);
-    m.section("Static filters");
-    static_filters(&mut m);
-    m.section("Deletable filters (sized for n keys)");
-    cuckoo_filters(&mut AsSubjects(&mut m));
+    let wanted = |name: &str| args.only.as_deref().is_none_or(|only| only == name);
+    if wanted("bloom") {
+        m.section("Bloom filters (10 bits/key; bloomfilter sized for 1%)");
+        bloom_filters(&mut m);
+    }
+    if wanted("static") {
+        m.section("Static filters");
+        static_filters(&mut m);
+    }
+    if wanted("deletable") {
+        m.section("Deletable filters (sized for n keys)");
+        cuckoo_filters(&mut AsSubjects(&mut m));
+    }
     m.finish();
 
     let mut md = format!(
