@@ -44,6 +44,52 @@ use crate::hash::reduce32;
 use crate::prefetch::prefetch;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
+/// The two entry points of a SIMD kernel module (`avx2.rs`, `avx512.rs`),
+/// around its `block_matches::<PROBES>`: the whole single query (block
+/// choice and probes, so the one call a query makes through its kernel
+/// pointer covers all of it) and the batched query with the kernel inlined
+/// into [`batched`]'s loop. Both are compiled with the module's target
+/// features, which is what lets the kernel inline into them; written once
+/// here so the modules' surfaces cannot drift apart.
+#[cfg(target_arch = "x86_64")]
+macro_rules! simd_entry_points {
+    ($features:literal) => {
+        /// A whole single query for `PROBES` probes (0: any count, read from
+        /// `num_probes`).
+        ///
+        /// # Safety
+        /// The CPU must support this module's target features.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn contains<const PROBES: u32>(
+            blocks: &[Block],
+            hash: u64,
+            num_probes: u32,
+        ) -> bool {
+            let block = &blocks[block_of(hash, blocks.len() as u32)];
+            // SAFETY: this function runs only with the features `block_matches` needs.
+            unsafe { block_matches::<PROBES>(block, hash, num_probes) }
+        }
+
+        /// The batched query (`hashes.len() == out.len()`).
+        ///
+        /// # Safety
+        /// The CPU must support this module's target features.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn contains_many<const PROBES: u32>(
+            blocks: &[Block],
+            num_probes: u32,
+            hashes: &[u64],
+            out: &mut [bool],
+        ) {
+            // SAFETY (for the closure's call): this function runs only with
+            // the features `block_matches` needs.
+            super::batched(blocks, hashes, out, |b, h| unsafe {
+                block_matches::<PROBES>(b, h, num_probes)
+            });
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]

@@ -31,38 +31,7 @@ use core::arch::x86_64::{
 
 use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
-/// A whole query: the block choice and the probes in one function, so the
-/// single call a query makes through its kernel pointer covers all of it.
-/// `PROBES` in `1..=8` (every filter up to 13.8 bits/key) is the probe count
-/// fixed at compile time: one round, straight-line code, the active-lane
-/// mask a constant. `PROBES = 0` is the general kernel, which reads the count
-/// from `num_probes` (1..=24) and loops over its rounds.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn contains<const PROBES: u32>(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
-    let block = &blocks[block_of(hash, blocks.len() as u32)];
-    // SAFETY: this function runs only with AVX2, as `block_matches` needs.
-    unsafe { block_matches::<PROBES>(block, hash, num_probes) }
-}
-
-/// The batched query with the AVX2 kernel inlined into its loop.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn contains_many<const PROBES: u32>(
-    blocks: &[Block],
-    num_probes: u32,
-    hashes: &[u64],
-    out: &mut [bool],
-) {
-    // SAFETY (for the closure's call): this function only runs with AVX2.
-    super::batched(blocks, hashes, out, |b, h| unsafe {
-        block_matches::<PROBES>(b, h, num_probes)
-    });
-}
+simd_entry_points!("avx2");
 
 /// The AVX2 form of [`super::block_matches`]: probes `8r .. 8r + 8` in round
 /// `r`; only round 0 if `PROBES` fixes a count of at most 8 (then
