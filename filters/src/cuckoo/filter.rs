@@ -1,11 +1,11 @@
 //! [`CuckooFilter`]: the filter itself (sizing, insert with kicks and stash,
 //! query, removal). The design is told in the [module docs](super).
 
+use core::hint::select_unpredictable;
+
 use super::table::{BucketTable, Lanes, SLOTS};
 use super::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS, MAX_KICKS};
 use crate::error::invalid;
-use core::hint::select_unpredictable;
-
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, Insert, Remove};
