@@ -64,7 +64,6 @@ impl Banding {
     /// The caller guarantees every coefficient bit lies inside the system
     /// (`start + 127 < num_slots`); then every slot the walk visits does too,
     /// because the walk only moves to bits that are set.
-    #[cfg(test)]
     pub(crate) fn add(&mut self, mut row: Row) -> Added {
         loop {
             if let Some(done) = self.step(&mut row) {
@@ -79,22 +78,38 @@ impl Banding {
     /// exact elimination: a walk's row stays a combination of its equation
     /// and stored rows whatever the other walk stores meanwhile.
     /// Returns `false` at the first contradiction.
+    ///
+    /// The four lanes are plain rows, refilled as walks end; when the rows
+    /// run out, the other walks finish one at a time. (Keeping four
+    /// `Option<Row>` lanes to the end and testing each per step cost about
+    /// 12% more build time: `ribbon_speed` at 1M keys, r = 7, the two builds
+    /// alternating five times, 104–168 against 96–140 ns/key.)
     pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
-        let mut lanes = [rows.next(), rows.next(), rows.next(), rows.next()];
+        let first = [rows.next(), rows.next(), rows.next(), rows.next()];
+        let [Some(a), Some(b), Some(c), Some(d)] = first else {
+            // Fewer than four rows: no walks to overlap.
+            return first
+                .into_iter()
+                .flatten()
+                .all(|row| self.add(row) != Added::Contradiction);
+        };
+        let mut lanes = [a, b, c, d];
         loop {
-            let mut busy = false;
-            for lane in &mut lanes {
-                if let Some(row) = lane {
-                    busy = true;
-                    match self.step(row) {
-                        None => {}
-                        Some(Added::Contradiction) => return false,
-                        Some(_) => *lane = rows.next(),
-                    }
+            for i in 0..lanes.len() {
+                match self.step(&mut lanes[i]) {
+                    None => {}
+                    Some(Added::Contradiction) => return false,
+                    Some(_) => match rows.next() {
+                        Some(row) => lanes[i] = row,
+                        None => {
+                            // The rows ran out: finish the other walks one
+                            // at a time.
+                            return (0..lanes.len())
+                                .filter(|&j| j != i)
+                                .all(|j| self.add(lanes[j]) != Added::Contradiction);
+                        }
+                    },
                 }
-            }
-            if !busy {
-                return true;
             }
         }
     }
