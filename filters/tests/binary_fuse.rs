@@ -4,45 +4,21 @@
 
 mod common;
 
-use std::collections::HashSet;
-
 use amq::hash::remix;
 use amq::xor::{FuseArity, FuseParams};
 use amq::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, Error, Filter, FilterKind, FormatError, FromBytes,
 };
-use amq::{StaticFilter, Xor8};
+use amq::Xor8;
 use proptest::prelude::*;
 
 const ARITIES: [FuseParams; 2] = [FuseParams::THREE_WISE, FuseParams::FOUR_WISE];
 
-/// The filter agrees with the set model: every key present, key count =
-/// distinct keys, `contains_many` agrees with `contains_hash` on probes.
-fn check_model<F: StaticFilter<Params = FuseParams>>(keys: &[u64], probes: &[u64], params: &FuseParams) {
-    let model: HashSet<u64> = keys.iter().copied().collect();
-    let f = F::build(keys, params).expect("build");
-    assert_eq!(f.num_keys(), model.len());
-    let distinct: Vec<u64> = model.iter().copied().collect();
-    common::assert_no_false_negatives(&f, &distinct);
-    let mut out = vec![false; probes.len()];
-    f.contains_many(probes, &mut out);
-    for (&h, &o) in probes.iter().zip(&out) {
-        assert_eq!(o, f.contains_hash(h));
-        if model.contains(&h) {
-            assert!(o);
-        }
-    }
-    if model.is_empty() {
-        assert!(out.iter().all(|&o| !o), "an empty filter contains nothing");
-        assert_eq!(f.expected_fpr(), 0.0);
-    }
-}
-
 fn check_all_widths(keys: &[u64], probes: &[u64]) {
     for params in &ARITIES {
-        check_model::<BinaryFuse8>(keys, probes, params);
-        check_model::<BinaryFuse16>(keys, probes, params);
-        check_model::<BinaryFuse32>(keys, probes, params);
+        common::check_static_model::<BinaryFuse8>(keys, probes, params);
+        common::check_static_model::<BinaryFuse16>(keys, probes, params);
+        common::check_static_model::<BinaryFuse32>(keys, probes, params);
     }
 }
 

@@ -14,16 +14,6 @@ fn bits(r: u32) -> RibbonParams {
     RibbonParams::with_result_bits(r).unwrap()
 }
 
-/// Builds and checks against the set model: every key is found, the key
-/// count is the number of distinct hashes, and the batch path agrees.
-fn check_model(keys: &[u64], params: &RibbonParams) -> Ribbon {
-    let f = Ribbon::build(keys, params).expect("build");
-    let distinct: HashSet<u64> = keys.iter().copied().collect();
-    assert_eq!(f.num_keys(), distinct.len());
-    assert_no_false_negatives(&f, keys);
-    f
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -39,7 +29,7 @@ proptest! {
         if !fresh.is_empty() {
             keys.extend(repeats.iter().map(|&i| fresh[i % fresh.len()]));
         }
-        let f = check_model(&keys, &bits(r));
+        let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(r));
         // Absent keys are absent in the model; the filter may say either, but
         // answering must not panic and must agree with the batch path.
         let model: HashSet<u64> = keys.iter().copied().collect();
@@ -64,8 +54,8 @@ proptest! {
         b in 1.0f64..34.0,
     ) {
         let keys = hashes(seed, n);
-        check_model(&keys, &RibbonParams::with_bits_per_key(b).unwrap());
-        check_model(&keys, &RibbonParams::with_fpr(1.0 / b.min(32.0).exp2()).unwrap());
+        common::check_static_model::<Ribbon>(&keys, &[], &RibbonParams::with_bits_per_key(b).unwrap());
+        common::check_static_model::<Ribbon>(&keys, &[], &RibbonParams::with_fpr(1.0 / b.min(32.0).exp2()).unwrap());
     }
 }
 
@@ -78,7 +68,7 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
     sizes.extend([SHARD_KEYS - 1, SHARD_KEYS, SHARD_KEYS + 1, 2 * SHARD_KEYS + 1]);
     for (i, &n) in sizes.iter().enumerate() {
         let r = [1, 7, 13, 32][i % 4];
-        let f = check_model(&hashes(n as u64, n), &bits(r));
+        let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &bits(r));
         assert_eq!(f.num_shards(), n.div_ceil(SHARD_KEYS));
     }
 }
@@ -102,7 +92,7 @@ fn half_duplicates_build_and_answer() {
     let mut keys = distinct.clone();
     keys.extend_from_slice(&distinct);
     keys.rotate_left(7_777);
-    let f = check_model(&keys, &bits(8));
+    let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(8));
     assert_eq!(f.num_keys(), 20_000);
     // The shard count follows the input length, duplicates included (each
     // shard then holds fewer distinct keys), which costs a little space.
@@ -113,7 +103,7 @@ fn half_duplicates_build_and_answer() {
 fn hashes_that_are_not_hashes_still_work() {
     // 0, 1, 2, ...: spread over shards by the first multiplication.
     let keys: Vec<u64> = (0..50_000).collect();
-    let f = check_model(&keys, &bits(7));
+    let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(7));
     assert!(f.bits_per_key() < 7.0 * 1.03, "{}", f.bits_per_key());
 }
 

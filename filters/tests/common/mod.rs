@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::fmt::Debug;
 
 use amq::hash::remix;
-use amq::{AnyFilter, Filter, FromBytes};
+use amq::{AnyFilter, Filter, FromBytes, StaticFilter};
 
 /// `n` distinct pseudo-random key hashes, reproducible from `seed`.
 /// (`remix` is a bijection for a fixed seed, so distinct inputs stay distinct.)
@@ -134,6 +134,31 @@ pub fn assert_contains_many_agrees(f: &dyn Filter, probes: &[u64]) {
             "contains_many on a suffix of {len}"
         );
     }
+}
+
+/// Builds a static filter and checks it against the set model: every key is
+/// found, the key count is the number of distinct hashes, `contains_many`
+/// agrees with `contains_hash` on `probes` (and finds every key among them),
+/// and an empty filter contains nothing at no space and no FPR.
+pub fn check_static_model<F: StaticFilter>(keys: &[u64], probes: &[u64], params: &F::Params) -> F {
+    let model: HashSet<u64> = keys.iter().copied().collect();
+    let f = F::build(keys, params).expect("build");
+    assert_eq!(f.num_keys(), model.len());
+    assert_no_false_negatives(&f, keys);
+    let mut out = vec![false; probes.len()];
+    f.contains_many(probes, &mut out);
+    for (&h, &o) in probes.iter().zip(&out) {
+        assert_eq!(o, f.contains_hash(h));
+        if model.contains(&h) {
+            assert!(o);
+        }
+    }
+    if model.is_empty() {
+        assert!(out.iter().all(|&o| !o), "an empty filter contains nothing");
+        assert_eq!(f.expected_fpr(), 0.0);
+        assert_eq!(f.bits_per_key(), 0.0);
+    }
+    f
 }
 
 /// A proptest configuration with `cases` cases and a fixed RNG seed, so every
