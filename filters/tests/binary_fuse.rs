@@ -6,10 +6,10 @@ mod common;
 
 use amq::hash::remix;
 use amq::xor::{FuseArity, FuseParams};
+use amq::Xor8;
 use amq::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, Error, Filter, FilterKind, FormatError, FromBytes,
 };
-use amq::Xor8;
 use proptest::prelude::*;
 
 const ARITIES: [FuseParams; 2] = [FuseParams::THREE_WISE, FuseParams::FOUR_WISE];
