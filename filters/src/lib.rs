@@ -46,6 +46,7 @@ extern crate std;
 
 mod any;
 pub mod bloom;
+mod build;
 pub mod cuckoo;
 mod error;
 mod filter;
@@ -60,6 +61,7 @@ pub mod xor;
 
 pub use any::AnyFilter;
 pub use bloom::{AtomicBlockedBloom, BlockedBloom, CountingBloom, StandardBloom};
+pub use build::FilterSizing;
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};

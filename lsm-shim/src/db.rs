@@ -1,0 +1,767 @@
+//! [`Db`]: the store. Opening and recovery, the write path (WAL, memtable,
+//! flush), compaction scheduling, and the read path with hash sharing.
+//!
+//! # Concurrency model
+//! `Db` is `Send + Sync`; share it with an `Arc`. Reads (`get`, `scan`,
+//! `stats`) run concurrently with each other and with writes: a read takes a
+//! short shared lock to look in the memtable and clone the current
+//! [`Version`], then works on that version without any lock. Writes (`put`,
+//! `delete`, `write`, `flush`, `compact`, `sync`) are serialized by one mutex;
+//! flushes and compactions run in the writing thread (no background threads),
+//! so a write that triggers one returns after it. A flush or compaction
+//! installs its result atomically: a reader sees the tree before or after,
+//! never between.
+//!
+//! # Durability
+//! A write is in the WAL before it is applied; with
+//! [`SyncMode::EveryWrite`] the WAL is synced before the write returns. A
+//! flush writes and syncs the table, syncs the directory, and only then
+//! records the table and the new WAL in the manifest (synced) and deletes the
+//! old WAL. Any I/O error on the write path stops writes
+//! ([`Error::WritesStopped`]) until the store is reopened, because the
+//! state on disk is then unknown; reads go on.
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
+
+use amq::hash_key;
+
+use crate::batch::WriteBatch;
+use crate::compaction::{self, Compaction, Merger};
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::filenames::{self, FileKind};
+use crate::manifest::{self, Edit, ManifestState, ManifestWriter, TableRecord};
+use crate::memtable::{Entry, MemTable};
+use crate::merge::{MergeIter, Source};
+use crate::options::{Options, SyncMode};
+use crate::sstable::{Table, TableSummary, TableWriter};
+use crate::stats::{add, inc, Counters, LevelStats, Stats};
+use crate::version::Version;
+use crate::wal::{self, WalWriter};
+
+/// A manifest larger than this is rewritten as one snapshot at the next edit.
+const MANIFEST_ROTATE_BYTES: u64 = 1 << 20;
+
+/// What readers look at: the memtable and the current version.
+struct ReadState {
+    mem: MemTable,
+    version: Arc<Version>,
+}
+
+/// What only the (serialized) writer touches.
+struct Writer {
+    wal: WalWriter,
+    manifest: ManifestWriter,
+    state: ManifestState,
+    tables: BTreeMap<u64, Arc<Table>>,
+    pointers: Vec<Vec<u8>>,
+    stopped: bool,
+}
+
+impl Writer {
+    fn next_number(&mut self) -> u64 {
+        self.state.new_file_number()
+    }
+
+    fn version(&self, levels: usize) -> Version {
+        let records: Vec<_> = self
+            .state
+            .tables
+            .values()
+            .filter_map(|r| Some((r.clone(), self.tables.get(&r.number)?.clone())))
+            .collect();
+        Version::build(&records, levels)
+    }
+}
+
+/// A durable LSM store whose tables carry the amq filters of its
+/// [`FilterPolicy`](crate::FilterPolicy).
+///
+/// ```
+/// # fn main() -> Result<(), amq_lsm::Error> {
+/// use amq_lsm::{Db, Options};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(b"apple", b"red")?;
+/// db.put(b"banana", b"yellow")?;
+/// db.delete(b"apple")?;
+/// db.flush()?;
+/// assert_eq!(db.get(b"banana")?, Some(b"yellow".to_vec()));
+/// assert_eq!(db.get(b"apple")?, None);
+/// let all: Vec<_> = db.scan(..).collect::<Result<_, _>>()?;
+/// assert_eq!(all, vec![(b"banana".to_vec(), b"yellow".to_vec())]);
+/// db.close()?;
+/// # Ok(()) }
+/// ```
+pub struct Db {
+    dir: PathBuf,
+    opts: Options,
+    env: Arc<dyn Env>,
+    read: RwLock<ReadState>,
+    writer: Mutex<Writer>,
+    stats: Counters,
+    _lock: Box<dyn Send + Sync>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Opens the store in `dir`, creating it if needed, and recovers it: the
+    /// manifest names the live tables, the write-ahead logs not yet flushed
+    /// are replayed (a torn last record dropped) and flushed to a table, and
+    /// files no manifest refers to are removed.
+    ///
+    /// Errors: [`Error::Locked`] if another `Db` has it open,
+    /// [`Error::Corruption`] naming a damaged file, [`Error::UntrustedFilter`]
+    /// with [`Options::strict_filters`], [`Error::Io`].
+    pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        opts.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        let env = opts.env.clone();
+        env.create_dir_all(&dir)
+            .map_err(Error::io("create directory", &dir))?;
+        let lock_path = dir.join(filenames::LOCK);
+        let lock = env.lock(&lock_path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => Error::Locked(dir.clone()),
+            _ => Error::io("lock", &lock_path)(e),
+        })?;
+        let names = env.list(&dir).map_err(Error::io("list directory", &dir))?;
+        let kinds: Vec<(String, FileKind)> = names
+            .into_iter()
+            .filter_map(|n| filenames::parse(&n).map(|k| (n, k)))
+            .collect();
+
+        let mut state = match manifest::recover(&*env, &dir)? {
+            Some((state, _)) => state,
+            None => {
+                if kinds
+                    .iter()
+                    .any(|(_, k)| matches!(k, FileKind::Table(_) | FileKind::Wal(_)))
+                {
+                    return Err(Error::corruption(
+                        filenames::CURRENT,
+                        "missing while the directory holds tables or logs",
+                    ));
+                }
+                ManifestState::default()
+            }
+        };
+        // Never reuse a number already in the directory.
+        let max_seen = kinds
+            .iter()
+            .filter_map(|(_, k)| match *k {
+                FileKind::Table(n) | FileKind::Wal(n) | FileKind::Manifest(n) | FileKind::Temp(n) => Some(n),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        state.next_file = state.next_file.max(max_seen + 1).max(1);
+
+        let stats = Counters::default();
+        let mut tables = BTreeMap::new();
+        for rec in state.tables.values() {
+            let t = open_table(&*env, &dir, rec.number, &opts, &stats)?;
+            tables.insert(rec.number, t);
+        }
+
+        // Replay the logs the manifest has not seen flushed, oldest first.
+        let mut logs: Vec<u64> = kinds
+            .iter()
+            .filter_map(|(_, k)| match *k {
+                FileKind::Wal(n) if n >= state.log_number => Some(n),
+                _ => None,
+            })
+            .collect();
+        logs.sort_unstable();
+        let mut mem = MemTable::default();
+        for &n in &logs {
+            let (batches, _torn) = wal::replay(&*env, &dir.join(filenames::wal(n)), opts.wal_recovery)?;
+            for b in batches {
+                for (k, e) in b.into_ops() {
+                    mem.insert(k, e);
+                }
+            }
+        }
+
+        let wal_number = state.new_file_number();
+        let wal = WalWriter::create(&*env, dir.join(filenames::wal(wal_number)), wal_number)?;
+        if !mem.is_empty() {
+            let records: Vec<_> = state
+                .tables
+                .values()
+                .filter_map(|r| Some((r.clone(), tables.get(&r.number)?.clone())))
+                .collect();
+            let version = Version::build(&records, opts.compaction.max_levels());
+            let number = state.new_file_number();
+            let summary = write_memtable(&*env, &dir, &opts, number, &mem, &version, &stats)?;
+            let rec = record(&summary, 0, state.new_file_number());
+            tables.insert(rec.number, open_table(&*env, &dir, rec.number, &opts, &stats)?);
+            state.tables.insert(rec.number, rec);
+        }
+        state.log_number = wal_number;
+        let (manifest_number, temp) = (state.new_file_number(), state.new_file_number());
+        let manifest = manifest::install_new(&*env, &dir, &state, manifest_number, temp)?;
+
+        // Everything the new manifest does not refer to is obsolete.
+        for (name, kind) in &kinds {
+            let obsolete = match *kind {
+                FileKind::Table(n) => !state.tables.contains_key(&n),
+                FileKind::Wal(n) => n < wal_number,
+                FileKind::Manifest(n) => n != manifest_number,
+                FileKind::Temp(_) => true,
+                FileKind::Current | FileKind::Lock => false,
+            };
+            if obsolete {
+                // Best effort: a file left behind is removed at the next open.
+                let _ = env.remove_file(&dir.join(name));
+            }
+        }
+
+        let w = Writer {
+            wal,
+            manifest,
+            state,
+            tables,
+            pointers: Vec::new(),
+            stopped: false,
+        };
+        let version = Arc::new(w.version(opts.compaction.max_levels()));
+        // The recovered memtable, if any, is in a table now.
+        let mem = MemTable::default();
+        Ok(Db {
+            dir,
+            env,
+            read: RwLock::new(ReadState { mem, version }),
+            writer: Mutex::new(w),
+            stats,
+            opts,
+            _lock: lock,
+        })
+    }
+
+    fn read_state(&self) -> RwLockReadGuard<'_, ReadState> {
+        self.read.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_state_mut(&self) -> RwLockWriteGuard<'_, ReadState> {
+        self.read.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_writer(&self) -> Result<MutexGuard<'_, Writer>> {
+        let w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if w.stopped {
+            return Err(Error::WritesStopped);
+        }
+        Ok(w)
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(b)
+    }
+
+    /// Deletes `key` (writes a tombstone).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(b)
+    }
+
+    /// Applies a batch atomically: it is one WAL record, so after a crash
+    /// either all of it or none of it is there. With
+    /// [`SyncMode::EveryWrite`] it is durable when this returns.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.lock_writer()?;
+        let sync = self.opts.sync == SyncMode::EveryWrite;
+        if let Err(e) = w.wal.append(&batch, sync) {
+            w.stopped = true;
+            return Err(e);
+        }
+        inc(&self.stats.writes);
+        if sync {
+            inc(&self.stats.wal_syncs);
+        }
+        let full = {
+            let mut r = self.read_state_mut();
+            for (k, e) in batch.into_ops() {
+                r.mem.insert(k, e);
+            }
+            r.mem.approximate_bytes() >= self.opts.memtable_bytes
+        };
+        if full {
+            self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
+            if self.opts.auto_compact {
+                self.stop_on_error(&mut w, |db, w| db.compact_locked(w, false))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn stop_on_error(&self, w: &mut Writer, f: impl FnOnce(&Self, &mut Writer) -> Result<()>) -> Result<()> {
+        let r = f(self, w);
+        if r.is_err() {
+            w.stopped = true;
+        }
+        r
+    }
+
+    /// The value of `key`, or `None` if it was never set or was deleted.
+    ///
+    /// The key is hashed once ([`amq::hash_key`]), when the first table is
+    /// consulted (a memtable hit needs no hash), and that hash is handed to
+    /// the filter of every table consulted: the memtable, then level 0
+    /// newest to oldest, then per deeper run the one table whose key range
+    /// holds the key. Per table: key range, filter, index, data block.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut hash = None;
+        let stats = &self.stats;
+        self.lookup(key, || {
+            *hash.get_or_insert_with(|| {
+                inc(&stats.key_hashes);
+                hash_key(key)
+            })
+        })
+    }
+
+    /// `get`, but hashing the key again for every table consulted: what a
+    /// store without hash sharing does. For the hash-sharing benchmark only.
+    #[doc(hidden)]
+    pub fn get_rehashing_per_table(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let stats = &self.stats;
+        self.lookup(key, || {
+            inc(&stats.key_hashes);
+            hash_key(key)
+        })
+    }
+
+    #[inline]
+    fn lookup(&self, key: &[u8], mut hash: impl FnMut() -> u64) -> Result<Option<Vec<u8>>> {
+        inc(&self.stats.gets);
+        let version = {
+            let r = self.read_state();
+            if let Some(e) = r.mem.get(key) {
+                return Ok(e.clone().into_value());
+            }
+            r.version.clone()
+        };
+        for level in &version.levels {
+            for run in &level.runs {
+                let Some(table) = run.find(key) else { continue };
+                inc(&self.stats.tables_consulted);
+                if let Some(e) = table.get(key, hash(), &self.stats)? {
+                    return Ok(e.into_value());
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The live entries with keys in `range`, in key order, newest version of
+    /// each, deletes hidden. The scan reads the tree as it was when called
+    /// (a copy of the memtable's part of the range, and the current tables);
+    /// data blocks are read as the iterator advances.
+    pub fn scan<R: RangeBounds<[u8]>>(&self, range: R) -> Scan {
+        let lo = range.start_bound();
+        let hi: Bound<Vec<u8>> = range.end_bound().map(|k| k.to_vec());
+        let (mem, version) = {
+            let r = self.read_state();
+            (r.mem.snapshot_range(lo, range.end_bound()), r.version.clone())
+        };
+        let mut sources: Vec<Source<'static>> = vec![Box::new(mem.into_iter().map(Ok))];
+        for level in &version.levels {
+            for run in &level.runs {
+                let tables: Vec<Arc<Table>> = run
+                    .tables
+                    .iter()
+                    .filter(|t| match lo {
+                        Bound::Included(k) => t.largest() >= k,
+                        Bound::Excluded(k) => t.largest() > k,
+                        Bound::Unbounded => true,
+                    })
+                    .cloned()
+                    .collect();
+                let lo: Bound<Vec<u8>> = lo.map(|k| k.to_vec());
+                sources.push(Box::new(tables.into_iter().flat_map(move |t| {
+                    t.iter(match &lo {
+                        Bound::Included(k) => Bound::Included(k.as_slice()),
+                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+                        Bound::Unbounded => Bound::Unbounded,
+                    })
+                })));
+            }
+        }
+        Scan {
+            merge: MergeIter::new(sources),
+            hi,
+            done: false,
+        }
+    }
+
+    /// Writes the memtable out as a level-0 table (nothing if it is empty),
+    /// then compacts if thresholds are passed and
+    /// [`Options::auto_compact`] is set.
+    pub fn flush(&self) -> Result<()> {
+        let mut w = self.lock_writer()?;
+        self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
+        if self.opts.auto_compact {
+            self.stop_on_error(&mut w, |db, w| db.compact_locked(w, false))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes, then merges every table into one run at the deepest level
+    /// holding data, dropping every tombstone and overwritten value.
+    pub fn compact(&self) -> Result<()> {
+        let mut w = self.lock_writer()?;
+        self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
+        self.stop_on_error(&mut w, |db, w| db.compact_locked(w, true))
+    }
+
+    /// Makes every write so far durable (syncs the WAL). Needed only with
+    /// [`SyncMode::OnSync`].
+    pub fn sync(&self) -> Result<()> {
+        let mut w = self.lock_writer()?;
+        self.stop_on_error(&mut w, |db, w| {
+            w.wal.sync()?;
+            inc(&db.stats.wal_syncs);
+            Ok(())
+        })
+    }
+
+    /// Syncs the WAL and closes the store. Dropping a `Db` closes it too,
+    /// without the sync (writes not yet synced with [`SyncMode::OnSync`]
+    /// then survive a process exit but not a power cut).
+    pub fn close(self) -> Result<()> {
+        if self.opts.sync == SyncMode::OnSync {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// The counters and the shape of the tree now.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.snapshot();
+        let (entries, version) = {
+            let r = self.read_state();
+            (r.mem.len(), r.version.clone())
+        };
+        s.memtable_entries = entries;
+        s.levels = version
+            .levels
+            .iter()
+            .map(|l| {
+                let mut ls = LevelStats {
+                    runs: l.runs.len(),
+                    ..LevelStats::default()
+                };
+                for t in l.tables() {
+                    ls.tables += 1;
+                    ls.entries += t.entries();
+                    ls.file_bytes += t.file_bytes();
+                    ls.filter_bytes += t.filter_bytes();
+                    ls.untrusted_filters += usize::from(t.filter_untrusted().is_some());
+                    if !ls.filter_kinds.contains(&t.filter_kind()) {
+                        ls.filter_kinds.push(t.filter_kind());
+                    }
+                }
+                ls
+            })
+            .collect();
+        s
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    fn flush_locked(&self, w: &mut Writer) -> Result<()> {
+        let r = self.read_state();
+        if r.mem.is_empty() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let version = r.version.clone();
+        let new_wal_number = w.next_number();
+        let new_wal = WalWriter::create(
+            &*self.env,
+            self.dir.join(filenames::wal(new_wal_number)),
+            new_wal_number,
+        )?;
+        let number = w.next_number();
+        let summary = write_memtable(
+            &*self.env,
+            &self.dir,
+            &self.opts,
+            number,
+            &r.mem,
+            &version,
+            &self.stats,
+        )?;
+        drop(r);
+        let run = w.next_number();
+        let rec = record(&summary, 0, run);
+        self.env
+            .sync_dir(&self.dir)
+            .map_err(Error::io("sync directory", &self.dir))?;
+        let table = open_table(&*self.env, &self.dir, rec.number, &self.opts, &self.stats)?;
+        let edit = Edit {
+            next_file: Some(w.state.next_file),
+            log_number: Some(new_wal_number),
+            added: vec![rec],
+            removed: Vec::new(),
+        };
+        self.log_edit(w, &edit)?;
+        w.tables.insert(table.number(), table);
+        let old_wal = std::mem::replace(&mut w.wal, new_wal);
+        self.install(w, true);
+        let _ = self
+            .env
+            .remove_file(&self.dir.join(filenames::wal(old_wal.number)));
+        inc(&self.stats.flushes);
+        add(&self.stats.bytes_flushed, summary.file_bytes);
+        add(&self.stats.flush_nanos, start.elapsed().as_nanos() as u64);
+        self.maybe_rotate_manifest(w)
+    }
+
+    /// Appends an edit to the manifest (synced) and applies it to the state.
+    fn log_edit(&self, w: &mut Writer, edit: &Edit) -> Result<()> {
+        w.manifest.append(edit)?;
+        w.state
+            .apply(edit)
+            .map_err(|what| Error::corruption(filenames::manifest(w.manifest.number), what))
+    }
+
+    /// Publishes the writer's state to readers, clearing the memtable if it
+    /// was just flushed.
+    fn install(&self, w: &Writer, clear_memtable: bool) {
+        let version = Arc::new(w.version(self.opts.compaction.max_levels()));
+        let mut r = self.read_state_mut();
+        r.version = version;
+        if clear_memtable {
+            r.mem = MemTable::default();
+        }
+    }
+
+    fn maybe_rotate_manifest(&self, w: &mut Writer) -> Result<()> {
+        if w.manifest.bytes < MANIFEST_ROTATE_BYTES {
+            return Ok(());
+        }
+        let old = w.manifest.number;
+        let (number, temp) = (w.next_number(), w.next_number());
+        w.manifest = manifest::install_new(&*self.env, &self.dir, &w.state, number, temp)?;
+        let _ = self.env.remove_file(&self.dir.join(filenames::manifest(old)));
+        Ok(())
+    }
+
+    fn compact_locked(&self, w: &mut Writer, full: bool) -> Result<()> {
+        if full {
+            let version = self.read_state().version.clone();
+            if let Some(c) = compaction::full(&version) {
+                self.run_compaction(w, c)?;
+            }
+            return Ok(());
+        }
+        loop {
+            let version = self.read_state().version.clone();
+            let Some(c) = compaction::pick(&version, &self.opts.compaction, &mut w.pointers) else {
+                return Ok(());
+            };
+            self.run_compaction(w, c)?;
+        }
+    }
+
+    fn run_compaction(&self, w: &mut Writer, c: Compaction) -> Result<()> {
+        let start = Instant::now();
+        let version = self.read_state().version.clone();
+        // The output is bottommost if nothing lies deeper than it, apart
+        // from the inputs themselves.
+        let inputs: Vec<u64> = c.inputs().map(|t| t.number()).collect();
+        let bottommost = version
+            .tables()
+            .all(|(level, t)| level <= c.output_level || inputs.contains(&t.number()));
+        let merger = Merger {
+            env: &*self.env,
+            dir: &self.dir,
+            block_bytes: self.opts.block_bytes,
+            table_bytes: self.opts.table_bytes,
+            filter: self.opts.filter_policy.for_level(c.output_level, bottommost),
+        };
+        let mut outputs: Vec<TableSummary> = Vec::new();
+        let result = merger.run(
+            compaction::merged_inputs(&c),
+            c.drop_tombstones,
+            &mut || w.next_number(),
+            &mut outputs,
+        );
+        if let Err(e) = result {
+            for o in &outputs {
+                let _ = self.env.remove_file(&self.dir.join(filenames::table(o.number)));
+            }
+            return Err(e);
+        }
+        self.env
+            .sync_dir(&self.dir)
+            .map_err(Error::io("sync directory", &self.dir))?;
+        let run = match c.output_run {
+            Some(r) => r,
+            None => w.next_number(),
+        };
+        let mut opened = Vec::with_capacity(outputs.len());
+        for o in &outputs {
+            opened.push(open_table(
+                &*self.env,
+                &self.dir,
+                o.number,
+                &self.opts,
+                &self.stats,
+            )?);
+            add(&self.stats.filter_build_nanos, o.filter_build_nanos);
+            add(&self.stats.bytes_compacted, o.file_bytes);
+        }
+        let edit = Edit {
+            next_file: Some(w.state.next_file),
+            log_number: None,
+            added: outputs
+                .iter()
+                .map(|o| record(o, c.output_level as u32, run))
+                .collect(),
+            removed: inputs.clone(),
+        };
+        self.log_edit(w, &edit)?;
+        for t in opened {
+            w.tables.insert(t.number(), t);
+        }
+        for n in &inputs {
+            w.tables.remove(n);
+        }
+        self.install(w, false);
+        for n in &inputs {
+            let _ = self.env.remove_file(&self.dir.join(filenames::table(*n)));
+        }
+        inc(&self.stats.compactions);
+        add(&self.stats.compaction_nanos, start.elapsed().as_nanos() as u64);
+        self.maybe_rotate_manifest(w)
+    }
+}
+
+/// Writes `mem` as a level-0 table (synced).
+fn write_memtable(
+    env: &dyn Env,
+    dir: &Path,
+    opts: &Options,
+    number: u64,
+    mem: &MemTable,
+    version: &Version,
+    stats: &Counters,
+) -> Result<TableSummary> {
+    let path = dir.join(filenames::table(number));
+    let filter = opts.filter_policy.for_level(0, version.nothing_below(0));
+    let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?;
+    let written = (|| {
+        for (k, e) in mem.iter() {
+            t.add(k, e)?;
+        }
+        t.finish()
+    })();
+    match written {
+        Ok(summary) => {
+            add(&stats.filter_build_nanos, summary.filter_build_nanos);
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = env.remove_file(&path);
+            Err(e)
+        }
+    }
+}
+
+fn open_table(
+    env: &dyn Env,
+    dir: &Path,
+    number: u64,
+    opts: &Options,
+    stats: &Counters,
+) -> Result<Arc<Table>> {
+    let t = Table::open(
+        env,
+        &dir.join(filenames::table(number)),
+        number,
+        opts.strict_filters,
+    )?;
+    if t.filter_untrusted().is_some() {
+        inc(&stats.untrusted_filters);
+    }
+    Ok(Arc::new(t))
+}
+
+fn record(s: &TableSummary, level: u32, run: u64) -> TableRecord {
+    TableRecord {
+        level,
+        run,
+        number: s.number,
+        file_bytes: s.file_bytes,
+        entries: s.entries,
+        smallest: s.smallest.clone(),
+        largest: s.largest.clone(),
+    }
+}
+
+/// The live entries of a range, from [`Db::scan`].
+pub struct Scan {
+    merge: MergeIter<'static>,
+    hi: Bound<Vec<u8>>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scan")
+            .field("hi", &self.hi)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Iterator for Scan {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let (key, entry) = match self.merge.next()? {
+                Ok(kv) => kv,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            let past_end = match &self.hi {
+                Bound::Included(h) => key > *h,
+                Bound::Excluded(h) => key >= *h,
+                Bound::Unbounded => false,
+            };
+            if past_end {
+                self.done = true;
+                return None;
+            }
+            if let Entry::Value(v) = entry {
+                return Some(Ok((key, v)));
+            }
+        }
+        None
+    }
+}

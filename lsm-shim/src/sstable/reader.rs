@@ -1,0 +1,386 @@
+//! Opens an SSTable and answers point lookups and range iteration from it.
+//!
+//! Opening reads the footer, the metadata block, the index block and the
+//! filter block, and keeps the index and the decoded filter in memory; data
+//! blocks are read from the file when a lookup needs one.
+//!
+//! A damaged footer, metadata or index block makes `open` fail with
+//! [`Error::Corruption`] naming the file; a damaged data block makes the read
+//! that needs it fail so. A filter block that cannot be trusted (bad checksum,
+//! a kind or hash scheme this build does not know, bytes amq cannot decode, a
+//! kind other than the metadata says) never causes a wrong answer: the table
+//! is used with no filter, as if every key "may be present", unless the store
+//! is strict about filters, when `open` fails with
+//! [`Error::UntrustedFilter`].
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+
+use amq::{AnyFilter, Filter, FilterKind};
+
+use super::props::Properties;
+use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, TRAILER_LEN};
+use crate::block::Block;
+use crate::coding::Cursor;
+use crate::env::{Env, RandomAccessFile};
+use crate::error::{Error, Result};
+use crate::filenames::file_name;
+use crate::memtable::Entry;
+use crate::stats::{inc, Counters};
+
+/// The state of a table's filter.
+#[derive(Debug)]
+pub(crate) enum FilterState {
+    /// The table was written without a filter.
+    Absent,
+    /// A filter that passed every check.
+    Trusted(AnyFilter),
+    /// A filter block that failed a check (the reason), not used.
+    Untrusted(String),
+}
+
+pub(crate) struct Table {
+    number: u64,
+    name: String,
+    file: Arc<dyn RandomAccessFile>,
+    props: Properties,
+    /// Last key of each data block, and where the block is.
+    index: Vec<(Vec<u8>, Handle)>,
+    filter: FilterState,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    pub(crate) fn open(env: &dyn Env, path: &Path, number: u64, strict_filters: bool) -> Result<Table> {
+        let name = file_name(path);
+        let file = env.open_read(path).map_err(Error::io("open table", path))?;
+        let len = file.len();
+        if len < FOOTER_LEN as u64 {
+            return Err(Error::corruption(&name, "file shorter than a footer"));
+        }
+        let mut footer = [0u8; FOOTER_LEN];
+        file.read_exact_at(len - FOOTER_LEN as u64, &mut footer)
+            .map_err(Error::io("read table footer", path))?;
+        let footer = Footer::decode(&footer).map_err(|e| match e {
+            FooterError::Damaged(what) => Error::corruption(&name, what),
+            FooterError::UnsupportedVersion(_) => {
+                Error::corruption(&name, "table format version this build cannot read")
+            }
+        })?;
+        let body_end = len - FOOTER_LEN as u64;
+        let mut table = Table {
+            number,
+            name,
+            file,
+            props: empty_props(),
+            index: Vec::new(),
+            filter: FilterState::Absent,
+        };
+        // The blocks after the data must lie in order before the footer.
+        let data_end = if footer.filter.len > 0 {
+            footer.filter.offset
+        } else {
+            footer.meta.offset
+        };
+        let in_order = (footer.filter.len == 0 || footer.filter.end() == footer.meta.offset)
+            && footer.meta.end() == footer.index.offset
+            && footer.index.end() == body_end;
+        if !in_order {
+            return Err(Error::corruption(&table.name, "footer handles"));
+        }
+        let meta = table.read_block(footer.meta, BlockType::Meta)?;
+        table.props = Properties::decode(&meta).map_err(|what| Error::corruption(&table.name, what))?;
+        let index = table.read_block(footer.index, BlockType::Index)?;
+        table.index = decode_index(&index, data_end).map_err(|what| Error::corruption(&table.name, what))?;
+        if table.index.len() as u64 != table.props.data_blocks
+            || table.index.last().map(|(k, _)| k.as_slice())
+                != (table.props.entries > 0).then_some(&table.props.largest[..])
+        {
+            return Err(Error::corruption(
+                &table.name,
+                "index disagrees with the metadata block",
+            ));
+        }
+        table.filter = table.load_filter(footer.filter)?;
+        if let (true, FilterState::Untrusted(reason)) = (strict_filters, &table.filter) {
+            return Err(Error::UntrustedFilter {
+                file: table.name.clone(),
+                reason: reason.clone(),
+            });
+        }
+        Ok(table)
+    }
+
+    fn load_filter(&self, handle: Handle) -> Result<FilterState> {
+        if handle.len == 0 {
+            return Ok(if self.props.filter_kind == 0 {
+                FilterState::Absent
+            } else {
+                FilterState::Untrusted("metadata names a filter but the table has no filter block".into())
+            });
+        }
+        let bytes = match self.read_block(handle, BlockType::Filter) {
+            Ok(b) => b,
+            Err(Error::Corruption { what, .. }) => return Ok(FilterState::Untrusted(what.into())),
+            Err(e) => return Err(e),
+        };
+        let Some(kind) = FilterKind::from_id(self.props.filter_kind) else {
+            return Ok(FilterState::Untrusted(format!(
+                "filter kind {} unknown to this build",
+                self.props.filter_kind
+            )));
+        };
+        if !self.props.hash_scheme_known() {
+            return Ok(FilterState::Untrusted(
+                "key hash scheme unknown to this build".into(),
+            ));
+        }
+        Ok(match AnyFilter::from_bytes(&bytes) {
+            Ok(f) if f.kind() == kind => FilterState::Trusted(f),
+            Ok(f) => FilterState::Untrusted(format!(
+                "filter block holds {:?}, metadata says {kind:?}",
+                f.kind()
+            )),
+            Err(e) => FilterState::Untrusted(format!("amq could not decode the filter: {e:?}")),
+        })
+    }
+
+    /// Reads and checks the block at `handle`, which must be of type `t`.
+    pub(crate) fn read_block(&self, handle: Handle, t: BlockType) -> Result<Vec<u8>> {
+        if handle.end() > self.file.len() {
+            return Err(Error::corruption(
+                &self.name,
+                "block handle past the end of the file",
+            ));
+        }
+        let mut buf = vec![0u8; handle.len as usize + TRAILER_LEN];
+        self.file
+            .read_exact_at(handle.offset, &mut buf)
+            .map_err(Error::io("read table block", &self.name))?;
+        let stored = buf.split_off(handle.len as usize);
+        if stored[..] != trailer(&buf, t)[..] {
+            return Err(Error::corruption(
+                &self.name,
+                match t {
+                    BlockType::Data => "data block checksum or type",
+                    BlockType::Filter => "filter block checksum or type",
+                    BlockType::Meta => "metadata block checksum or type",
+                    BlockType::Index => "index block checksum or type",
+                },
+            ));
+        }
+        Ok(buf)
+    }
+
+    pub(crate) fn number(&self) -> u64 {
+        self.number
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn smallest(&self) -> &[u8] {
+        &self.props.smallest
+    }
+
+    pub(crate) fn largest(&self) -> &[u8] {
+        &self.props.largest
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    pub(crate) fn file_bytes(&self) -> u64 {
+        self.file.len()
+    }
+
+    pub(crate) fn filter(&self) -> Option<&AnyFilter> {
+        match &self.filter {
+            FilterState::Trusted(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn filter_kind(&self) -> Option<FilterKind> {
+        self.filter().map(|f| f.kind())
+    }
+
+    pub(crate) fn filter_bytes(&self) -> u64 {
+        self.filter().map_or(0, |f| f.size_in_bytes() as u64)
+    }
+
+    pub(crate) fn filter_untrusted(&self) -> Option<&str> {
+        match &self.filter {
+            FilterState::Untrusted(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Looks `key` (whose [`amq::hash_key`] is `hash`) up in a table whose
+    /// range covers it: the filter first, then the index, then one data
+    /// block. `None` if the table does not hold the key.
+    pub(crate) fn get(&self, key: &[u8], hash: u64, stats: &Counters) -> Result<Option<Entry>> {
+        let filtered = match self.filter() {
+            Some(f) => {
+                inc(&stats.filter_probes);
+                if !f.contains_hash(hash) {
+                    inc(&stats.filter_negatives);
+                    return Ok(None);
+                }
+                true
+            }
+            None => false,
+        };
+        let found = self.get_unfiltered(key, stats)?;
+        if filtered {
+            inc(match found {
+                Some(_) => &stats.filter_true_positives,
+                None => &stats.filter_false_positives,
+            });
+        }
+        Ok(found)
+    }
+
+    fn get_unfiltered(&self, key: &[u8], stats: &Counters) -> Result<Option<Entry>> {
+        let i = self.index.partition_point(|(last, _)| last.as_slice() < key);
+        let Some(&(_, handle)) = self.index.get(i) else {
+            return Ok(None);
+        };
+        inc(&stats.data_blocks_read);
+        let data = self.read_block(handle, BlockType::Data)?;
+        let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
+        let e = block
+            .get(key)
+            .map_err(|what| Error::corruption(&self.name, what))?;
+        Ok(e.map(|e| e.to_entry()))
+    }
+
+    /// Iterates the entries with keys from `lo` on.
+    pub(crate) fn iter(self: &Arc<Self>, lo: Bound<&[u8]>) -> TableIter {
+        let first_block = match lo {
+            Bound::Unbounded => 0,
+            Bound::Included(k) | Bound::Excluded(k) => {
+                self.index.partition_point(|(last, _)| last.as_slice() < k)
+            }
+        };
+        TableIter {
+            table: self.clone(),
+            next_block: first_block,
+            buf: Vec::new().into_iter(),
+            lo: match lo {
+                Bound::Unbounded => Bound::Unbounded,
+                Bound::Included(k) => Bound::Included(k.to_vec()),
+                Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+            },
+            failed: false,
+        }
+    }
+}
+
+fn empty_props() -> Properties {
+    Properties {
+        entries: 0,
+        tombstones: 0,
+        data_blocks: 0,
+        smallest: Vec::new(),
+        largest: Vec::new(),
+        key_hash_scheme: 0,
+        filter_kind: 0,
+        sizing: None,
+    }
+}
+
+/// Decodes the index block, checking that keys increase and every handle
+/// lies inside the data region, in order, without gaps.
+fn decode_index(bytes: &[u8], data_end: u64) -> Result<Vec<(Vec<u8>, Handle)>, &'static str> {
+    let block = Block::new(bytes)?;
+    let mut out = Vec::new();
+    let mut expected_offset = 0u64;
+    for e in block.entries()? {
+        let mut c = Cursor::new(e.value.ok_or("index entry without a handle")?);
+        let handle = match (c.u64(), c.u32(), c.is_empty()) {
+            (Some(offset), Some(len), true) => Handle { offset, len },
+            _ => return Err("index entry handle"),
+        };
+        if handle.offset != expected_offset || handle.end() > data_end {
+            return Err("index handle outside the data blocks");
+        }
+        expected_offset = handle.end();
+        out.push((e.key, handle));
+    }
+    if expected_offset != data_end {
+        return Err("index does not cover the data blocks");
+    }
+    Ok(out)
+}
+
+/// Iterates a table's entries in key order, one data block at a time.
+pub(crate) struct TableIter {
+    table: Arc<Table>,
+    next_block: usize,
+    buf: std::vec::IntoIter<(Vec<u8>, Entry)>,
+    lo: Bound<Vec<u8>>,
+    failed: bool,
+}
+
+impl TableIter {
+    fn load_next_block(&mut self) -> Result<bool> {
+        let Some(&(_, handle)) = self.table.index.get(self.next_block) else {
+            return Ok(false);
+        };
+        self.next_block += 1;
+        let data = self.table.read_block(handle, BlockType::Data)?;
+        let block = Block::new(&data).map_err(|what| Error::corruption(self.table.name(), what))?;
+        let entries = block
+            .entries()
+            .map_err(|what| Error::corruption(self.table.name(), what))?;
+        let lo = std::mem::replace(&mut self.lo, Bound::Unbounded);
+        let v: Vec<_> = entries
+            .into_iter()
+            .filter(|e| match &lo {
+                Bound::Unbounded => true,
+                Bound::Included(k) => e.key >= *k,
+                Bound::Excluded(k) => e.key > *k,
+            })
+            .map(|e| {
+                let entry = e.to_entry();
+                (e.key, entry)
+            })
+            .collect();
+        self.buf = v.into_iter();
+        Ok(true)
+    }
+}
+
+impl Iterator for TableIter {
+    type Item = Result<(Vec<u8>, Entry)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            if let Some(e) = self.buf.next() {
+                return Some(Ok(e));
+            }
+            match self.load_next_block() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Writes one SSTable from entries in key order.
+//!
+//! Each key is hashed once, with [`amq::hash_key`], as it is added; at the end
+//! the filter of the table's level is built from those hashes in one call
+//! ([`LevelFilter::build`]), so every filter kind, static ones included, is
+//! built from the whole key set.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use amq::{hash_key, HashScheme};
+
+use super::props::Properties;
+use super::{trailer, BlockType, Footer, Handle};
+use crate::block::BlockBuilder;
+use crate::coding::{put_u32, put_u64};
+use crate::env::{Env, WritableFile};
+use crate::error::{Error, Result};
+use crate::memtable::Entry;
+use crate::policy::LevelFilter;
+
+/// What a finished table holds, for the manifest.
+#[derive(Debug, Clone)]
+pub(crate) struct TableSummary {
+    pub number: u64,
+    pub file_bytes: u64,
+    pub entries: u64,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+    pub filter_build_nanos: u64,
+}
+
+pub(crate) struct TableWriter {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    number: u64,
+    offset: u64,
+    block_bytes: usize,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    hashes: Vec<u64>,
+    smallest: Option<Vec<u8>>,
+    entries: u64,
+    tombstones: u64,
+    data_blocks: u64,
+    filter: LevelFilter,
+}
+
+impl TableWriter {
+    pub(crate) fn create(
+        env: &dyn Env,
+        path: PathBuf,
+        number: u64,
+        block_bytes: usize,
+        filter: LevelFilter,
+    ) -> Result<Self> {
+        let file = env.create(&path).map_err(Error::io("create table", &path))?;
+        Ok(TableWriter {
+            file,
+            path,
+            number,
+            offset: 0,
+            block_bytes,
+            data: BlockBuilder::default(),
+            index: BlockBuilder::default(),
+            hashes: Vec::new(),
+            smallest: None,
+            entries: 0,
+            tombstones: 0,
+            data_blocks: 0,
+            filter,
+        })
+    }
+
+    /// Adds an entry; keys must strictly increase.
+    pub(crate) fn add(&mut self, key: &[u8], entry: &Entry) -> Result<()> {
+        if self.smallest.is_none() {
+            self.smallest = Some(key.to_vec());
+        }
+        let value = match entry {
+            Entry::Value(v) => Some(v.as_slice()),
+            Entry::Tombstone => {
+                self.tombstones += 1;
+                None
+            }
+        };
+        self.data.add(key, value);
+        self.hashes.push(hash_key(key));
+        self.entries += 1;
+        if self.data.estimated_len() >= self.block_bytes {
+            self.finish_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes written so far plus the open block: where to cut output tables.
+    pub(crate) fn estimated_bytes(&self) -> u64 {
+        self.offset + self.data.estimated_len() as u64
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    fn write_block(&mut self, contents: &[u8], t: BlockType) -> Result<Handle> {
+        let handle = Handle {
+            offset: self.offset,
+            len: u32::try_from(contents.len()).map_err(|_| Error::InvalidOptions("a block over 4 GiB"))?,
+        };
+        self.file
+            .append(contents)
+            .map_err(Error::io("write table", &self.path))?;
+        self.file
+            .append(&trailer(contents, t))
+            .map_err(Error::io("write table", &self.path))?;
+        self.offset = handle.end();
+        Ok(handle)
+    }
+
+    fn finish_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let last_key = self.data.last_key().to_vec();
+        let contents = self.data.finish();
+        let handle = self.write_block(&contents, BlockType::Data)?;
+        let mut v = Vec::with_capacity(12);
+        put_u64(&mut v, handle.offset);
+        put_u32(&mut v, handle.len);
+        self.index.add(&last_key, Some(&v));
+        self.data_blocks += 1;
+        Ok(())
+    }
+
+    /// Writes the filter, metadata and index blocks and the footer, and syncs
+    /// the file. The caller syncs the directory before the table is used.
+    pub(crate) fn finish(mut self) -> Result<TableSummary> {
+        self.finish_data_block()?;
+        let start = Instant::now();
+        let filter_bytes = self.filter.build(&self.hashes)?;
+        let filter_build_nanos = start.elapsed().as_nanos() as u64;
+        let filter = match &filter_bytes {
+            Some(b) => self.write_block(b, BlockType::Filter)?,
+            None => Handle::default(),
+        };
+        let smallest = self.smallest.take().unwrap_or_default();
+        let largest = self.index.last_key().to_vec();
+        let props = Properties {
+            entries: self.entries,
+            tombstones: self.tombstones,
+            data_blocks: self.data_blocks,
+            smallest: smallest.clone(),
+            largest: largest.clone(),
+            key_hash_scheme: HashScheme::Xxh3Seeded.id(),
+            filter_kind: self.filter.kind().map_or(0, |k| k.id()),
+            sizing: match self.filter {
+                LevelFilter::None => None,
+                LevelFilter::Filter { sizing, .. } => Some(sizing),
+            },
+        };
+        let meta = self.write_block(&props.encode(), BlockType::Meta)?;
+        let index_contents = self.index.finish();
+        let index = self.write_block(&index_contents, BlockType::Index)?;
+        let footer = Footer { filter, meta, index }.encode();
+        self.file
+            .append(&footer)
+            .map_err(Error::io("write table", &self.path))?;
+        self.file.sync().map_err(Error::io("sync table", &self.path))?;
+        Ok(TableSummary {
+            number: self.number,
+            file_bytes: self.offset + footer.len() as u64,
+            entries: self.entries,
+            smallest,
+            largest,
+            filter_build_nanos,
+        })
+    }
+}

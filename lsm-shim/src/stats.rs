@@ -1,0 +1,189 @@
+//! [`Stats`]: what the store did, counted as it ran, so a user can see what
+//! each filter saved.
+//!
+//! The read-path counters tell the filters' story for point lookups: of the
+//! tables whose key range held a key (`tables_consulted`), how many had a
+//! filter that was probed (`filter_probes`), how many reads it saved
+//! (`filter_negatives`), and how many of its "maybe" answers were wrong
+//! (`filter_false_positives`), so the measured false-positive rate is
+//! `filter_false_positives / (filter_false_positives + filter_negatives)`.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use amq::FilterKind;
+
+/// Counters updated with relaxed atomics from any thread.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub gets: AtomicU64,
+    pub key_hashes: AtomicU64,
+    pub tables_consulted: AtomicU64,
+    pub filter_probes: AtomicU64,
+    pub filter_negatives: AtomicU64,
+    pub filter_true_positives: AtomicU64,
+    pub filter_false_positives: AtomicU64,
+    pub data_blocks_read: AtomicU64,
+    pub untrusted_filters: AtomicU64,
+    pub writes: AtomicU64,
+    pub wal_syncs: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub bytes_flushed: AtomicU64,
+    pub bytes_compacted: AtomicU64,
+    pub flush_nanos: AtomicU64,
+    pub compaction_nanos: AtomicU64,
+    pub filter_build_nanos: AtomicU64,
+}
+
+/// Adds `n` to a counter.
+pub(crate) fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Relaxed);
+}
+
+/// Adds one to a counter.
+pub(crate) fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Relaxed);
+}
+
+/// One level of the tree, as [`Db::stats`](crate::Db::stats) found it.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LevelStats {
+    /// Sorted runs (1 per level below L0 with leveled compaction).
+    pub runs: usize,
+    /// Tables.
+    pub tables: usize,
+    /// Entries (values and tombstones).
+    pub entries: u64,
+    /// Bytes of the table files.
+    pub file_bytes: u64,
+    /// Bytes of the filters held in memory.
+    pub filter_bytes: u64,
+    /// Tables whose filter block was not trusted and is not used.
+    pub untrusted_filters: usize,
+    /// Filter kinds present on this level (`None` for tables without one).
+    pub filter_kinds: Vec<Option<FilterKind>>,
+}
+
+impl LevelStats {
+    /// Filter bits per entry on this level.
+    pub fn filter_bits_per_entry(&self) -> f64 {
+        if self.entries == 0 {
+            return 0.0;
+        }
+        self.filter_bytes as f64 * 8.0 / self.entries as f64
+    }
+}
+
+/// A snapshot of the store's counters and shape.
+///
+/// ```
+/// # fn main() -> Result<(), amq_lsm::Error> {
+/// use amq_lsm::{Db, Options};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(b"k", b"v")?;
+/// db.get(b"k")?; // found in the memtable: no hash needed
+/// db.flush()?;
+/// db.get(b"k")?; // hashed once, found in the table
+/// let s = db.stats();
+/// assert_eq!(s.gets, 2);
+/// assert_eq!(s.key_hashes, 1);
+/// assert_eq!(s.filter_true_positives, 1);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Point lookups (`get`, and each key of `multi_get`).
+    pub gets: u64,
+    /// Key hashes computed on the read path: one per lookup.
+    pub key_hashes: u64,
+    /// Tables whose key range held a looked-up key.
+    pub tables_consulted: u64,
+    /// Filter probes (consulted tables with a trusted filter).
+    pub filter_probes: u64,
+    /// Probes that answered "absent": data block reads saved.
+    pub filter_negatives: u64,
+    /// Probes that answered "maybe" and the table held the key.
+    pub filter_true_positives: u64,
+    /// Probes that answered "maybe" and the table did not hold the key.
+    pub filter_false_positives: u64,
+    /// Data blocks read by point lookups.
+    pub data_blocks_read: u64,
+    /// Table filters found damaged, of an unknown kind or undecodable since
+    /// open (each such table is read without its filter).
+    pub untrusted_filters: u64,
+    /// Write batches applied (each `put` and `delete` is one).
+    pub writes: u64,
+    /// WAL syncs.
+    pub wal_syncs: u64,
+    /// Memtable flushes.
+    pub flushes: u64,
+    /// Compactions run.
+    pub compactions: u64,
+    /// Table bytes written by flushes.
+    pub bytes_flushed: u64,
+    /// Table bytes written by compactions.
+    pub bytes_compacted: u64,
+    /// Time spent in flushes, filter building included.
+    pub flush_nanos: u64,
+    /// Time spent in compactions, filter building included.
+    pub compaction_nanos: u64,
+    /// Time spent building filters (in flushes and compactions).
+    pub filter_build_nanos: u64,
+    /// Entries in the memtable.
+    pub memtable_entries: usize,
+    /// The tree, level by level from level 0.
+    pub levels: Vec<LevelStats>,
+}
+
+impl Stats {
+    /// Total bytes of filters in memory.
+    pub fn filter_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.filter_bytes).sum()
+    }
+
+    /// Entries in all tables.
+    pub fn table_entries(&self) -> u64 {
+        self.levels.iter().map(|l| l.entries).sum()
+    }
+
+    /// The measured false-positive rate of the filters: false positives over
+    /// probes for keys a table did not hold.
+    pub fn measured_fpr(&self) -> f64 {
+        let absent = self.filter_false_positives + self.filter_negatives;
+        if absent == 0 {
+            return 0.0;
+        }
+        self.filter_false_positives as f64 / absent as f64
+    }
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> Stats {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        Stats {
+            gets: g(&self.gets),
+            key_hashes: g(&self.key_hashes),
+            tables_consulted: g(&self.tables_consulted),
+            filter_probes: g(&self.filter_probes),
+            filter_negatives: g(&self.filter_negatives),
+            filter_true_positives: g(&self.filter_true_positives),
+            filter_false_positives: g(&self.filter_false_positives),
+            data_blocks_read: g(&self.data_blocks_read),
+            untrusted_filters: g(&self.untrusted_filters),
+            writes: g(&self.writes),
+            wal_syncs: g(&self.wal_syncs),
+            flushes: g(&self.flushes),
+            compactions: g(&self.compactions),
+            bytes_flushed: g(&self.bytes_flushed),
+            bytes_compacted: g(&self.bytes_compacted),
+            flush_nanos: g(&self.flush_nanos),
+            compaction_nanos: g(&self.compaction_nanos),
+            filter_build_nanos: g(&self.filter_build_nanos),
+            memtable_entries: 0,
+            levels: Vec::new(),
+        }
+    }
+}
