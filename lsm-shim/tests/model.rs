@@ -1,0 +1,177 @@
+//! The model test: random sequences of put, delete, get, scan, flush,
+//! compact and reopen, checked step by step against a `BTreeMap`, for every
+//! filter kind and no filter, leveled and tiered.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use amq_lsm::env::{Env, StdEnv};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+use common::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u32, Vec<u8>),
+    Delete(u32),
+    Get(u32),
+    Scan(u32, u32),
+    Flush,
+    Compact,
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    // A small key domain, so keys are overwritten and deleted often.
+    let k = 0u32..300;
+    prop_oneof![
+        40 => (k.clone(), proptest::collection::vec(any::<u8>(), 0..40)).prop_map(|(k, v)| Op::Put(k, v)),
+        10 => k.clone().prop_map(Op::Delete),
+        25 => k.clone().prop_map(Op::Get),
+        5 => (k.clone(), k).prop_map(|(a, b)| Op::Scan(a.min(b), a.max(b))),
+        2 => Just(Op::Flush),
+        1 => Just(Op::Compact),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn check(
+    env: Arc<dyn Env>,
+    dir: &std::path::Path,
+    policy: &FilterPolicy,
+    style: CompactionStyle,
+    ops: &[Op],
+) -> Result<(u64, u64, u64), TestCaseError> {
+    let opts = || small_options(env.clone(), policy.clone(), style);
+    let mut db = Db::open(dir, opts()).unwrap();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    // Flushes, compactions and filter probes over every incarnation.
+    let mut totals = (0, 0, 0);
+    let mut count = |s: amq_lsm::Stats| {
+        totals.0 += s.flushes;
+        totals.1 += s.compactions;
+        totals.2 += s.filter_probes;
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            Op::Put(k, v) => {
+                db.put(&key(*k), v).unwrap();
+                model.insert(key(*k), v.clone());
+            }
+            Op::Delete(k) => {
+                db.delete(&key(*k)).unwrap();
+                model.remove(&key(*k));
+            }
+            Op::Get(k) => {
+                prop_assert_eq!(
+                    db.get(&key(*k)).unwrap(),
+                    model.get(&key(*k)).cloned(),
+                    "op {} {:?}",
+                    i,
+                    op
+                );
+            }
+            Op::Scan(a, b) => {
+                let (lo, hi) = (key(*a), key(*b));
+                let got: Vec<_> = db
+                    .scan::<(Bound<&[u8]>, Bound<&[u8]>)>((Bound::Included(&lo), Bound::Excluded(&hi)))
+                    .map(|r| r.unwrap())
+                    .collect();
+                let want: Vec<_> = model
+                    .range(lo.clone()..hi.clone())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(got, want, "op {} {:?}", i, op);
+            }
+            Op::Flush => db.flush().unwrap(),
+            Op::Compact => db.compact().unwrap(),
+            Op::Reopen => {
+                count(db.stats());
+                drop(db);
+                db = Db::open(dir, opts()).unwrap();
+            }
+        }
+    }
+    // At the end every key agrees, and so does a full scan.
+    for k in 0..300 {
+        prop_assert_eq!(db.get(&key(k)).unwrap(), model.get(&key(k)).cloned());
+    }
+    prop_assert_eq!(contents(&db), model);
+    let stats = db.stats();
+    prop_assert_eq!(stats.untrusted_filters, 0);
+    count(stats);
+    Ok(totals)
+}
+
+fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let totals = std::cell::Cell::new((0u64, 0u64, 0u64));
+    runner
+        .run(&proptest::collection::vec(op(), 100..400), |ops| {
+            let (_, env) = mem_env();
+            let s = check(env, std::path::Path::new("/db"), &policy, style, &ops)?;
+            let (f, c, p) = totals.get();
+            totals.set((f + s.0, c + s.1, p + s.2));
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{} {style:?}: {e}", policy.describe()));
+    // The sequences must have exercised flushes, compactions and (with a
+    // filter) filter probes, or the test proves nothing.
+    let (flushes, compactions, probes) = totals.get();
+    assert!(
+        flushes > 3 * u64::from(cases) && compactions > u64::from(cases) / 2,
+        "{flushes} {compactions}"
+    );
+    if policy != FilterPolicy::none() {
+        assert!(probes > 0);
+    }
+}
+
+/// Cases per (policy, style): more with `AMQ_LSM_MODEL_CASES`.
+fn cases() -> u32 {
+    std::env::var("AMQ_LSM_MODEL_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12)
+}
+
+#[test]
+fn model_leveled_every_filter_kind() {
+    for (i, p) in policies().into_iter().enumerate() {
+        run(p, leveled(), cases(), 100 + i as u64);
+    }
+}
+
+#[test]
+fn model_tiered_every_filter_kind() {
+    for (i, p) in policies().into_iter().enumerate() {
+        run(p, tiered(), cases(), 200 + i as u64);
+    }
+}
+
+#[test]
+fn model_on_the_real_file_system() {
+    let policy = FilterPolicy::default();
+    let mut runner = TestRunner::new(Config {
+        cases: 4,
+        rng_seed: RngSeed::Fixed(7),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&proptest::collection::vec(op(), 1..300), |ops| {
+            let dir = tempfile::tempdir().unwrap();
+            check(Arc::new(StdEnv), dir.path(), &policy, leveled(), &ops).map(drop)
+        })
+        .unwrap();
+}
