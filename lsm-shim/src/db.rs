@@ -142,15 +142,31 @@ impl Db {
             .collect();
 
         let mut state = match manifest::recover(&*env, &dir)? {
-            Some((state, _)) => state,
+            Some((state, number)) => {
+                // Every edit names a log created (and made durable) before
+                // it, so a missing one means the manifest lost an edit.
+                if !kinds.iter().any(|(_, k)| *k == FileKind::Wal(state.log_number)) {
+                    return Err(Error::corruption(
+                        filenames::manifest(number),
+                        "the write-ahead log it names is missing (an edit was lost)",
+                    ));
+                }
+                state
+            }
             None => {
-                if kinds
-                    .iter()
-                    .any(|(_, k)| matches!(k, FileKind::Table(_) | FileKind::Wal(_)))
-                {
+                // A first open that failed before installing CURRENT leaves
+                // at most an empty log and a manifest: start afresh. Tables or
+                // logged writes without CURRENT mean it was lost: refuse,
+                // rather than treat the data as orphans.
+                let has_data = kinds.iter().any(|(name, k)| match k {
+                    FileKind::Table(_) => true,
+                    FileKind::Wal(_) => env.open_read(&dir.join(name)).map_or(true, |f| !f.is_empty()),
+                    _ => false,
+                });
+                if has_data {
                     return Err(Error::corruption(
                         filenames::CURRENT,
-                        "missing while the directory holds tables or logs",
+                        "missing while the directory holds tables or logged writes",
                     ));
                 }
                 ManifestState::default()

@@ -42,15 +42,34 @@ struct State {
     fail_at: BTreeSet<u64>,
     /// Fail every mutation from this index on.
     fail_from: Option<u64>,
+    /// Cut the power when this mutation is attempted.
+    crash_at: Option<u64>,
     /// Mutations that failed so far.
     failures: u64,
 }
 
 impl State {
+    fn power_cut(&mut self) {
+        self.generation += 1;
+        self.locks.clear();
+        self.live = self.durable.clone();
+        for inode in self.live.values() {
+            let mut i = inode.lock().unwrap_or_else(|e| e.into_inner());
+            let keep = i.synced_len;
+            i.data.truncate(keep);
+        }
+    }
+
     /// Counts one mutation and says whether it must fail.
     fn mutation(&mut self) -> io::Result<()> {
         let i = self.mutations;
         self.mutations += 1;
+        if self.crash_at == Some(i) {
+            self.crash_at = None;
+            self.power_cut();
+            // The machine is off: nothing more reaches the disk.
+            self.fail_from = Some(i);
+        }
         if self.fail_at.contains(&i) || self.fail_from.is_some_and(|f| i >= f) {
             self.failures += 1;
             return Err(io::Error::other(format!("injected fault at mutation {i}")));
@@ -129,20 +148,21 @@ impl FaultEnv {
         let mut s = self.lock();
         s.fail_at.clear();
         s.fail_from = None;
+        s.crash_at = None;
     }
 
     /// Simulates a power cut: drops every byte and name not made durable by a
     /// sync, releases locks, and makes every handle opened before it fail.
     pub fn crash(&self) {
-        let mut s = self.lock();
-        s.generation += 1;
-        s.locks.clear();
-        s.live = s.durable.clone();
-        for inode in s.live.values() {
-            let mut i = inode.lock().unwrap_or_else(|e| e.into_inner());
-            let keep = i.synced_len;
-            i.data.truncate(keep);
-        }
+        self.lock().power_cut();
+    }
+
+    /// Cuts the power when mutation `i` is attempted (it and every later
+    /// mutation fail, as on a machine that lost power mid-operation), so a
+    /// test can crash inside any step of a flush, compaction or manifest
+    /// update. [`clear_faults`](Self::clear_faults) "reboots".
+    pub fn crash_at(&self, i: u64) {
+        self.lock().crash_at = Some(i);
     }
 
     /// Changes a file's bytes in place (durably): for corruption tests.
@@ -387,6 +407,22 @@ mod tests {
         assert!(env.sync_dir(&dir).is_err());
         env.clear_faults();
         a.sync().unwrap();
+    }
+
+    #[test]
+    fn a_planned_crash_cuts_the_power_mid_operation() {
+        let (env, dir) = setup();
+        let mut a = env.create(&dir.join("a")).unwrap(); // 0
+        a.append(b"kept").unwrap(); // 1
+        a.sync().unwrap(); // 2
+        env.sync_dir(&dir).unwrap(); // 3
+        env.crash_at(5);
+        a.append(b"lost").unwrap(); // 4
+        assert!(a.sync().is_err()); // 5: the power goes
+        assert!(env.create(&dir.join("b")).is_err());
+        env.clear_faults();
+        assert_eq!(env.read_all(&dir.join("a")).unwrap(), b"kept");
+        assert_eq!(env.list(&dir).unwrap(), vec!["a".to_string()]);
     }
 
     #[test]
