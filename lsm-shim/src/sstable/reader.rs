@@ -11,7 +11,9 @@
 //! kind other than the metadata says) never causes a wrong answer: the table
 //! is used with no filter, as if every key "may be present", unless the store
 //! is strict about filters, when `open` fails with
-//! [`Error::UntrustedFilter`].
+//! [`Error::UntrustedFilter`]. A filter must also hold exactly as many keys as
+//! the table: one built from other keys would pass every checksum and still
+//! answer "absent" for the table's keys.
 
 use std::ops::Bound;
 use std::path::Path;
@@ -144,6 +146,16 @@ impl Table {
             ));
         }
         Ok(match AnyFilter::from_bytes(&bytes) {
+            // A filter that passes its checksums but holds another number of
+            // keys than the table was built from other keys (or forged): it
+            // could answer "absent" for keys the table holds.
+            Ok(f) if f.kind() == kind && f.num_keys() as u64 != self.props.entries => {
+                FilterState::Untrusted(format!(
+                    "filter holds {} keys, the table {}",
+                    f.num_keys(),
+                    self.props.entries
+                ))
+            }
             Ok(f) if f.kind() == kind => FilterState::Trusted(f),
             Ok(f) => FilterState::Untrusted(format!(
                 "filter block holds {:?}, metadata says {kind:?}",
