@@ -38,7 +38,7 @@ impl BlockBuilder {
             self.entries == 0 || key > self.last_key.as_slice(),
             "keys out of order"
         );
-        let shared = if self.entries % RESTART_INTERVAL == 0 {
+        let shared = if self.entries.is_multiple_of(RESTART_INTERVAL) {
             self.restarts.push(self.buf.len() as u32);
             0
         } else {

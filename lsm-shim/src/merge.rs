@@ -48,11 +48,8 @@ impl<'a> MergeIter<'a> {
                 self.heads[i] = Some(e);
                 self.heap.push(Reverse((k, i)));
             }
-            Some(Err(e)) => {
-                if self.pending_error.is_none() {
-                    self.pending_error = Some(e);
-                }
-            }
+            Some(Err(e)) if self.pending_error.is_none() => self.pending_error = Some(e),
+            Some(Err(_)) => {}
             None => {}
         }
     }

@@ -37,6 +37,9 @@ enum Step {
 /// The model: what the store holds after a prefix of the steps.
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// What a write step writes: (key, value) or (key, `None`) for a delete.
+type Writes = Vec<(u32, Option<u32>)>;
+
 fn apply(model: &mut Model, step: &Step, ops: &[(u32, Option<u32>)]) {
     if let Step::Write(_) = step {
         for &(k, v) in ops {
@@ -54,7 +57,7 @@ fn value(k: u32, v: u32) -> Vec<u8> {
 
 /// The workload: steps, and for each the (key, value or delete) pairs it
 /// writes.
-fn workload() -> Vec<(Step, Vec<(u32, Option<u32>)>)> {
+fn workload() -> Vec<(Step, Writes)> {
     let mut steps = Vec::new();
     let mut x = 12345u64;
     let mut rand = |n: u64| {
@@ -64,7 +67,7 @@ fn workload() -> Vec<(Step, Vec<(u32, Option<u32>)>)> {
         x % n
     };
     for i in 0..160u32 {
-        let ops: Vec<(u32, Option<u32>)> = match rand(10) {
+        let ops: Writes = match rand(10) {
             0 => vec![(rand(60) as u32, None)],
             1 => (0..3).map(|j| (rand(60) as u32, Some(i * 10 + j))).collect(),
             _ => vec![(rand(60) as u32, Some(i))],
