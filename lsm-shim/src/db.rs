@@ -92,7 +92,7 @@ impl Writer {
 /// db.flush()?;
 /// assert_eq!(db.get(b"banana")?, Some(b"yellow".to_vec()));
 /// assert_eq!(db.get(b"apple")?, None);
-/// let all: Vec<_> = db.scan(..).collect::<Result<_, _>>()?;
+/// let all: Vec<_> = db.iter().collect::<Result<_, _>>()?;
 /// assert_eq!(all, vec![(b"banana".to_vec(), b"yellow".to_vec())]);
 /// db.close()?;
 /// # Ok(()) }
@@ -391,12 +391,25 @@ impl Db {
     /// each, deletes hidden. The scan reads the tree as it was when called
     /// (a copy of the memtable's part of the range, and the current tables);
     /// data blocks are read as the iterator advances.
-    pub fn scan<R: RangeBounds<[u8]>>(&self, range: R) -> Scan {
-        let lo = range.start_bound();
-        let hi: Bound<Vec<u8>> = range.end_bound().map(|k| k.to_vec());
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     db.put(k.as_bytes(), b"")?;
+    /// }
+    /// let keys: Vec<Vec<u8>> = db.scan("b".as_bytes()..="c".as_bytes()).map(|r| r.map(|kv| kv.0)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
+    /// # Ok(()) }
+    /// ```
+    pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
+        let lo = range.start_bound().map(AsRef::as_ref);
+        let hi_ref = range.end_bound().map(AsRef::as_ref);
+        let hi: Bound<Vec<u8>> = hi_ref.map(<[u8]>::to_vec);
         let (mem, version) = {
             let r = self.read_state();
-            (r.mem.snapshot_range(lo, range.end_bound()), r.version.clone())
+            (r.mem.snapshot_range(lo, hi_ref), r.version.clone())
         };
         let mut sources: Vec<Source<'static>> = vec![Box::new(mem.into_iter().map(Ok))];
         for level in &version.levels {
@@ -426,6 +439,11 @@ impl Db {
             hi,
             done: false,
         }
+    }
+
+    /// Every live entry, in key order: [`scan`](Self::scan) over all keys.
+    pub fn iter(&self) -> Scan {
+        self.scan::<&[u8], _>(..)
     }
 
     /// Writes the memtable out as a level-0 table (nothing if it is empty),

@@ -5,7 +5,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::Arc;
 
 use amq_lsm::env::{Env, StdEnv};
@@ -78,10 +77,7 @@ fn check(
             }
             Op::Scan(a, b) => {
                 let (lo, hi) = (key(*a), key(*b));
-                let got: Vec<_> = db
-                    .scan::<(Bound<&[u8]>, Bound<&[u8]>)>((Bound::Included(&lo), Bound::Excluded(&hi)))
-                    .map(|r| r.unwrap())
-                    .collect();
+                let got: Vec<_> = db.scan(lo.clone()..hi.clone()).map(|r| r.unwrap()).collect();
                 let want: Vec<_> = model
                     .range(lo.clone()..hi.clone())
                     .map(|(k, v)| (k.clone(), v.clone()))

@@ -57,7 +57,7 @@ pub fn mem_env() -> (Arc<FaultEnv>, Arc<dyn Env>) {
 
 /// Every live entry, by a full scan.
 pub fn contents(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db.scan(..).map(|r| r.expect("scan")).collect()
+    db.iter().map(|r| r.expect("scan")).collect()
 }
 
 pub fn key(i: u32) -> Vec<u8> {

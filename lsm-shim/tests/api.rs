@@ -1,0 +1,275 @@
+//! The store's API as a user meets it: locking, options, policies per
+//! level, hash sharing, scans, stats, and concurrent readers and writers.
+
+mod common;
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::thread;
+
+use amq::{FilterKind, FilterSizing};
+use amq_lsm::env::{Env, StdEnv};
+use amq_lsm::{CompactionStyle, Db, Error, FilterPolicy, LevelFilter, Options, SyncMode};
+
+use common::*;
+
+fn tiered_no_compaction(runs: usize) -> CompactionStyle {
+    CompactionStyle::Tiered {
+        runs_per_level: runs + 1,
+        max_levels: 2,
+    }
+}
+
+#[test]
+fn a_second_open_of_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert!(matches!(
+        Db::open(dir.path(), Options::default()),
+        Err(Error::Locked(_))
+    ));
+    drop(db);
+    Db::open(dir.path(), Options::default()).unwrap();
+}
+
+#[test]
+fn impossible_options_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for opts in [
+        Options {
+            block_bytes: 0,
+            ..Options::default()
+        },
+        Options {
+            compaction: CompactionStyle::tiered(1),
+            ..Options::default()
+        },
+        Options {
+            compaction: CompactionStyle::Leveled {
+                l0_trigger: 4,
+                base_level_bytes: 1 << 20,
+                size_ratio: 1,
+                max_levels: 7,
+            },
+            ..Options::default()
+        },
+    ] {
+        assert!(matches!(
+            Db::open(dir.path(), opts),
+            Err(Error::InvalidOptions(_))
+        ));
+    }
+    // Nothing was created by a refused open.
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn one_hash_per_get_however_many_tables_are_consulted() {
+    let (_, env) = mem_env();
+    let opts = Options {
+        env,
+        compaction: tiered_no_compaction(8),
+        auto_compact: false,
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts).unwrap();
+    // Eight overlapping runs: every table's range covers every probe key.
+    for run in 0..8u32 {
+        for i in 0..200u32 {
+            db.put(&key(i * 16 + run), b"v").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(db.stats().levels[0].runs, 8);
+    let before = db.stats();
+    for i in 0..100u32 {
+        // Absent keys (i * 16 + 15 was never written) inside every range.
+        assert_eq!(db.get(&key(i * 16 + 15)).unwrap(), None);
+    }
+    let s = db.stats();
+    assert_eq!(s.key_hashes - before.key_hashes, 100);
+    assert_eq!(s.tables_consulted - before.tables_consulted, 800);
+    assert_eq!(s.filter_probes - before.filter_probes, 800);
+
+    // Without sharing, every consulted table hashes again.
+    let before = db.stats();
+    for i in 0..100u32 {
+        assert_eq!(db.get_rehashing_per_table(&key(i * 16 + 15)).unwrap(), None);
+    }
+    let s = db.stats();
+    assert_eq!(s.key_hashes - before.key_hashes, 800);
+    // Misses read data blocks only on false positives.
+    assert_eq!(s.data_blocks_read, s.filter_false_positives);
+}
+
+#[test]
+fn each_level_gets_the_policy_filter() {
+    let (_, env) = mem_env();
+    let policy = FilterPolicy::per_level(vec![
+        LevelFilter::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)),
+        LevelFilter::new(FilterKind::BinaryFuse8, FilterSizing::Fpr(0.01)),
+        LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(0.01)),
+    ])
+    .unwrap()
+    .without_last_level();
+    let mut opts = small_options(env, policy, leveled());
+    opts.sync = SyncMode::OnSync;
+    // Tables of a few hundred keys, so a blocked Bloom filter's 64-byte
+    // granularity does not dominate its bits per key.
+    opts.memtable_bytes = 16 << 10;
+    opts.table_bytes = 16 << 10;
+    opts.compaction = CompactionStyle::Leveled {
+        l0_trigger: 3,
+        base_level_bytes: 40 << 10,
+        size_ratio: 3,
+        max_levels: 4,
+    };
+    let db = Db::open("/db", opts).unwrap();
+    for i in 0..12_000u32 {
+        db.put(&key(i.wrapping_mul(2654435761) % 100_000), &[7; 20])
+            .unwrap();
+    }
+    let s = db.stats();
+    let deepest = s.levels.iter().rposition(|l| l.tables > 0).unwrap();
+    assert!(deepest >= 2, "{:?}", s.levels);
+    for (n, l) in s.levels.iter().enumerate().filter(|(_, l)| l.tables > 0) {
+        let expected = match n {
+            _ if n == deepest => None,
+            0 => Some(FilterKind::BlockedBloom),
+            1 => Some(FilterKind::BinaryFuse8),
+            _ => Some(FilterKind::Ribbon),
+        };
+        assert_eq!(l.filter_kinds, vec![expected], "level {n}");
+        if expected.is_none() {
+            assert_eq!(l.filter_bytes, 0);
+        } else {
+            assert!(
+                l.filter_bits_per_entry() > 6.0 && l.filter_bits_per_entry() < 14.0,
+                "{l:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn scans_respect_bounds_and_hide_deletes() {
+    let (_, env) = mem_env();
+    let db = Db::open("/db", small_options(env, FilterPolicy::default(), leveled())).unwrap();
+    for i in 0..100u32 {
+        db.put(&key(i), &i.to_le_bytes()).unwrap();
+    }
+    db.flush().unwrap();
+    for i in (0..100u32).step_by(3) {
+        db.delete(&key(i)).unwrap();
+    }
+    db.put(&key(50), b"new").unwrap();
+    let (a, b) = (key(10), key(20));
+    let keys = |lo: Bound<&[u8]>, hi: Bound<&[u8]>| -> Vec<Vec<u8>> {
+        db.scan::<&[u8], _>((lo, hi)).map(|r| r.unwrap().0).collect()
+    };
+    let expect = |r: std::ops::Range<u32>| -> Vec<Vec<u8>> { r.filter(|i| i % 3 != 0).map(key).collect() };
+    assert_eq!(keys(Bound::Included(&a), Bound::Excluded(&b)), expect(10..20));
+    assert_eq!(keys(Bound::Excluded(&a), Bound::Included(&b)), expect(11..21));
+    assert_eq!(keys(Bound::Unbounded, Bound::Excluded(&a)), expect(0..10));
+    assert!(keys(Bound::Included(&b), Bound::Excluded(&a)).is_empty());
+    assert!(keys(Bound::Excluded(&a), Bound::Excluded(&a)).is_empty());
+    let all: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
+    assert_eq!(all.len(), 66);
+    assert!(all.contains(&(key(50), b"new".to_vec())));
+}
+
+#[test]
+fn writes_survive_close_and_reopen_on_disk_with_sync_on_demand() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || Options {
+        sync: SyncMode::OnSync,
+        memtable_bytes: 64 << 10,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts()).unwrap();
+    for i in 0..5000u32 {
+        db.put(&key(i), &[1; 30]).unwrap();
+    }
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.iter().count(), 5000);
+    assert!(db.stats().levels.iter().map(|l| l.tables).sum::<usize>() > 1);
+    // Only the live files remain: tables, one WAL, one manifest, CURRENT, LOCK.
+    let names: Vec<String> = StdEnv.list(dir.path()).unwrap();
+    assert_eq!(
+        names.iter().filter(|n| n.ends_with(".wal")).count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("MANIFEST")).count(),
+        1,
+        "{names:?}"
+    );
+}
+
+#[test]
+fn readers_run_while_a_writer_flushes_and_compacts() {
+    let (_, env) = mem_env();
+    let mut opts = small_options(env, FilterPolicy::default(), leveled());
+    opts.sync = SyncMode::OnSync;
+    let db = Arc::new(Db::open("/db", opts).unwrap());
+    // Keys below 1000 are written first and never change.
+    for i in 0..1000u32 {
+        db.put(&key(i), &i.to_le_bytes()).unwrap();
+    }
+    let writer = {
+        let db = db.clone();
+        thread::spawn(move || {
+            for i in 1000..6000u32 {
+                db.put(&key(i), &i.to_le_bytes()).unwrap();
+                if i % 1000 == 0 {
+                    db.compact().unwrap();
+                }
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2)
+        .map(|t| {
+            let db = db.clone();
+            thread::spawn(move || {
+                for round in 0..20u32 {
+                    for i in (t..1000u32).step_by(7) {
+                        assert_eq!(
+                            db.get(&key(i)).unwrap(),
+                            Some(i.to_le_bytes().to_vec()),
+                            "round {round}"
+                        );
+                    }
+                    // A scan sees every stable key, in order.
+                    let stable: Vec<_> = db.scan(..key(1000)).map(|r| r.unwrap().0).collect();
+                    assert_eq!(stable.len(), 1000);
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert!(db.stats().compactions > 0);
+    assert_eq!(db.iter().count(), 6000);
+}
+
+#[test]
+fn an_io_error_stops_writes_but_not_reads() {
+    let (fault, env) = mem_env();
+    let db = Db::open("/db", small_options(env, FilterPolicy::default(), leveled())).unwrap();
+    db.put(b"a", b"1").unwrap();
+    fault.fail_from(fault.mutations());
+    assert!(matches!(db.put(b"b", b"2"), Err(Error::Io { .. })));
+    assert!(matches!(db.put(b"c", b"3"), Err(Error::WritesStopped)));
+    assert!(matches!(db.flush(), Err(Error::WritesStopped)));
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
+    fault.clear_faults();
+    drop(db);
+    let (_, dyn_env) = (fault.clone(), fault.clone() as Arc<dyn Env>);
+    let db = Db::open("/db", small_options(dyn_env, FilterPolicy::default(), leveled())).unwrap();
+    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
+    db.put(b"d", b"4").unwrap();
+}
