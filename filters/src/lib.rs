@@ -71,8 +71,3 @@ pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
 pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;
-
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

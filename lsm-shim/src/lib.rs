@@ -79,6 +79,12 @@ pub use options::{CompactionStyle, Options, SyncMode};
 pub use policy::{FilterPolicy, LevelFilter};
 pub use stats::{LevelStats, Stats};
 
+/// The README's examples (amq's and amq-lsm's), compiled and run as doc tests
+/// here, where both crates are in scope.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     #[test]
