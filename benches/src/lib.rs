@@ -11,6 +11,9 @@
 //! the report walks a list with a [`Visitor`], whose generic `visit::<S>()`
 //! is monomorphised per filter: no dynamic dispatch in the timed loops.
 //!
+//! [`lsm`] holds the measurements of the `amq-lsm` store (hash sharing,
+//! reads saved, write cost) for `benches/lsm.rs` and `src/bin/lsm_report.rs`.
+//!
 //! Keys are random `u64`s standing in for key hashes ([`keys`]). Filters
 //! with a hash-based API (ours, `fastbloom`'s `contains_hash`, `sbbf-rs`,
 //! `qfilter`'s `*_fingerprint`, `xorf`, which takes `u64` keys as its hashes)
@@ -23,6 +26,7 @@
 pub mod adapters;
 pub mod groups;
 pub mod keys;
+pub mod lsm;
 pub mod report;
 pub mod svg;
 

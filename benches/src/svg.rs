@@ -1,4 +1,6 @@
-//! The space/FPR chart as a hand-written SVG: bits per key on x, measured
+//! Charts as hand-written SVG. [`log_log_chart`] draws lines on log-scale
+//! axes (the amq-lsm hash-sharing curves). The space/FPR chart
+//! ([`space_fpr_chart`]): bits per key on x, measured
 //! FPR on a log-scale y, one numbered point per filter, and two reference
 //! curves:
 //!
@@ -255,6 +257,144 @@ pub fn space_fpr_chart(title: &str, points: &[Point]) -> String {
     s
 }
 
+/// One line of a [`log_log_chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The legend's text.
+    pub label: String,
+    /// A CSS colour.
+    pub colour: String,
+    /// Drawn dashed (e.g. the variant compared against).
+    pub dashed: bool,
+    /// Drawn thin and dotted, without point markers (a reference line).
+    pub reference: bool,
+    /// (x, y) points, x increasing, all positive.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart with log-scale axes (a grid line per power of 2 on x, per
+/// 1-2-5 step on y), one polyline per series and the legend on the right.
+pub fn log_log_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let all = || series.iter().flat_map(|s| s.points.iter().copied());
+    let x_lo = all().map(|p| p.0.log2()).fold(f64::INFINITY, f64::min).floor();
+    let x_hi = all().map(|p| p.0.log2()).fold(f64::NEG_INFINITY, f64::max).ceil();
+    let y_lo = all().map(|p| p.1.log10()).fold(f64::INFINITY, f64::min).floor();
+    let y_hi = all()
+        .map(|p| p.1.log10())
+        .fold(f64::NEG_INFINITY, f64::max)
+        .ceil();
+    let (x_hi, y_hi) = (x_hi.max(x_lo + 1.0), y_hi.max(y_lo + 1.0));
+    let x = |v: f64| LEFT + (v.log2() - x_lo) / (x_hi - x_lo) * PLOT_W;
+    let y = |v: f64| TOP + (y_hi - v.log10()) / (y_hi - y_lo) * PLOT_H;
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="28" font-size="16" text-anchor="middle">{}</text>"#,
+        LEFT + PLOT_W / 2.0,
+        escape(title)
+    );
+    let mut e = x_lo;
+    while e <= x_hi {
+        let px = x(2f64.powf(e));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{}" stroke="#ddd"/><text x="{px:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + PLOT_H,
+            TOP + PLOT_H + 18.0,
+            2f64.powf(e)
+        );
+        e += 1.0;
+    }
+    let mut decade = y_lo;
+    while decade < y_hi + 0.5 {
+        for step in [1.0, 2.0, 5.0] {
+            let v = step * 10f64.powf(decade);
+            if v.log10() > y_hi + 1e-9 {
+                break;
+            }
+            let py = y(v);
+            let colour = if step == 1.0 { "#bbb" } else { "#eee" };
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="{colour}"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + PLOT_W,
+                LEFT - 8.0,
+                py + 4.0,
+                v
+            );
+        }
+        decade += 1.0;
+    }
+    let _ = writeln!(
+        s,
+        r#"<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="black"/>"#
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT + PLOT_W / 2.0,
+        TOP + PLOT_H + 42.0,
+        escape(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(22 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        TOP + PLOT_H / 2.0,
+        escape(y_label)
+    );
+    let legend_x = LEFT + PLOT_W + 24.0;
+    for (i, line) in series.iter().enumerate() {
+        let dash = match (line.reference, line.dashed) {
+            (true, _) => r#" stroke-dasharray="2 3""#,
+            (false, true) => r#" stroke-dasharray="7 4""#,
+            (false, false) => "",
+        };
+        let width = if line.reference { 1.0 } else { 2.0 };
+        let points: Vec<String> = line
+            .points
+            .iter()
+            .map(|&(px, py)| format!("{:.1},{:.1}", x(px), y(py)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline class="series" fill="none" stroke="{}" stroke-width="{width}"{dash} points="{}"/>"#,
+            line.colour,
+            points.join(" ")
+        );
+        if !line.reference {
+            for &(px, py) in &line.points {
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
+                    x(px),
+                    y(py),
+                    line.colour
+                );
+            }
+        }
+        let ly = TOP + 14.0 + i as f64 * 18.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{legend_x}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{}" stroke-width="{width}"{dash}/><text x="{}" y="{:.1}">{}</text>"#,
+            ly - 4.0,
+            legend_x + 30.0,
+            ly - 4.0,
+            line.colour,
+            legend_x + 36.0,
+            ly,
+            escape(&line.label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -290,6 +430,23 @@ mod tests {
         assert!(svg.contains(OURS) && svg.contains(THEIRS));
         assert!(svg.contains("1. amq-Xor8 — 9.80 b/key, 0.390%"));
         assert!(svg.contains("2. xorf-BinaryFuse32 — 36.20 b/key, &lt; 1.0e-6"));
+    }
+
+    #[test]
+    fn log_log_chart_draws_every_series() {
+        let line = |label: &str, reference| Series {
+            label: label.into(),
+            colour: "#123456".into(),
+            dashed: false,
+            reference,
+            points: vec![(1.0, 120.0), (4.0, 300.0), (256.0, 9_000.0)],
+        };
+        let svg = log_log_chart("t", "tables", "ns", &[line("shared", false), line("1.2x", true)]);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches(r#"class="series""#).count(), 2);
+        // Markers on the measured series only.
+        assert_eq!(svg.matches("<circle").count(), 3);
+        assert!(svg.contains(">256</text>") && svg.contains(">10000</text>"));
     }
 
     #[test]
