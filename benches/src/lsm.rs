@@ -428,6 +428,15 @@ impl LoadRow {
         (absent > 0).then(|| fp as f64 / absent as f64)
     }
 
+    /// Filter probes of tables that did not hold the key, over both passes:
+    /// the sample the measured FPR comes from.
+    pub fn absent_probes(&self) -> u64 {
+        self.miss.filter_false_positives
+            + self.hit.filter_false_positives
+            + self.miss.filter_negatives
+            + self.hit.filter_negatives
+    }
+
     /// The share of flush and compaction time spent building filters.
     pub fn filter_build_share(&self) -> f64 {
         let total = self.load.flush_nanos + self.load.compaction_nanos;

@@ -352,10 +352,21 @@ fn reads(n: u64, probes: u64, styles: &[Style], policies: Option<&[String]>) -> 
             (Some(m), Some(e)) => {
                 let ratio = m / e;
                 let within = (ratio - 1.0).abs() <= FPR_TOLERANCE;
+                // The count of false positives is about Poisson: ±15% is
+                // only a test when it is 2.5 standard deviations or more,
+                // i.e. when ≥ (2.5 / 0.15)² ≈ 280 are expected.
+                let expected_fps = e * r.absent_probes() as f64;
+                let verdict = if expected_fps < (2.5 / FPR_TOLERANCE).powi(2) {
+                    format!(" (untestable: {expected_fps:.0} FPs expected)")
+                } else if within {
+                    String::new()
+                } else {
+                    " **(outside)**".to_string()
+                };
                 (
-                    format!("{:.3}%", m * 100.0),
-                    format!("{:.3}%", e * 100.0),
-                    format!("{ratio:.2}{}", if within { "" } else { " **(outside)**" }),
+                    format!("{:.4}%", m * 100.0),
+                    format!("{:.4}%", e * 100.0),
+                    format!("{ratio:.2}{verdict}"),
                     if blocks <= BLOCKS_TARGET * tables {
                         format!("met ({:.4})", blocks / tables)
                     } else {
