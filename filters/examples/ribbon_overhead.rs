@@ -7,7 +7,7 @@
 //! at r = 7.
 
 use amq::hash::remix;
-use amq::{Ribbon, RibbonParams, StaticFilter};
+use amq::{Ribbon, RibbonParams};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

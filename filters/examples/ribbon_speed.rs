@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use amq::hash::remix;
-use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+use amq::{Filter, Ribbon, RibbonParams};
 
 /// CPU time of this thread in seconds (Linux `schedstat`), so the numbers
 /// hold on a machine shared with other jobs; wall time elsewhere.

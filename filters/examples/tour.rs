@@ -13,7 +13,7 @@ use std::time::Instant;
 use amq::hash::remix;
 use amq::{
     BinaryFuse16, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter, FuseParams, Ribbon,
-    RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
+    RibbonParams, StandardBloom, Xor16, Xor8,
 };
 
 type Builder = fn(&[u64]) -> Result<Box<dyn Filter>, Error>;

@@ -41,7 +41,9 @@
 #![warn(missing_docs)]
 
 extern crate alloc;
-#[cfg(feature = "std")]
+// The unit tests use `std` (CPU feature detection, threads) with or without
+// the `std` feature.
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
 mod any;
@@ -57,9 +59,12 @@ pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
 pub mod xor;
+mod zeroed;
 
 pub use any::AnyFilter;
-pub use bloom::{AtomicBlockedBloom, BlockedBloom, CountingBloom, StandardBloom};
+#[cfg(target_has_atomic = "64")]
+pub use bloom::AtomicBlockedBloom;
+pub use bloom::{BlockedBloom, CountingBloom, StandardBloom};
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};

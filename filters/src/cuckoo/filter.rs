@@ -153,7 +153,8 @@ impl CuckooFilter {
     /// use amq::{CuckooFilter, Error, Filter};
     /// let f = CuckooFilter::with_fingerprint_bits(1_000_000, 16).unwrap();
     /// assert_eq!(f.num_buckets(), 263_158);
-    /// assert_eq!(f.size_in_bytes(), 263_158 * 8);
+    /// // One 8-byte bucket each, and 8 bytes of read padding.
+    /// assert_eq!(f.size_in_bytes(), 263_158 * 8 + 8);
     /// assert!(matches!(
     ///     CuckooFilter::with_fingerprint_bits(1000, 10),
     ///     Err(Error::InvalidParameter { .. })
@@ -177,7 +178,7 @@ impl CuckooFilter {
             return Err(Error::TooLarge);
         }
         Ok(CuckooFilter {
-            table: BucketTable::new(lanes, buckets),
+            table: BucketTable::new(lanes, buckets)?,
             stash: Stash::EMPTY,
             num_keys: 0,
         })
@@ -296,12 +297,18 @@ impl CuckooFilter {
     /// [`Error::Full`], with nothing changed, while the stash is occupied
     /// (see [`is_full`](Self::is_full)). Otherwise the key is stored and will
     /// be found; if that needed the stash, the next insert fails.
+    ///
+    /// Also [`Error::Full`], with nothing changed and the stash left free,
+    /// when both of the key's buckets hold nothing but copies of its
+    /// fingerprint (a key inserted `2b = 8` times, or 4 when its buckets
+    /// coincide): no eviction can make room for another copy, and parking it
+    /// in the stash would block every other key's insert.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
         if self.stash.is_occupied() {
             return Err(Error::Full);
         }
-        with_lanes!(self, l => self.insert_with(l, hash));
+        with_lanes!(self, l => self.insert_with(l, hash))?;
         self.num_keys += 1;
         Ok(())
     }
@@ -314,7 +321,7 @@ impl CuckooFilter {
     /// the branch predictor loses, and a mispredicted branch behind a cache
     /// miss stalls the next inserts' loads too. See `docs/cuckoo.md`.
     #[inline(always)]
-    fn insert_with(&mut self, l: Lanes, hash: u64) {
+    fn insert_with(&mut self, l: Lanes, hash: u64) -> Result<(), Error> {
         let loc = self.locate(l, hash);
         let first = self.table.bucket(l, loc.primary);
         let second = self.table.bucket(l, loc.alternate);
@@ -327,14 +334,36 @@ impl CuckooFilter {
         if free != 0 {
             let placed = l.set(value, l.first_shift(free), loc.fingerprint);
             self.table.set_bucket(l, bucket, placed);
+            Ok(())
         } else {
-            let start = if hash & (1 << 31) == 0 {
-                loc.primary
-            } else {
-                loc.alternate
-            };
-            self.kick_in(loc.fingerprint, start, hash);
+            self.insert_full(l, &loc, first, second, hash)
         }
+    }
+
+    /// Both buckets are full: refuses the key if they hold only copies of its
+    /// fingerprint, and otherwise evicts.
+    #[cold]
+    #[inline(never)]
+    fn insert_full(
+        &mut self,
+        l: Lanes,
+        loc: &Location,
+        first: u64,
+        second: u64,
+        hash: u64,
+    ) -> Result<(), Error> {
+        let all = l.zero_lanes(0); // every lane's flag
+        let copies_only = |bucket| l.matching_lanes(bucket, loc.fingerprint) == all;
+        if copies_only(first) && copies_only(second) {
+            return Err(Error::Full);
+        }
+        let start = if hash & (1 << 31) == 0 {
+            loc.primary
+        } else {
+            loc.alternate
+        };
+        self.kick_in(loc.fingerprint, start, hash);
+        Ok(())
     }
 
     /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
@@ -478,8 +507,10 @@ impl Filter for CuckooFilter {
         }
     }
 
+    /// The table's bytes, including the 8 zero bytes after it that let
+    /// the last bucket be read with one 8-byte load.
     fn size_in_bytes(&self) -> usize {
-        self.table.size_in_bytes()
+        self.table.heap_bytes()
     }
     fn num_keys(&self) -> usize {
         self.num_keys as usize
@@ -533,7 +564,7 @@ mod tests {
     fn alternate_is_an_involution_for_any_bucket_count() {
         for m in [1u32, 2, 3, 7, 100, 1 << 16, 1_000_003] {
             let f = CuckooFilter {
-                table: BucketTable::new(Lanes::new(12), m),
+                table: BucketTable::new(Lanes::new(12), m).unwrap(),
                 stash: Stash::EMPTY,
                 num_keys: 0,
             };
@@ -578,6 +609,33 @@ mod tests {
         assert_eq!(f.num_keys, 4);
         assert_eq!(f.table.count_occupied(), 4);
         assert!(keys[1..].iter().all(|&k| f.contains_hash(k)));
+    }
+
+    /// A key inserted until its two buckets hold only its fingerprint is
+    /// refused without taking the stash, so every other key still inserts.
+    #[test]
+    fn a_hot_duplicate_is_refused_without_blocking_the_table() {
+        for bits in [8, 12, 16] {
+            let mut f = CuckooFilter::with_fingerprint_bits(10_000, bits).unwrap();
+            let hot = remix(1, 6);
+            let loc = f.locate(f.table.lanes(), hot);
+            let copies = if loc.primary == loc.alternate { 4 } else { 8 };
+            for _ in 0..copies {
+                f.insert_hash(hot).unwrap();
+            }
+            let before = f.clone();
+            assert_eq!(f.insert_hash(hot), Err(Error::Full));
+            assert_eq!(f, before, "a refused insert changes nothing");
+            assert!(!f.is_full());
+            for i in 0..9_000u64 {
+                f.insert_hash(remix(i, 7)).unwrap();
+            }
+            assert_eq!(f.count_hash(hot), copies);
+            for _ in 0..copies {
+                f.remove_hash(hot).unwrap();
+            }
+            assert!((0..9_000u64).all(|i| f.contains_hash(remix(i, 7))));
+        }
     }
 
     #[test]

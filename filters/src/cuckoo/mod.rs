@@ -81,7 +81,9 @@
 //! *other* key's fingerprint, which can make that key a false negative. This
 //! is inherent to every filter that forgets keys: only remove keys you
 //! inserted. One key can be inserted at most `2b = 8` times (its two buckets
-//! hold 8 slots); a ninth copy takes the stash and the table is full.
+//! hold 8 slots; 4 if they coincide): a further copy is refused with
+//! [`Error::Full`](crate::Error::Full) without touching the stash, so a hot
+//! duplicate never blocks other keys.
 //!
 //! # False-positive rate
 //!

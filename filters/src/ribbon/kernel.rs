@@ -196,7 +196,7 @@ mod tests {
     use super::super::solution::GROUP;
     use super::*;
     use crate::hash::remix;
-    use crate::{Filter, RibbonParams, StaticFilter};
+    use crate::{Filter, RibbonParams};
 
     /// The AVX-512 group parity equals the portable one on dense, sparse
     /// and random words and coefficients.
