@@ -411,7 +411,7 @@ fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
             assert_all_fail_with(&b, FormatError::UnknownKind(id));
         }
         // Kinds it knows but that are not Bloom filters.
-        for other in FilterKind::ALL.into_iter().filter(|k| k.id() > 3) {
+        for other in FilterKind::ALL.iter().copied().filter(|k| k.id() > 3) {
             let mut b = bytes.clone();
             b[6] = other.id();
             reseal(&mut b);

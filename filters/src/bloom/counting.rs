@@ -23,8 +23,7 @@
 use alloc::vec::Vec;
 
 use super::{
-    check_bits_per_key, check_keys, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for,
-    ProbeSeq,
+    check_keys, check_per_key, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for, ProbeSeq,
 };
 use crate::format::{self, ByteWriter, Frame};
 use crate::zeroed::zeroed_vec;
@@ -82,7 +81,7 @@ impl CountingBloom {
     /// as many bits as counters.
     pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
-        check_bits_per_key(counters_per_key)?;
+        check_per_key("counters_per_key", counters_per_key)?;
         let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
         Ok(CountingBloom {
             words: zeroed_vec(words as usize)?,
@@ -286,6 +285,17 @@ mod tests {
             .map(|_| probes.next_in(f.num_counters()))
             .collect();
         assert!((0..f.num_counters()).all(|i| own.contains(&i) == (f.counter(i) != 0)));
+    }
+
+    #[test]
+    fn errors_name_the_parameter() {
+        assert_eq!(
+            CountingBloom::with_counters_per_key(10, 0.0),
+            Err(crate::error::invalid(
+                "counters_per_key",
+                "must be finite, > 0 and <= 1000"
+            ))
+        );
     }
 
     #[test]

@@ -39,10 +39,16 @@ pub(crate) fn check_keys(n: usize) -> Result<(), Error> {
 /// Checks a bits-per-key figure: finite and positive, and at most 1,000
 /// (beyond which no probe count helps).
 pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<(), Error> {
-    if bits_per_key.is_finite() && bits_per_key > 0.0 && bits_per_key <= 1000.0 {
+    check_per_key("bits_per_key", bits_per_key)
+}
+
+/// [`check_bits_per_key`] for a parameter named `name` (the counting
+/// filter's `counters_per_key`).
+pub(crate) fn check_per_key(name: &'static str, per_key: f64) -> Result<(), Error> {
+    if per_key.is_finite() && per_key > 0.0 && per_key <= 1000.0 {
         Ok(())
     } else {
-        Err(invalid("bits_per_key", "must be finite, > 0 and <= 1000"))
+        Err(invalid(name, "must be finite, > 0 and <= 1000"))
     }
 }
 

@@ -119,11 +119,11 @@ fn xorshift(mut x: u64) -> u64 {
 }
 
 impl CuckooFilter {
-    /// A filter for `capacity` keys at false-positive rate at most `fpr` when
+    /// A filter for `expected_keys` keys at false-positive rate at most `fpr` when
     /// full: the smallest fingerprint width `f` of 8, 12, 16 whose FPR at 95%
     /// load ([`cuckoo_fpr`]) is at most `fpr` (2.94%, 0.186%, 0.0116%).
     ///
-    /// Errors: `capacity` 0, `fpr` not in `(0, 1)` or below what 16-bit
+    /// Errors: `expected_keys` 0, `fpr` not in `(0, 1)` or below what 16-bit
     /// fingerprints reach ([`Error::InvalidParameter`]); a table over `2^32`
     /// buckets ([`Error::TooLarge`]).
     ///
@@ -134,7 +134,7 @@ impl CuckooFilter {
     /// assert_eq!(CuckooFilter::with_fpr(1000, 0.001).unwrap().fingerprint_bits(), 16);
     /// assert!(matches!(CuckooFilter::with_fpr(1000, 1e-6), Err(Error::InvalidParameter { .. })));
     /// ```
-    pub fn with_fpr(capacity: usize, fpr: f64) -> Result<Self, Error> {
+    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
         if !(fpr > 0.0 && fpr < 1.0) {
             return Err(invalid("fpr", "must be strictly between 0 and 1"));
         }
@@ -142,11 +142,12 @@ impl CuckooFilter {
             .into_iter()
             .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= fpr)
             .ok_or(invalid("fpr", "below the 0.0116% that 16-bit fingerprints reach"))?;
-        Self::with_fingerprint_bits(capacity, bits)
+        Self::with_fingerprint_bits(expected_keys, bits)
     }
 
-    /// A filter for `capacity` keys with `bits`-bit fingerprints (8, 12 or
-    /// 16): `⌈capacity / (4 · 0.95)⌉` buckets, so at capacity the table is 95%
+    /// A filter for `expected_keys` keys with `bits`-bit fingerprints (8, 12
+    /// or 16): `⌈expected_keys / (4 · 0.95)⌉` buckets, so with that many keys
+    /// the table is 95%
     /// full and costs `bits / 0.95` bits per key.
     ///
     /// ```
@@ -160,16 +161,16 @@ impl CuckooFilter {
     ///     Err(Error::InvalidParameter { .. })
     /// ));
     /// ```
-    pub fn with_fingerprint_bits(capacity: usize, bits: u32) -> Result<Self, Error> {
+    pub fn with_fingerprint_bits(expected_keys: usize, bits: u32) -> Result<Self, Error> {
         if !FINGERPRINT_BITS.contains(&bits) {
             return Err(invalid("fingerprint_bits", "must be 8, 12 or 16"));
         }
-        if capacity == 0 {
-            return Err(invalid("capacity", "must be at least 1"));
+        if expected_keys == 0 {
+            return Err(invalid("expected_keys", "must be at least 1"));
         }
-        // ⌈capacity / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
+        // ⌈expected_keys / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
         // (DESIGN_LOAD is 95%, pinned by a test).
-        let buckets = (capacity as u128 * 100).div_ceil(SLOTS as u128 * 95);
+        let buckets = (expected_keys as u128 * 100).div_ceil(SLOTS as u128 * 95);
         let buckets = u32::try_from(buckets).map_err(|_| Error::TooLarge)?;
         let lanes = Lanes::new(bits);
         // Every byte must be addressable (matters on 32-bit targets).
@@ -542,6 +543,18 @@ impl Remove for CuckooFilter {
 mod tests {
     use super::*;
     use crate::hash::remix;
+
+    #[test]
+    fn parameters_are_named_like_the_bloom_filters() {
+        assert_eq!(
+            CuckooFilter::with_fingerprint_bits(0, 8),
+            Err(invalid("expected_keys", "must be at least 1"))
+        );
+        assert_eq!(
+            CuckooFilter::with_fpr(0, 0.01),
+            Err(invalid("expected_keys", "must be at least 1"))
+        );
+    }
 
     #[test]
     fn sizing_uses_the_design_load() {
