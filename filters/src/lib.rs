@@ -53,6 +53,7 @@ mod error;
 mod filter;
 pub mod format;
 pub mod hash;
+mod kernel_cap;
 pub mod math;
 mod prefetch;
 pub mod ribbon;

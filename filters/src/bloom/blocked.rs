@@ -54,7 +54,7 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 /// into [`batched`]'s loop. Both are compiled with the module's target
 /// features, which is what lets the kernel inline into them; written once
 /// here so the modules' surfaces cannot drift apart.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! simd_entry_points {
     ($features:literal) => {
         /// A whole single query for `PROBES` probes (0: any count, read from
@@ -95,9 +95,9 @@ macro_rules! simd_entry_points {
 
 #[cfg(target_has_atomic = "64")]
 mod atomic;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx2;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx512;
 mod kernel;
 
@@ -123,7 +123,7 @@ pub(crate) struct Block([u64; WORDS]);
 ///
 /// Each row is the largest bits/key at which `k` gives the lowest FPR. The
 /// crossovers come from [`math::blocked_bloom_fpr`], which the measurement
-/// matches to within about 2% (`cargo run --release -p amq --example blocked_probes`,
+/// matches to within about 2% (`cargo run --release -p amq-bench --example blocked_probes`,
 /// 200,000 keys, 4M absent keys, bits/key 2 to 24 in steps of 0.5; e.g. at 10
 /// bits/key k = 5, 6, 7, 8 measure 1.041%, 0.958%, 0.963%, 1.026%). Where two
 /// `k` tie within the measurement's noise the smaller, faster one wins: the

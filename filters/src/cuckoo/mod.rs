@@ -65,7 +65,7 @@
 //! moved back into the table (with kicks; if those fail again the last victim
 //! takes the stash, still losing nothing).
 //!
-//! Measured over 100 tables of 1M keys (`cargo run --release -p amq
+//! Measured over 100 tables of 1M keys (`cargo run --release -p amq-bench
 //! --example cuckoo_load`, `docs/cuckoo.md`), the first failed insert comes
 //! at a load of at least 96.4% of the slots for every width (median 97.1% for
 //! `f = 8`, 97.5% for 12 and 16). [`CuckooFilter::with_fpr`] sizes the table

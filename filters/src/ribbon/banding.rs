@@ -91,9 +91,8 @@ impl Banding {
     ///
     /// The four lanes are plain rows, refilled as walks end; when the rows
     /// run out, the other walks finish one at a time. (Keeping four
-    /// `Option<Row>` lanes to the end and testing each per step cost about
-    /// 12% more build time: `ribbon_speed` at 1M keys, r = 7, the two builds
-    /// alternating five times, 104–168 against 96–140 ns/key.)
+    /// `Option<Row>` lanes to the end and testing each per step measured
+    /// slower; `docs/ribbon.md` has the figures and the command.)
     pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
         let first = [rows.next(), rows.next(), rows.next(), rows.next()];
         let [Some(a), Some(b), Some(c), Some(d)] = first else {

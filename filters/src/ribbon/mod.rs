@@ -62,7 +62,7 @@
 //! | 8,192             | 58%       | 17%    | 4.2%      | 1.6%  |
 //!
 //! and, for the whole filter at `n = 1,000,000`, `r = 7` (`cargo run
-//! --release -p amq --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
+//! --release -p amq-bench --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
 //! time on a shared 2-core machine, so build times are only comparable
 //! within the table):
 //!
@@ -128,10 +128,9 @@
 //! [`Filter::contains_many`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
 //! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). Measured at 1M keys, r = 7 (see `docs/ribbon.md`): 36–38 ns
-//! per query before the layout work, 24–25 ns after it with the portable
-//! parities, and 21–22 ns with the AVX-512 kernel against 33–37 ns for the
-//! portable one in the same alternating runs.
+//! fits in L2). The layout work and the AVX-512 kernel each made queries
+//! faster; `docs/ribbon.md` and `docs/benchmarks.md` have the measurements
+//! and their commands.
 //!
 //! # Build memory
 //!
