@@ -45,15 +45,18 @@ fn row<F: Filter>(
     rounds.sort_by(f64::total_cmp);
     let measured = fp as f64 / absent.len() as f64;
     // Space over the information-theoretic minimum log2(1/FPR) at the
-    // measured FPR.
-    let over = f.bits_per_key() / (-measured.log2()) - 1.0;
+    // measured FPR ("-" when no absent key matched).
+    let over = match fp {
+        0 => "-".to_string(),
+        _ => format!("{:.1}%", 100.0 * (f.bits_per_key() / -measured.log2() - 1.0)),
+    };
     println!(
-        "| {:<28} | {:>8.2} | {:>11.4}% | {:>11.4}% | {:>9.1}% | {:>12.1} | {:>12.1} |",
+        "| {:<28} | {:>8.2} | {:>11.4}% | {:>11.4}% | {:>10} | {:>12.1} | {:>12.1} |",
         name,
         f.bits_per_key(),
         100.0 * measured,
         100.0 * f.expected_fpr(),
-        100.0 * over,
+        over,
         build_ns,
         rounds[2]
     );
