@@ -356,7 +356,7 @@ impl Style {
 /// filters ignore it), and Bloom above level 2, Ribbon below.
 pub fn all_policies() -> Vec<(String, FilterPolicy)> {
     let mut v = vec![("none".to_string(), FilterPolicy::none())];
-    for kind in FilterKind::ALL {
+    for &kind in FilterKind::ALL {
         let label = if fixed_width(kind) {
             format!("{kind:?} (fixed)")
         } else {

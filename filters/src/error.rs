@@ -7,6 +7,10 @@ use crate::FilterKind;
 
 /// Why an operation on a filter failed. The filter is unchanged.
 ///
+/// [`Error::Format`]'s `Display` names the [`FormatError`] (so printing the
+/// error says what is wrong with the bytes), and `source()` is therefore
+/// `None`: error-chain printers show the cause once.
+///
 /// ```
 /// use amq::{Error, StandardBloom};
 /// assert!(matches!(
@@ -14,7 +18,7 @@ use crate::FilterKind;
 ///     Err(Error::InvalidParameter { .. })
 /// ));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// A construction parameter is outside its valid range.
@@ -123,18 +127,28 @@ impl From<FormatError> for Error {
     }
 }
 
-impl core::error::Error for Error {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            Error::Format(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// `source()` is `None` for every variant: [`Error::Format`] already prints
+/// its [`FormatError`] in `Display`.
+impl core::error::Error for Error {}
 
 impl core::error::Error for FormatError {}
 
 /// Shorthand for an [`Error::InvalidParameter`].
 pub(crate) const fn invalid(name: &'static str, reason: &'static str) -> Error {
     Error::InvalidParameter { name, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn the_format_cause_is_printed_once() {
+        let e = Error::Format(FormatError::ChecksumMismatch);
+        assert_eq!(e.to_string(), "invalid serialized filter: checksum mismatch");
+        assert!(core::error::Error::source(&e).is_none());
+        // `Eq`: errors can be keys and compared exactly.
+        assert_eq!(e.clone(), e);
+    }
 }

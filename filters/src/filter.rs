@@ -53,8 +53,16 @@ pub enum FilterKind {
 }
 
 impl FilterKind {
-    /// Every kind, in header-id order.
-    pub const ALL: [FilterKind; 10] = [
+    /// Every kind, in header-id order. A slice, so a new kind is not a
+    /// breaking change.
+    ///
+    /// ```
+    /// use amq::FilterKind;
+    /// let all: &'static [FilterKind] = FilterKind::ALL;
+    /// assert_eq!(all.first(), Some(&FilterKind::StandardBloom));
+    /// assert!(FilterKind::ALL.iter().all(|k| FilterKind::from_id(k.id()) == Some(*k)));
+    /// ```
+    pub const ALL: &'static [FilterKind] = &[
         FilterKind::StandardBloom,
         FilterKind::BlockedBloom,
         FilterKind::CountingBloom,
@@ -147,6 +155,67 @@ pub trait Filter: Send + Sync {
     /// Serializes the filter into the versioned byte format of
     /// `docs/format.md` (header, parameters, payload, checksum).
     fn to_bytes(&self) -> Vec<u8>;
+}
+
+/// Forwards every method, so a reference or a smart pointer to a filter is a
+/// filter too (`&dyn Filter`, `Box<dyn Filter>` and `Arc<dyn Filter>`
+/// included).
+///
+/// ```
+/// use std::sync::Arc;
+/// use amq::{BlockedBloom, Filter};
+/// fn hits(f: impl Filter, key: &[u8]) -> bool {
+///     f.contains(key)
+/// }
+/// let mut f = BlockedBloom::with_fpr(100, 0.01).unwrap();
+/// f.insert(b"k");
+/// assert!(hits(&f, b"k"));
+/// let boxed: Box<dyn Filter> = Box::new(f.clone());
+/// assert!(hits(boxed, b"k"));
+/// assert!(hits(Arc::new(f), b"k"));
+/// ```
+macro_rules! forward_filter {
+    ($($(#[$cfg:meta])* impl[$($gen:tt)*] for $ty:ty;)*) => {$(
+        $(#[$cfg])*
+        impl<$($gen)*> Filter for $ty {
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                (**self).contains_hash(hash)
+            }
+            #[inline]
+            fn contains(&self, key: &[u8]) -> bool {
+                (**self).contains(key)
+            }
+            fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+                (**self).contains_many(hashes, out)
+            }
+            fn size_in_bytes(&self) -> usize {
+                (**self).size_in_bytes()
+            }
+            fn num_keys(&self) -> usize {
+                (**self).num_keys()
+            }
+            fn bits_per_key(&self) -> f64 {
+                (**self).bits_per_key()
+            }
+            fn expected_fpr(&self) -> f64 {
+                (**self).expected_fpr()
+            }
+            fn kind(&self) -> FilterKind {
+                (**self).kind()
+            }
+            fn to_bytes(&self) -> Vec<u8> {
+                (**self).to_bytes()
+            }
+        }
+    )*};
+}
+
+forward_filter! {
+    impl['a, T: Filter + ?Sized] for &'a T;
+    impl[T: Filter + ?Sized] for alloc::boxed::Box<T>;
+    #[cfg(target_has_atomic = "ptr")]
+    impl[T: Filter + ?Sized] for alloc::sync::Arc<T>;
 }
 
 /// Filters that take new keys after construction.

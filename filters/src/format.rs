@@ -16,8 +16,9 @@
 //!
 //! Schema-critical: any change to this layout, to a kind's parameters or
 //! payload, or to the key hash must bump [`FORMAT_VERSION`] (or the hash
-//! scheme id) and keep a decoder for the old one. Golden-byte tests in
-//! `tests/*_format.rs` (`tests/bloom_format.rs` for the Bloom family) pin each kind.
+//! scheme id) and keep a decoder for the old one. Golden-byte tests pin each
+//! kind: `tests/bloom_format.rs` (Bloom family), `tests/cuckoo.rs`,
+//! `tests/xor.rs`, `tests/binary_fuse.rs`, `tests/ribbon.rs`.
 //!
 //! The decoder checks the total length against the declared lengths *before*
 //! allocating anything, so it never allocates more than the input implies,
@@ -27,7 +28,8 @@ use alloc::vec::Vec;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::{FilterKind, FormatError, HashScheme};
+use crate::zeroed::zeroed_vec;
+use crate::{Error, FilterKind, FormatError, HashScheme};
 
 /// The four magic bytes every serialized filter starts with.
 pub const MAGIC: [u8; 4] = *b"AMQF";
@@ -68,20 +70,6 @@ impl ByteWriter {
     }
     pub(crate) fn bytes(&mut self, v: &[u8]) -> &mut Self {
         self.buf.extend_from_slice(v);
-        self
-    }
-    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
-    pub(crate) fn u16s(&mut self, v: &[u16]) -> &mut Self {
-        for x in v {
-            self.u16(*x);
-        }
-        self
-    }
-    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
-    pub(crate) fn u32s(&mut self, v: &[u32]) -> &mut Self {
-        for x in v {
-            self.u32(*x);
-        }
         self
     }
     pub(crate) fn u64s(&mut self, v: &[u64]) -> &mut Self {
@@ -238,32 +226,17 @@ impl<'a> Reader<'a> {
     pub(crate) fn u64(&mut self) -> Result<u64, FormatError> {
         self.array().map(u64::from_le_bytes)
     }
-    /// Reads exactly `count` little-endian `u64`s. Checks the length first,
-    /// so the allocation is bounded by the input.
-    pub(crate) fn u64s(&mut self, count: usize) -> Result<Vec<u64>, FormatError> {
+    /// Reads exactly `count` little-endian `u64`s into a vector of
+    /// `count + pad` words whose last `pad` are zero. Checks the length
+    /// first, so the allocation is bounded by the input (plus `pad`), and
+    /// allocates exactly once ([`Error::TooLarge`] if that fails).
+    pub(crate) fn u64s(&mut self, count: usize, pad: usize) -> Result<Vec<u64>, Error> {
         let bytes = self.take(count.checked_mul(8).ok_or(FormatError::Truncated)?)?;
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect())
-    }
-    /// Reads exactly `count` little-endian `u32`s (bounded by the input).
-    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
-    pub(crate) fn u32s(&mut self, count: usize) -> Result<Vec<u32>, FormatError> {
-        let bytes = self.take(count.checked_mul(4).ok_or(FormatError::Truncated)?)?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
-            .collect())
-    }
-    /// Reads exactly `count` little-endian `u16`s (bounded by the input).
-    #[allow(dead_code)] // for the 16/32-bit fingerprint filters of later issues
-    pub(crate) fn u16s(&mut self, count: usize) -> Result<Vec<u16>, FormatError> {
-        let bytes = self.take(count.checked_mul(2).ok_or(FormatError::Truncated)?)?;
-        Ok(bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes(c.try_into().unwrap_or([0; 2])))
-            .collect())
+        let mut words = zeroed_vec(count.checked_add(pad).ok_or(Error::TooLarge)?)?;
+        for (w, c) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        }
+        Ok(words)
     }
     /// Requires that everything was read: parameters and payloads have exact
     /// lengths, so leftover bytes mean the header lied.
@@ -298,7 +271,7 @@ mod tests {
         assert_eq!(f.params.u32().unwrap(), 7);
         assert_eq!(f.params.u8().unwrap(), 3);
         f.params.finish().unwrap();
-        assert_eq!(f.payload.u64s(2).unwrap(), [1, 2]);
+        assert_eq!(f.payload.u64s(2, 1).unwrap(), [1, 2, 0]);
         f.payload.finish().unwrap();
     }
 
@@ -338,6 +311,9 @@ mod tests {
         b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(decode(&b).unwrap_err(), FormatError::Truncated);
         let mut r = Reader::new(&[0u8; 8]);
-        assert_eq!(r.u64s(usize::MAX).unwrap_err(), FormatError::Truncated);
+        assert_eq!(
+            r.u64s(usize::MAX, 0).unwrap_err(),
+            Error::Format(FormatError::Truncated)
+        );
     }
 }

@@ -12,12 +12,15 @@ pub const LN_2: f64 = core::f64::consts::LN_2;
 /// "Network Applications of Bloom Filters", section 2.1). For large `m` this is
 /// the familiar `(1 - e^(-k n / m))^k`.
 ///
+/// Domain: any values. No keys give 0; no bits (`m = 0`) or no probes
+/// (`k = 0`) with keys give 1.
+///
 /// ```
 /// let p = amq::math::standard_bloom_fpr(10_000, 7, 1_000);
 /// assert!((p - 0.00819).abs() < 0.0001);
 /// ```
 pub fn standard_bloom_fpr(m_bits: u64, k: u32, n: u64) -> f64 {
-    if n == 0 || m_bits == 0 {
+    if n == 0 || m_bits == 0 || k == 0 {
         return if n == 0 { 0.0 } else { 1.0 };
     }
     // (1 - 1/m)^(kn) = exp(kn * ln(1 - 1/m)); ln_1p keeps precision for big m.
@@ -68,13 +71,27 @@ pub fn optimal_bloom_probes(bits_per_key: f64) -> u32 {
 /// Overloaded blocks cost more than underloaded ones save, which is why a
 /// blocked filter needs a little more space than a standard one for equal FPR.
 ///
+/// Domain: every argument may be any value; none panics or divides by zero.
+/// With no keys (`n = 0`) the FPR is 0. A filter without bits
+/// (`total_bits = 0` or `block_bits = 0`) or without probes (`k = 0`)
+/// answers `true` to every query, so its FPR is 1. `total_bits` below
+/// `block_bits` counts as one block.
+///
 /// ```
-/// let p = amq::math::blocked_bloom_fpr(1 << 20, 512, 6, (1 << 20) / 10);
+/// use amq::math::blocked_bloom_fpr;
+/// let p = blocked_bloom_fpr(1 << 20, 512, 6, (1 << 20) / 10);
 /// assert!((p - 0.00957).abs() < 0.00002, "{p}");
+/// assert_eq!(blocked_bloom_fpr(1 << 20, 0, 6, 100), 1.0);
+/// assert_eq!(blocked_bloom_fpr(0, 512, 6, 100), 1.0);
+/// assert_eq!(blocked_bloom_fpr(1 << 20, 512, 0, 100), 1.0);
+/// assert_eq!(blocked_bloom_fpr(0, 0, 0, 0), 0.0);
 /// ```
 pub fn blocked_bloom_fpr(total_bits: u64, block_bits: u32, k: u32, n: u64) -> f64 {
     if n == 0 {
         return 0.0;
+    }
+    if total_bits == 0 || block_bits == 0 || k == 0 {
+        return 1.0;
     }
     let blocks = (total_bits / block_bits as u64).max(1) as f64;
     let lambda = n as f64 / blocks;

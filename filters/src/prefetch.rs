@@ -10,7 +10,7 @@
 /// Asks the CPU to bring the cache line holding `*value` into L1.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(amq_portable)))]
     #[allow(unused_unsafe)]
     // SAFETY: `_mm_prefetch` reads nothing architecturally visible and cannot
     // fault for any address; `value` is moreover a live reference. SSE is
@@ -19,7 +19,7 @@ pub(crate) fn prefetch<T>(value: &T) {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse", not(amq_portable))))]
     let _ = value;
 }
 

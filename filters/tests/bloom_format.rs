@@ -411,7 +411,7 @@ fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
             assert_all_fail_with(&b, FormatError::UnknownKind(id));
         }
         // Kinds it knows but that are not Bloom filters.
-        for other in FilterKind::ALL.into_iter().filter(|k| k.id() > 3) {
+        for other in FilterKind::ALL.iter().copied().filter(|k| k.id() > 3) {
             let mut b = bytes.clone();
             b[6] = other.id();
             reseal(&mut b);
@@ -523,4 +523,67 @@ fn huge_declared_lengths_on_tiny_input_are_errors_without_allocating() {
     // No input at all, and only the magic.
     assert_all_fail_with(&[], FormatError::Truncated);
     assert_all_fail_with(b"AMQF", FormatError::Truncated);
+}
+
+// ---------------------------------------------------------------------------
+// Forged key counts.
+
+/// Decodes `bytes` with its key count (at `at`) replaced by `count`.
+fn with_count(bytes: &[u8], at: usize, count: u64) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at..at + 8].copy_from_slice(&count.to_le_bytes());
+    reseal(&mut b);
+    b
+}
+
+/// A key count is at most 64 per bit (counter): decoding refuses more, even
+/// under a valid checksum, and inserts and unions saturate there instead of
+/// overflowing (a panic with overflow checks, a wrap to 0 without).
+#[test]
+fn forged_key_counts_are_refused_and_counts_saturate() {
+    // (bytes, offset of the key count: header 20 + earlier parameters, cells)
+    let standard = tiny_standard().to_bytes();
+    let blocked = tiny_blocked().to_bytes();
+    let counting = tiny_counting().to_bytes();
+    let cases: [(&[u8], usize, u64); 3] = [(&standard, 32, 64), (&blocked, 28, 512), (&counting, 32, 32)];
+    for (bytes, at, cells) in cases {
+        let max = 64 * cells;
+        for forged in [u64::MAX, max + 1] {
+            let b = with_count(bytes, at, forged);
+            assert!(
+                matches!(
+                    AnyFilter::from_bytes(&b),
+                    Err(Error::Format(FormatError::InvalidParameters(_)))
+                ),
+                "count {forged} decoded"
+            );
+        }
+        let b = with_count(bytes, at, max);
+        assert_eq!(AnyFilter::from_bytes(&b).unwrap().num_keys(), max as usize);
+    }
+
+    let mut s = StandardBloom::from_bytes(&with_count(&standard, 32, 64 * 64)).unwrap();
+    s.insert(b"one more");
+    assert_eq!(s.num_keys(), 64 * 64);
+    assert_eq!(s.expected_fpr(), 1.0);
+    let other = s.clone();
+    s.union(&other).unwrap();
+    assert_eq!(s.num_keys(), 64 * 64);
+
+    let mut b = BlockedBloom::from_bytes(&with_count(&blocked, 28, 64 * 512)).unwrap();
+    b.insert(b"one more");
+    assert_eq!(b.num_keys(), 64 * 512);
+    assert_eq!(b.expected_fpr(), 1.0);
+    let other = b.clone();
+    b.union(&other).unwrap();
+    assert_eq!(b.num_keys(), 64 * 512);
+
+    let a = AtomicBlockedBloom::from_bytes(&with_count(&blocked, 28, 64 * 512)).unwrap();
+    a.insert(b"one more");
+    assert_eq!(a.num_keys(), 64 * 512);
+
+    let mut c = CountingBloom::from_bytes(&with_count(&counting, 32, 64 * 32)).unwrap();
+    c.insert(b"one more");
+    assert_eq!(c.num_keys(), 64 * 32);
+    assert_eq!(c.expected_fpr(), 1.0);
 }

@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashSet;
 
 use amq::ribbon::SHARD_KEYS;
-use amq::{AnyFilter, Error, Filter, FilterKind, FromBytes, Ribbon, RibbonParams, StaticFilter};
+use amq::{AnyFilter, Error, Filter, FilterKind, FromBytes, Ribbon, RibbonParams};
 use common::{absent_hashes, assert_fpr_close, assert_no_false_negatives, hashes, measured_fpr};
 use proptest::prelude::*;
 

@@ -36,12 +36,15 @@
 //! needed, only that every `fetch_or` lands (which atomicity guarantees).
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::{bits_per_key_for_fpr, check_bits_per_key, check_keys, try_alloc, units_for, UNREACHABLE_FPR};
+use super::{
+    bits_per_key_for_fpr, check_bits_per_key, check_keys, count_as_usize, max_keys, units_for,
+    UNREACHABLE_FPR,
+};
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
+use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
 /// The two entry points of a SIMD kernel module (`avx2.rs`, `avx512.rs`),
@@ -51,7 +54,7 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 /// into [`batched`]'s loop. Both are compiled with the module's target
 /// features, which is what lets the kernel inline into them; written once
 /// here so the modules' surfaces cannot drift apart.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! simd_entry_points {
     ($features:literal) => {
         /// A whole single query for `PROBES` probes (0: any count, read from
@@ -90,12 +93,18 @@ macro_rules! simd_entry_points {
     };
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(target_has_atomic = "64")]
+mod atomic;
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx2;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx512;
 mod kernel;
 
+#[cfg(target_has_atomic = "64")]
+pub(crate) use atomic::AtomicBlock;
+#[cfg(target_has_atomic = "64")]
+pub use atomic::AtomicBlockedBloom;
 use kernel::Kernel;
 
 /// Bits per block: one 64-byte cache line.
@@ -108,18 +117,13 @@ const BATCH: usize = 32;
 /// One cache line of bits, aligned so it never straddles two lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(C, align(64))]
-struct Block([u64; WORDS]);
-
-/// The same block with atomic words.
-#[derive(Debug, Default)]
-#[repr(C, align(64))]
-struct AtomicBlock([AtomicU64; WORDS]);
+pub(crate) struct Block([u64; WORDS]);
 
 /// Probe count for a blocked filter with `bits_per_key` bits per key.
 ///
 /// Each row is the largest bits/key at which `k` gives the lowest FPR. The
 /// crossovers come from [`math::blocked_bloom_fpr`], which the measurement
-/// matches to within about 2% (`cargo run --release -p amq --example blocked_probes`,
+/// matches to within about 2% (`cargo run --release -p amq-bench --example blocked_probes`,
 /// 200,000 keys, 4M absent keys, bits/key 2 to 24 in steps of 0.5; e.g. at 10
 /// bits/key k = 5, 6, 7, 8 measure 1.041%, 0.958%, 0.963%, 1.026%). Where two
 /// `k` tie within the measurement's noise the smaller, faster one wins: the
@@ -317,7 +321,7 @@ impl BlockedBloom {
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
         Ok(BlockedBloom {
-            blocks: try_alloc(blocks as usize, Block::default)?,
+            blocks: zeroed_vec(blocks as usize)?,
             num_probes,
             num_keys: 0,
             kernel: Kernel::detect(num_probes),
@@ -378,7 +382,7 @@ impl BlockedBloom {
         for w in 0..WORDS {
             block[w] |= mask[w];
         }
-        self.num_keys += 1;
+        self.num_keys = self.num_keys.saturating_add(1).min(self.max_keys());
     }
 
     /// Adds `key` (hashed once).
@@ -410,8 +414,14 @@ impl BlockedBloom {
                 a.0[w] |= b.0[w];
             }
         }
-        self.num_keys += other.num_keys;
+        self.num_keys = self.num_keys.saturating_add(other.num_keys).min(self.max_keys());
         Ok(())
+    }
+
+    /// The key count's saturation point ([`max_keys`]).
+    #[inline(always)]
+    fn max_keys(&self) -> u64 {
+        max_keys(self.blocks.len() as u64 * BLOCK_BITS as u64)
     }
 
     /// Fraction of bits set.
@@ -425,33 +435,32 @@ impl BlockedBloom {
         ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let num_blocks = frame.params.u32()?;
         let num_probes = frame.params.u32()?;
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
         if num_blocks == 0 {
-            return Err(FormatError::InvalidParameters("block count must be positive"));
+            return Err(FormatError::InvalidParameters("block count must be positive").into());
         }
         if !(1..=MAX_PROBES as u32).contains(&num_probes) {
-            return Err(FormatError::InvalidParameters("probe count must be 1..=24"));
+            return Err(FormatError::InvalidParameters("probe count must be 1..=24").into());
+        }
+        if num_keys > max_keys(num_blocks as u64 * BLOCK_BITS as u64) {
+            return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
         }
         let words = (num_blocks as usize).saturating_mul(WORDS);
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match block count",
-            ));
+            return Err(FormatError::InvalidParameters("payload length does not match block count").into());
         }
-        let flat = frame.payload.u64s(words)?;
+        let bytes = frame.payload.take(words.saturating_mul(8))?;
         frame.payload.finish()?;
-        let blocks = flat
-            .chunks_exact(WORDS)
-            .map(|c| {
-                let mut b = Block::default();
-                b.0.copy_from_slice(c);
-                b
-            })
-            .collect();
+        let mut blocks: Vec<Block> = zeroed_vec(num_blocks as usize)?;
+        for (block, chunk) in blocks.iter_mut().zip(bytes.chunks_exact(64)) {
+            for (w, c) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
+                *w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            }
+        }
         Ok(BlockedBloom {
             blocks,
             num_probes,
@@ -487,7 +496,7 @@ impl Filter for BlockedBloom {
         self.blocks.len() * 64
     }
     fn num_keys(&self) -> usize {
-        self.num_keys as usize
+        count_as_usize(self.num_keys)
     }
     fn expected_fpr(&self) -> f64 {
         let bits = self.blocks.len() as u64 * BLOCK_BITS as u64;
@@ -511,165 +520,7 @@ impl Insert for BlockedBloom {
 
 impl FromBytes for BlockedBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(
-            bytes,
-            FilterKind::BlockedBloom,
-        )?)?)
-    }
-}
-
-/// A [`BlockedBloom`] that many threads can fill at once: `insert` takes
-/// `&self` and sets bits with relaxed atomic `fetch_or`.
-///
-/// Queries that run concurrently with inserts see each insert either whole or
-/// partly; once every insert has returned (and the threads are joined), every
-/// inserted key is found. Serializes to the same bytes as [`BlockedBloom`].
-///
-/// ```
-/// use amq::{AtomicBlockedBloom, Filter};
-/// let f = AtomicBlockedBloom::with_bits_per_key(4_000, 10.0).unwrap();
-/// std::thread::scope(|s| {
-///     for t in 0..4u64 {
-///         let f = &f;
-///         s.spawn(move || {
-///             for i in 0..1_000u64 {
-///                 f.insert(&(t * 1_000 + i).to_le_bytes());
-///             }
-///         });
-///     }
-/// });
-/// assert_eq!(f.num_keys(), 4_000);
-/// assert!((0..4_000u64).all(|i| f.contains(&i.to_le_bytes())));
-/// ```
-#[derive(Debug)]
-pub struct AtomicBlockedBloom {
-    blocks: Vec<AtomicBlock>,
-    num_probes: u32,
-    num_keys: AtomicU64,
-}
-
-impl AtomicBlockedBloom {
-    /// As [`BlockedBloom::with_fpr`].
-    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        Self::with_bits_per_key(expected_keys, bits_per_key_for(expected_keys, fpr)?)
-    }
-
-    /// As [`BlockedBloom::with_bits_per_key`].
-    pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
-        let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
-        Ok(AtomicBlockedBloom {
-            blocks: try_alloc(blocks as usize, AtomicBlock::default)?,
-            num_probes,
-            num_keys: AtomicU64::new(0),
-        })
-    }
-
-    /// Adds the key with this hash; callable from many threads at once.
-    #[inline]
-    pub fn insert_hash(&self, hash: u64) {
-        let mask = probe_mask(hash, self.num_probes);
-        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
-        for w in 0..WORDS {
-            if mask[w] != 0 {
-                block[w].fetch_or(mask[w], Ordering::Relaxed);
-            }
-        }
-        self.num_keys.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Adds `key` (hashed once); callable from many threads at once.
-    #[inline]
-    pub fn insert(&self, key: &[u8]) {
-        self.insert_hash(crate::hash_key(key));
-    }
-
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
-        let words = core::array::from_fn(|w| block[w].load(Ordering::Relaxed));
-        block_matches(&words, hash, self.num_probes)
-    }
-
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
-    }
-
-    /// Number of probes `k` per key.
-    pub fn num_probes(&self) -> u32 {
-        self.num_probes
-    }
-
-    fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.blocks
-            .iter()
-            .flat_map(|b| b.0.iter().map(|w| w.load(Ordering::Relaxed)))
-    }
-
-    /// The plain filter with the same bits, for single-threaded queries.
-    pub fn into_blocked(self) -> BlockedBloom {
-        BlockedBloom {
-            blocks: self
-                .blocks
-                .into_iter()
-                .map(|b| Block(b.0.map(AtomicU64::into_inner)))
-                .collect(),
-            num_probes: self.num_probes,
-            num_keys: self.num_keys.into_inner(),
-            kernel: Kernel::detect(self.num_probes),
-        }
-    }
-}
-
-impl From<BlockedBloom> for AtomicBlockedBloom {
-    fn from(f: BlockedBloom) -> Self {
-        AtomicBlockedBloom {
-            blocks: f
-                .blocks
-                .into_iter()
-                .map(|b| AtomicBlock(b.0.map(AtomicU64::new)))
-                .collect(),
-            num_probes: f.num_probes,
-            num_keys: AtomicU64::new(f.num_keys),
-        }
-    }
-}
-
-impl Filter for AtomicBlockedBloom {
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        AtomicBlockedBloom::contains_hash(self, hash)
-    }
-    fn size_in_bytes(&self) -> usize {
-        self.blocks.len() * 64
-    }
-    fn num_keys(&self) -> usize {
-        self.num_keys.load(Ordering::Relaxed) as usize
-    }
-    fn expected_fpr(&self) -> f64 {
-        let bits = self.blocks.len() as u64 * BLOCK_BITS as u64;
-        math::blocked_bloom_fpr(bits, BLOCK_BITS, self.num_probes, self.num_keys() as u64)
-    }
-    /// Reported as [`FilterKind::BlockedBloom`]: the bytes are the same.
-    fn kind(&self) -> FilterKind {
-        FilterKind::BlockedBloom
-    }
-    fn to_bytes(&self) -> Vec<u8> {
-        BlockedBloom::encode(
-            self.num_probes,
-            self.num_keys() as u64,
-            self.words(),
-            self.blocks.len(),
-        )
-    }
-}
-
-impl FromBytes for AtomicBlockedBloom {
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        BlockedBloom::from_bytes(bytes).map(Self::from)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::BlockedBloom)?)
     }
 }
 
@@ -684,7 +535,6 @@ mod tests {
         assert_eq!(core::mem::size_of::<Block>(), 64);
         let f = BlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
         assert_eq!(f.blocks.as_ptr() as usize % 64, 0);
-        assert_eq!(core::mem::align_of::<AtomicBlock>(), 64);
     }
 
     #[test]
@@ -704,18 +554,6 @@ mod tests {
             let fpr = math::blocked_bloom_fpr(bits, 512, f.num_probes(), 100_000);
             assert!(fpr <= p * 1.02, "target {p} formula {fpr}");
         }
-    }
-
-    #[test]
-    fn atomic_and_plain_agree_bit_for_bit() {
-        let mut plain = BlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
-        let atomic = AtomicBlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
-        for i in 0..5000u64 {
-            plain.insert_hash(remix(i, 3));
-            atomic.insert_hash(remix(i, 3));
-        }
-        assert_eq!(atomic.to_bytes(), plain.to_bytes());
-        assert_eq!(atomic.into_blocked(), plain);
     }
 
     #[test]

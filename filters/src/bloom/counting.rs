@@ -22,13 +22,29 @@
 
 use alloc::vec::Vec;
 
-use super::{check_bits_per_key, check_keys, standard_bits_per_key_for_fpr, try_alloc, units_for, ProbeSeq};
+use super::{
+    check_keys, check_per_key, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for, ProbeSeq,
+};
 use crate::format::{self, ByteWriter, Frame};
+use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert, Remove};
 
 const SATURATED: u64 = 15;
 
 /// A counting Bloom filter with 4-bit saturating counters.
+///
+/// **Saturation.** A counter that reaches 15 stays at 15 for good: removals
+/// leave it alone, because after saturation nobody knows how many keys share
+/// it, and decrementing could zero it under a key still present. So a key
+/// with a stuck counter can never be removed: after `remove` it still
+/// answers `true` (a permanent false positive, never a false negative).
+/// [`num_keys`](Filter::num_keys) counts successful inserts minus removes,
+/// so once counters stick it drifts from what the counters hold (it
+/// undercounts them), and [`expected_fpr`](Filter::expected_fpr), computed
+/// from it, is then too low. [`saturated_counters`](Self::saturated_counters)
+/// says whether that happened; with the optimal probe count it takes about
+/// 16 keys on one counter, which Fan et al. bound below `1.37e-15 · m` for
+/// distinct keys (repeated inserts of one key get there much sooner).
 ///
 /// ```
 /// use amq::{CountingBloom, Filter};
@@ -65,10 +81,10 @@ impl CountingBloom {
     /// as many bits as counters.
     pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
         check_keys(expected_keys)?;
-        check_bits_per_key(counters_per_key)?;
+        check_per_key("counters_per_key", counters_per_key)?;
         let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
         Ok(CountingBloom {
-            words: try_alloc(words as usize, || 0)?,
+            words: zeroed_vec(words as usize)?,
             num_probes: math::optimal_bloom_probes(counters_per_key),
             num_keys: 0,
         })
@@ -108,7 +124,7 @@ impl CountingBloom {
                 self.add(i, 1);
             }
         }
-        self.num_keys += 1;
+        self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
     }
 
     /// Adds `key` (hashed once).
@@ -165,26 +181,27 @@ impl CountingBloom {
             .count() as u64
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let num_counters = frame.params.u64()?;
         let num_probes = frame.params.u32()?;
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
         if num_counters == 0 || num_counters % 16 != 0 {
-            return Err(FormatError::InvalidParameters(
-                "counter count must be a positive multiple of 16",
-            ));
+            return Err(
+                FormatError::InvalidParameters("counter count must be a positive multiple of 16").into(),
+            );
         }
         if !(1..=30).contains(&num_probes) {
-            return Err(FormatError::InvalidParameters("probe count must be 1..=30"));
+            return Err(FormatError::InvalidParameters("probe count must be 1..=30").into());
+        }
+        if num_keys > max_keys(num_counters) {
+            return Err(FormatError::InvalidParameters("more than 64 keys per counter").into());
         }
         let words = usize::try_from(num_counters / 16).map_err(|_| FormatError::Truncated)?;
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match counter count",
-            ));
+            return Err(FormatError::InvalidParameters("payload length does not match counter count").into());
         }
-        let words = frame.payload.u64s(words)?;
+        let words = frame.payload.u64s(words, 0)?;
         frame.payload.finish()?;
         Ok(CountingBloom {
             words,
@@ -203,7 +220,7 @@ impl Filter for CountingBloom {
         self.words.len() * 8
     }
     fn num_keys(&self) -> usize {
-        self.num_keys as usize
+        count_as_usize(self.num_keys)
     }
     fn expected_fpr(&self) -> f64 {
         math::standard_bloom_fpr(self.num_counters(), self.num_probes, self.num_keys)
@@ -240,10 +257,7 @@ impl Remove for CountingBloom {
 
 impl FromBytes for CountingBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(
-            bytes,
-            FilterKind::CountingBloom,
-        )?)?)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::CountingBloom)?)
     }
 }
 
@@ -271,6 +285,17 @@ mod tests {
             .map(|_| probes.next_in(f.num_counters()))
             .collect();
         assert!((0..f.num_counters()).all(|i| own.contains(&i) == (f.counter(i) != 0)));
+    }
+
+    #[test]
+    fn errors_name_the_parameter() {
+        assert_eq!(
+            CountingBloom::with_counters_per_key(10, 0.0),
+            Err(crate::error::invalid(
+                "counters_per_key",
+                "must be finite, > 0 and <= 1000"
+            ))
+        );
     }
 
     #[test]

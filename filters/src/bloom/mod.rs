@@ -8,11 +8,11 @@ pub(crate) mod blocked;
 mod counting;
 mod standard;
 
-pub use blocked::{AtomicBlockedBloom, BlockedBloom};
+#[cfg(target_has_atomic = "64")]
+pub use blocked::AtomicBlockedBloom;
+pub use blocked::BlockedBloom;
 pub use counting::CountingBloom;
 pub use standard::StandardBloom;
-
-use alloc::vec::Vec;
 
 use crate::error::invalid;
 use crate::math;
@@ -39,10 +39,16 @@ pub(crate) fn check_keys(n: usize) -> Result<(), Error> {
 /// Checks a bits-per-key figure: finite and positive, and at most 1,000
 /// (beyond which no probe count helps).
 pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<(), Error> {
-    if bits_per_key.is_finite() && bits_per_key > 0.0 && bits_per_key <= 1000.0 {
+    check_per_key("bits_per_key", bits_per_key)
+}
+
+/// [`check_bits_per_key`] for a parameter named `name` (the counting
+/// filter's `counters_per_key`).
+pub(crate) fn check_per_key(name: &'static str, per_key: f64) -> Result<(), Error> {
+    if per_key.is_finite() && per_key > 0.0 && per_key <= 1000.0 {
         Ok(())
     } else {
-        Err(invalid("bits_per_key", "must be finite, > 0 and <= 1000"))
+        Err(invalid(name, "must be finite, > 0 and <= 1000"))
     }
 }
 
@@ -67,14 +73,18 @@ pub(crate) fn units_for(
     Ok(units)
 }
 
-/// `len` elements made by `make`, or [`Error::TooLarge`] if the allocator
-/// cannot provide them: a filter too big for memory is an impossible
-/// parameter, and must not abort the process.
-pub(crate) fn try_alloc<T>(len: usize, make: impl FnMut() -> T) -> Result<Vec<T>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::TooLarge)?;
-    v.resize_with(len, make);
-    Ok(v)
+/// Largest key count a Bloom-family filter with `cells` bits (or counters)
+/// records: 64 keys per cell. Past it the expected FPR is 1.0 in `f64` for
+/// every probe count (`1 - e^-64` rounds to 1), so the count saturates there
+/// instead of overflowing, and decoding refuses a larger one: a count read
+/// from bytes is then always one the filter could have reached.
+pub(crate) fn max_keys(cells: u64) -> u64 {
+    cells.saturating_mul(64)
+}
+
+/// `n` as a `usize`, saturating on targets where it does not fit.
+pub(crate) fn count_as_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The optimal-standard-Bloom bits per key for `fpr` (validated).

@@ -11,8 +11,12 @@
 
 use alloc::vec::Vec;
 
-use super::{check_bits_per_key, check_keys, standard_bits_per_key_for_fpr, try_alloc, units_for, ProbeSeq};
+use super::{
+    check_bits_per_key, check_keys, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for,
+    ProbeSeq,
+};
 use crate::format::{self, ByteWriter, Frame};
+use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
 /// A standard Bloom filter over `u64` words, probed by double hashing.
@@ -60,7 +64,7 @@ impl StandardBloom {
         check_bits_per_key(bits_per_key)?;
         let words = units_for(expected_keys, bits_per_key, 64, 8, u64::MAX / 64)?;
         Ok(StandardBloom {
-            words: try_alloc(words as usize, || 0)?,
+            words: zeroed_vec(words as usize)?,
             num_probes: math::optimal_bloom_probes(bits_per_key),
             num_keys: 0,
         })
@@ -85,7 +89,7 @@ impl StandardBloom {
             let bit = probes.next_in(m);
             self.words[(bit >> 6) as usize] |= 1 << (bit & 63);
         }
-        self.num_keys += 1;
+        self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
     }
 
     /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
@@ -117,7 +121,10 @@ impl StandardBloom {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a |= b;
         }
-        self.num_keys += other.num_keys;
+        self.num_keys = self
+            .num_keys
+            .saturating_add(other.num_keys)
+            .min(max_keys(self.num_bits()));
         Ok(())
     }
 
@@ -154,26 +161,25 @@ impl StandardBloom {
         self.contains_hash(crate::hash_key(key))
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let num_bits = frame.params.u64()?;
         let num_probes = frame.params.u32()?;
         let num_keys = frame.params.u64()?;
         frame.params.finish()?;
         if num_bits == 0 || num_bits % 64 != 0 {
-            return Err(FormatError::InvalidParameters(
-                "bit count must be a positive multiple of 64",
-            ));
+            return Err(FormatError::InvalidParameters("bit count must be a positive multiple of 64").into());
         }
         if !(1..=30).contains(&num_probes) {
-            return Err(FormatError::InvalidParameters("probe count must be 1..=30"));
+            return Err(FormatError::InvalidParameters("probe count must be 1..=30").into());
+        }
+        if num_keys > max_keys(num_bits) {
+            return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
         }
         let words = usize::try_from(num_bits / 64).map_err(|_| FormatError::Truncated)?;
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match bit count",
-            ));
+            return Err(FormatError::InvalidParameters("payload length does not match bit count").into());
         }
-        let words = frame.payload.u64s(words)?;
+        let words = frame.payload.u64s(words, 0)?;
         frame.payload.finish()?;
         Ok(StandardBloom {
             words,
@@ -192,7 +198,7 @@ impl Filter for StandardBloom {
         self.words.len() * 8
     }
     fn num_keys(&self) -> usize {
-        self.num_keys as usize
+        count_as_usize(self.num_keys)
     }
     fn expected_fpr(&self) -> f64 {
         math::standard_bloom_fpr(self.num_bits(), self.num_probes, self.num_keys)
@@ -223,10 +229,7 @@ impl Insert for StandardBloom {
 
 impl FromBytes for StandardBloom {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(
-            bytes,
-            FilterKind::StandardBloom,
-        )?)?)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::StandardBloom)?)
     }
 }
 

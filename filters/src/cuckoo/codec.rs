@@ -35,7 +35,7 @@ impl CuckooFilter {
         format::encode(
             FilterKind::Cuckoo,
             &p.into_vec(),
-            self.table.size_in_bytes(),
+            self.table.payload_bytes(),
             |w| {
                 for word in self.table.words() {
                     w.u64(word);
@@ -44,19 +44,17 @@ impl CuckooFilter {
         )
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let bits = frame.params.u8()? as u32;
         let num_buckets = frame.params.u32()?;
         let stash_fingerprint = frame.params.u16()? as u64;
         let stash_bucket = frame.params.u32()?;
         frame.params.finish()?;
         if !FINGERPRINT_BITS.contains(&bits) {
-            return Err(FormatError::InvalidParameters(
-                "fingerprint bits must be 8, 12 or 16",
-            ));
+            return Err(FormatError::InvalidParameters("fingerprint bits must be 8, 12 or 16").into());
         }
         if num_buckets == 0 {
-            return Err(FormatError::InvalidParameters("bucket count must be positive"));
+            return Err(FormatError::InvalidParameters("bucket count must be positive").into());
         }
         let lanes = Lanes::new(bits);
         let stash = Stash {
@@ -69,18 +67,16 @@ impl CuckooFilter {
             stash_bucket == 0
         };
         if !stash_valid {
-            return Err(FormatError::InvalidParameters("stash entry out of range"));
+            return Err(FormatError::InvalidParameters("stash entry out of range").into());
         }
         let words = usize::try_from(BucketTable::words_for(lanes, num_buckets))
             .map_err(|_| FormatError::Truncated)?;
         if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters(
-                "payload length does not match bucket count",
-            ));
+            return Err(FormatError::InvalidParameters("payload length does not match bucket count").into());
         }
-        let words = frame.payload.u64s(words)?;
+        let bytes = frame.payload.take(words.saturating_mul(8))?;
         frame.payload.finish()?;
-        let table = BucketTable::from_words(lanes, num_buckets, words)
+        let table = BucketTable::from_le_words(lanes, num_buckets, bytes)?
             .ok_or(FormatError::InvalidParameters("bits set after the last bucket"))?;
         let num_keys = table.count_occupied() + stash.is_occupied() as u64;
         Ok(CuckooFilter {
@@ -93,6 +89,6 @@ impl CuckooFilter {
 
 impl FromBytes for CuckooFilter {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::Cuckoo)?)?)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::Cuckoo)?)
     }
 }

@@ -119,11 +119,11 @@ fn xorshift(mut x: u64) -> u64 {
 }
 
 impl CuckooFilter {
-    /// A filter for `capacity` keys at false-positive rate at most `fpr` when
+    /// A filter for `expected_keys` keys at false-positive rate at most `fpr` when
     /// full: the smallest fingerprint width `f` of 8, 12, 16 whose FPR at 95%
     /// load ([`cuckoo_fpr`]) is at most `fpr` (2.94%, 0.186%, 0.0116%).
     ///
-    /// Errors: `capacity` 0, `fpr` not in `(0, 1)` or below what 16-bit
+    /// Errors: `expected_keys` 0, `fpr` not in `(0, 1)` or below what 16-bit
     /// fingerprints reach ([`Error::InvalidParameter`]); a table over `2^32`
     /// buckets ([`Error::TooLarge`]).
     ///
@@ -134,7 +134,7 @@ impl CuckooFilter {
     /// assert_eq!(CuckooFilter::with_fpr(1000, 0.001).unwrap().fingerprint_bits(), 16);
     /// assert!(matches!(CuckooFilter::with_fpr(1000, 1e-6), Err(Error::InvalidParameter { .. })));
     /// ```
-    pub fn with_fpr(capacity: usize, fpr: f64) -> Result<Self, Error> {
+    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
         if !(fpr > 0.0 && fpr < 1.0) {
             return Err(invalid("fpr", "must be strictly between 0 and 1"));
         }
@@ -142,33 +142,35 @@ impl CuckooFilter {
             .into_iter()
             .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= fpr)
             .ok_or(invalid("fpr", "below the 0.0116% that 16-bit fingerprints reach"))?;
-        Self::with_fingerprint_bits(capacity, bits)
+        Self::with_fingerprint_bits(expected_keys, bits)
     }
 
-    /// A filter for `capacity` keys with `bits`-bit fingerprints (8, 12 or
-    /// 16): `⌈capacity / (4 · 0.95)⌉` buckets, so at capacity the table is 95%
+    /// A filter for `expected_keys` keys with `bits`-bit fingerprints (8, 12
+    /// or 16): `⌈expected_keys / (4 · 0.95)⌉` buckets, so with that many keys
+    /// the table is 95%
     /// full and costs `bits / 0.95` bits per key.
     ///
     /// ```
     /// use amq::{CuckooFilter, Error, Filter};
     /// let f = CuckooFilter::with_fingerprint_bits(1_000_000, 16).unwrap();
     /// assert_eq!(f.num_buckets(), 263_158);
-    /// assert_eq!(f.size_in_bytes(), 263_158 * 8);
+    /// // One 8-byte bucket each, and 8 bytes of read padding.
+    /// assert_eq!(f.size_in_bytes(), 263_158 * 8 + 8);
     /// assert!(matches!(
     ///     CuckooFilter::with_fingerprint_bits(1000, 10),
     ///     Err(Error::InvalidParameter { .. })
     /// ));
     /// ```
-    pub fn with_fingerprint_bits(capacity: usize, bits: u32) -> Result<Self, Error> {
+    pub fn with_fingerprint_bits(expected_keys: usize, bits: u32) -> Result<Self, Error> {
         if !FINGERPRINT_BITS.contains(&bits) {
             return Err(invalid("fingerprint_bits", "must be 8, 12 or 16"));
         }
-        if capacity == 0 {
-            return Err(invalid("capacity", "must be at least 1"));
+        if expected_keys == 0 {
+            return Err(invalid("expected_keys", "must be at least 1"));
         }
-        // ⌈capacity / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
+        // ⌈expected_keys / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
         // (DESIGN_LOAD is 95%, pinned by a test).
-        let buckets = (capacity as u128 * 100).div_ceil(SLOTS as u128 * 95);
+        let buckets = (expected_keys as u128 * 100).div_ceil(SLOTS as u128 * 95);
         let buckets = u32::try_from(buckets).map_err(|_| Error::TooLarge)?;
         let lanes = Lanes::new(bits);
         // Every byte must be addressable (matters on 32-bit targets).
@@ -177,7 +179,7 @@ impl CuckooFilter {
             return Err(Error::TooLarge);
         }
         Ok(CuckooFilter {
-            table: BucketTable::new(lanes, buckets),
+            table: BucketTable::new(lanes, buckets)?,
             stash: Stash::EMPTY,
             num_keys: 0,
         })
@@ -296,12 +298,18 @@ impl CuckooFilter {
     /// [`Error::Full`], with nothing changed, while the stash is occupied
     /// (see [`is_full`](Self::is_full)). Otherwise the key is stored and will
     /// be found; if that needed the stash, the next insert fails.
+    ///
+    /// Also [`Error::Full`], with nothing changed and the stash left free,
+    /// when both of the key's buckets hold nothing but copies of its
+    /// fingerprint (a key inserted `2b = 8` times, or 4 when its buckets
+    /// coincide): no eviction can make room for another copy, and parking it
+    /// in the stash would block every other key's insert.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
         if self.stash.is_occupied() {
             return Err(Error::Full);
         }
-        with_lanes!(self, l => self.insert_with(l, hash));
+        with_lanes!(self, l => self.insert_with(l, hash))?;
         self.num_keys += 1;
         Ok(())
     }
@@ -314,7 +322,7 @@ impl CuckooFilter {
     /// the branch predictor loses, and a mispredicted branch behind a cache
     /// miss stalls the next inserts' loads too. See `docs/cuckoo.md`.
     #[inline(always)]
-    fn insert_with(&mut self, l: Lanes, hash: u64) {
+    fn insert_with(&mut self, l: Lanes, hash: u64) -> Result<(), Error> {
         let loc = self.locate(l, hash);
         let first = self.table.bucket(l, loc.primary);
         let second = self.table.bucket(l, loc.alternate);
@@ -327,14 +335,36 @@ impl CuckooFilter {
         if free != 0 {
             let placed = l.set(value, l.first_shift(free), loc.fingerprint);
             self.table.set_bucket(l, bucket, placed);
+            Ok(())
         } else {
-            let start = if hash & (1 << 31) == 0 {
-                loc.primary
-            } else {
-                loc.alternate
-            };
-            self.kick_in(loc.fingerprint, start, hash);
+            self.insert_full(l, &loc, first, second, hash)
         }
+    }
+
+    /// Both buckets are full: refuses the key if they hold only copies of its
+    /// fingerprint, and otherwise evicts.
+    #[cold]
+    #[inline(never)]
+    fn insert_full(
+        &mut self,
+        l: Lanes,
+        loc: &Location,
+        first: u64,
+        second: u64,
+        hash: u64,
+    ) -> Result<(), Error> {
+        let all = l.zero_lanes(0); // every lane's flag
+        let copies_only = |bucket| l.matching_lanes(bucket, loc.fingerprint) == all;
+        if copies_only(first) && copies_only(second) {
+            return Err(Error::Full);
+        }
+        let start = if hash & (1 << 31) == 0 {
+            loc.primary
+        } else {
+            loc.alternate
+        };
+        self.kick_in(loc.fingerprint, start, hash);
+        Ok(())
     }
 
     /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
@@ -478,8 +508,10 @@ impl Filter for CuckooFilter {
         }
     }
 
+    /// The table's bytes, including the 8 zero bytes after it that let
+    /// the last bucket be read with one 8-byte load.
     fn size_in_bytes(&self) -> usize {
-        self.table.size_in_bytes()
+        self.table.heap_bytes()
     }
     fn num_keys(&self) -> usize {
         self.num_keys as usize
@@ -513,6 +545,18 @@ mod tests {
     use crate::hash::remix;
 
     #[test]
+    fn parameters_are_named_like_the_bloom_filters() {
+        assert_eq!(
+            CuckooFilter::with_fingerprint_bits(0, 8),
+            Err(invalid("expected_keys", "must be at least 1"))
+        );
+        assert_eq!(
+            CuckooFilter::with_fpr(0, 0.01),
+            Err(invalid("expected_keys", "must be at least 1"))
+        );
+    }
+
+    #[test]
     fn sizing_uses_the_design_load() {
         assert_eq!(DESIGN_LOAD, 0.95);
         assert_eq!(
@@ -533,7 +577,7 @@ mod tests {
     fn alternate_is_an_involution_for_any_bucket_count() {
         for m in [1u32, 2, 3, 7, 100, 1 << 16, 1_000_003] {
             let f = CuckooFilter {
-                table: BucketTable::new(Lanes::new(12), m),
+                table: BucketTable::new(Lanes::new(12), m).unwrap(),
                 stash: Stash::EMPTY,
                 num_keys: 0,
             };
@@ -578,6 +622,33 @@ mod tests {
         assert_eq!(f.num_keys, 4);
         assert_eq!(f.table.count_occupied(), 4);
         assert!(keys[1..].iter().all(|&k| f.contains_hash(k)));
+    }
+
+    /// A key inserted until its two buckets hold only its fingerprint is
+    /// refused without taking the stash, so every other key still inserts.
+    #[test]
+    fn a_hot_duplicate_is_refused_without_blocking_the_table() {
+        for bits in [8, 12, 16] {
+            let mut f = CuckooFilter::with_fingerprint_bits(10_000, bits).unwrap();
+            let hot = remix(1, 6);
+            let loc = f.locate(f.table.lanes(), hot);
+            let copies = if loc.primary == loc.alternate { 4 } else { 8 };
+            for _ in 0..copies {
+                f.insert_hash(hot).unwrap();
+            }
+            let before = f.clone();
+            assert_eq!(f.insert_hash(hot), Err(Error::Full));
+            assert_eq!(f, before, "a refused insert changes nothing");
+            assert!(!f.is_full());
+            for i in 0..9_000u64 {
+                f.insert_hash(remix(i, 7)).unwrap();
+            }
+            assert_eq!(f.count_hash(hot), copies);
+            for _ in 0..copies {
+                f.remove_hash(hot).unwrap();
+            }
+            assert!((0..9_000u64).all(|i| f.contains_hash(remix(i, 7))));
+        }
     }
 
     #[test]

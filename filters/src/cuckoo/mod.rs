@@ -65,7 +65,7 @@
 //! moved back into the table (with kicks; if those fail again the last victim
 //! takes the stash, still losing nothing).
 //!
-//! Measured over 100 tables of 1M keys (`cargo run --release -p amq
+//! Measured over 100 tables of 1M keys (`cargo run --release -p amq-bench
 //! --example cuckoo_load`, `docs/cuckoo.md`), the first failed insert comes
 //! at a load of at least 96.4% of the slots for every width (median 97.1% for
 //! `f = 8`, 97.5% for 12 and 16). [`CuckooFilter::with_fpr`] sizes the table
@@ -81,7 +81,9 @@
 //! *other* key's fingerprint, which can make that key a false negative. This
 //! is inherent to every filter that forgets keys: only remove keys you
 //! inserted. One key can be inserted at most `2b = 8` times (its two buckets
-//! hold 8 slots); a ninth copy takes the stash and the table is full.
+//! hold 8 slots; 4 if they coincide): a further copy is refused with
+//! [`Error::Full`](crate::Error::Full) without touching the stash, so a hot
+//! duplicate never blocks other keys.
 //!
 //! # False-positive rate
 //!

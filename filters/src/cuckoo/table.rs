@@ -23,8 +23,10 @@
 //! four lanes costs an XOR and three bit operations, with no per-lane branch.
 //! An empty lane holds 0, which is why fingerprints are never 0.
 
-use alloc::vec;
 use alloc::vec::Vec;
+
+use crate::zeroed::zeroed_vec;
+use crate::Error;
 
 /// Fingerprints per bucket (`b` in the paper).
 pub const SLOTS: u32 = 4;
@@ -162,33 +164,45 @@ impl BucketTable {
         bits.div_ceil(64)
     }
 
-    /// An empty table. The caller has checked that the size is addressable.
-    pub(crate) fn new(lanes: Lanes, num_buckets: u32) -> Self {
-        BucketTable {
-            lanes,
-            num_buckets,
-            bytes: vec![0; Self::words_for(lanes, num_buckets) as usize * 8 + READ_PAD],
-        }
+    /// Table bytes for `num_buckets` buckets of `lanes`, padding included,
+    /// or [`Error::TooLarge`] if they are not addressable.
+    fn bytes_for(lanes: Lanes, num_buckets: u32) -> Result<usize, Error> {
+        usize::try_from(Self::words_for(lanes, num_buckets))
+            .ok()
+            .and_then(|w| w.checked_mul(8))
+            .and_then(|b| b.checked_add(READ_PAD))
+            .ok_or(Error::TooLarge)
     }
 
-    /// A table over decoded words, or `None` if their count is wrong or a bit
-    /// after the last bucket is set.
-    pub(crate) fn from_words(lanes: Lanes, num_buckets: u32, words: Vec<u64>) -> Option<Self> {
-        if words.len() as u64 != Self::words_for(lanes, num_buckets) {
-            return None;
+    /// An empty table, or [`Error::TooLarge`] if it cannot be allocated.
+    pub(crate) fn new(lanes: Lanes, num_buckets: u32) -> Result<Self, Error> {
+        Ok(BucketTable {
+            lanes,
+            num_buckets,
+            bytes: zeroed_vec(Self::bytes_for(lanes, num_buckets)?)?,
+        })
+    }
+
+    /// A table over the serialized words (`words`: their little-endian
+    /// bytes, which are the table's bytes). `Ok(None)` if their count is
+    /// wrong or a bit after the last bucket is set.
+    pub(crate) fn from_le_words(lanes: Lanes, num_buckets: u32, words: &[u8]) -> Result<Option<Self>, Error> {
+        if words.len() as u64 != Self::words_for(lanes, num_buckets).saturating_mul(8) {
+            return Ok(None);
         }
         let used = (num_buckets as u64 * lanes.bucket_bits() as u64) % 64;
-        if used != 0 && words.last().is_some_and(|&w| w >> used != 0) {
-            return None;
+        let last = words.len().checked_sub(8).map(|at| &words[at..]);
+        let last = last.map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        if used != 0 && last.is_some_and(|w| w >> used != 0) {
+            return Ok(None);
         }
-        let mut bytes = Vec::with_capacity(words.len() * 8 + READ_PAD);
-        bytes.extend(words.iter().flat_map(|w| w.to_le_bytes()));
-        bytes.resize(bytes.len() + READ_PAD, 0);
-        Some(BucketTable {
+        let mut bytes = zeroed_vec(Self::bytes_for(lanes, num_buckets)?)?;
+        bytes[..words.len()].copy_from_slice(words);
+        Ok(Some(BucketTable {
             lanes,
             num_buckets,
             bytes,
-        })
+        }))
     }
 
     #[inline(always)]
@@ -208,10 +222,14 @@ impl BucketTable {
             .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
     }
 
-    /// Bytes of table data (the padding excluded): what the filter's space
-    /// figures count.
-    pub(crate) fn size_in_bytes(&self) -> usize {
+    /// Bytes of table data (the padding excluded): the serialized payload.
+    pub(crate) fn payload_bytes(&self) -> usize {
         self.bytes.len() - READ_PAD
+    }
+
+    /// Heap bytes held: the table and its [`READ_PAD`] bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
     }
 
     // The accessors below take the lanes as an argument rather than reading
@@ -334,7 +352,7 @@ mod tests {
         for bits in WIDTHS {
             let l = Lanes::new(bits);
             for n in [1u32, 2, 3, 4, 5, 7, 9] {
-                let mut t = BucketTable::new(l, n);
+                let mut t = BucketTable::new(l, n).unwrap();
                 // Fill every bucket with a distinct all-lanes pattern, then
                 // read everything back: a write that spilled into a neighbour
                 // would show here.
@@ -353,7 +371,10 @@ mod tests {
                 for i in 0..n {
                     assert_eq!(t.bucket(l, i), pattern(i), "bits {bits} n {n} bucket {i}");
                 }
-                let back = BucketTable::from_words(l, n, t.words().collect()).expect("valid words");
+                let le: Vec<u8> = t.words().flat_map(u64::to_le_bytes).collect();
+                let back = BucketTable::from_le_words(l, n, &le)
+                    .unwrap()
+                    .expect("valid words");
                 assert_eq!(back, t, "bits {bits} n {n}: words round trip");
                 // Clearing restores zero bytes, padding included: nothing
                 // leaked past the end.
@@ -361,7 +382,8 @@ mod tests {
                     t.set_bucket(l, i, 0);
                 }
                 assert!(t.bytes.iter().all(|&b| b == 0));
-                assert_eq!(t.bytes.len(), t.size_in_bytes() + READ_PAD);
+                assert_eq!(t.bytes.len(), t.payload_bytes() + READ_PAD);
+                assert_eq!(t.heap_bytes(), t.bytes.len());
             }
         }
     }
@@ -369,10 +391,10 @@ mod tests {
     #[test]
     fn from_words_rejects_stray_tail_bits_and_wrong_lengths() {
         let l = Lanes::new(12);
-        let mut words = vec![0u64; BucketTable::words_for(l, 5) as usize]; // 240 of 256 bits used
-        assert!(BucketTable::from_words(l, 5, words.clone()).is_some());
-        assert!(BucketTable::from_words(l, 5, words[..3].to_vec()).is_none());
-        *words.last_mut().unwrap() = 1 << 48;
-        assert!(BucketTable::from_words(l, 5, words).is_none());
+        let mut bytes = alloc::vec![0u8; BucketTable::words_for(l, 5) as usize * 8]; // 240 of 256 bits used
+        assert!(BucketTable::from_le_words(l, 5, &bytes).unwrap().is_some());
+        assert!(BucketTable::from_le_words(l, 5, &bytes[..24]).unwrap().is_none());
+        bytes[30] = 1; // bit 48 of the last word
+        assert!(BucketTable::from_le_words(l, 5, &bytes).unwrap().is_none());
     }
 }

@@ -19,10 +19,11 @@
 //! Memory: 32 bytes per slot (16 coefficient bytes, 4 result bytes, padding
 //! to the `u128` alignment), for one shard at a time.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::row::Row;
+use crate::zeroed::zeroed_vec;
+use crate::Error;
 
 /// What adding one equation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,18 +46,27 @@ pub(crate) struct Banding {
 }
 
 impl Banding {
-    /// An empty system over `num_slots` slots.
-    pub(crate) fn new(num_slots: usize) -> Self {
-        Banding {
-            slots: vec![(0, 0); num_slots],
-        }
+    /// An empty system over `num_slots` slots ([`Error::TooLarge`] if it
+    /// cannot be allocated).
+    pub(crate) fn new(num_slots: usize) -> Result<Self, Error> {
+        Ok(Banding {
+            slots: zeroed_vec(num_slots)?,
+        })
     }
 
     /// Empties the system and resizes it to `num_slots` slots, keeping the
-    /// allocation (construction reuses one banding for every shard).
-    pub(crate) fn reset(&mut self, num_slots: usize) {
-        self.slots.clear();
-        self.slots.resize(num_slots, (0, 0));
+    /// allocation when it is large enough (construction reuses one banding
+    /// for every shard) and otherwise replacing it with one of exactly
+    /// `num_slots` slots.
+    pub(crate) fn reset(&mut self, num_slots: usize) -> Result<(), Error> {
+        if num_slots > self.slots.capacity() {
+            self.slots = Vec::new(); // free the old one first
+            self.slots = zeroed_vec(num_slots)?;
+        } else {
+            self.slots.clear();
+            self.slots.resize(num_slots, (0, 0)); // within capacity: no allocation
+        }
+        Ok(())
     }
 
     /// Adds `row`, whose result is already masked to its column count.
@@ -81,9 +91,8 @@ impl Banding {
     ///
     /// The four lanes are plain rows, refilled as walks end; when the rows
     /// run out, the other walks finish one at a time. (Keeping four
-    /// `Option<Row>` lanes to the end and testing each per step cost about
-    /// 12% more build time: `ribbon_speed` at 1M keys, r = 7, the two builds
-    /// alternating five times, 104–168 against 96–140 ns/key.)
+    /// `Option<Row>` lanes to the end and testing each per step measured
+    /// slower; `docs/ribbon.md` has the figures and the command.)
     pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
         let first = [rows.next(), rows.next(), rows.next(), rows.next()];
         let [Some(a), Some(b), Some(c), Some(d)] = first else {
@@ -155,7 +164,7 @@ mod tests {
 
     #[test]
     fn duplicates_are_redundant_and_contradictions_are_caught() {
-        let mut b = Banding::new(256);
+        let mut b = Banding::new(256).unwrap();
         assert_eq!(b.add(row(3, 0b1011, 5)), Added::Stored);
         assert_eq!(b.add(row(3, 0b1011, 5)), Added::Redundant);
         assert_eq!(b.add(row(3, 0b1011, 4)), Added::Contradiction);
@@ -177,11 +186,11 @@ mod tests {
                 )
             })
             .collect();
-        let mut one = Banding::new(512);
+        let mut one = Banding::new(512).unwrap();
         let solvable = rows.iter().all(|&r| one.add(r) != Added::Contradiction);
-        let mut two = Banding::new(512);
+        let mut two = Banding::new(512).unwrap();
         assert_eq!(two.add_all(rows.iter().copied()), solvable);
-        let mut dup = Banding::new(512);
+        let mut dup = Banding::new(512).unwrap();
         assert!(dup.add_all([row(3, 0b11, 1), row(3, 0b11, 1), row(4, 1, 1)].into_iter()));
         assert!(!dup.add_all([row(3, 0b11, 0)].into_iter()));
     }

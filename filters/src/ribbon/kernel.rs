@@ -22,10 +22,10 @@ use super::solution::portable_group;
 use super::Ribbon;
 
 /// A whole single query.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type OneFn = unsafe fn(&Ribbon, u64) -> bool;
 /// A whole batched query (`hashes.len() == out.len()`).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
 
 /// A query kernel the running CPU supports.
@@ -37,9 +37,9 @@ type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
 #[derive(Clone, Copy)]
 pub(super) struct Kernel {
     name: &'static str,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     one: OneFn,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     many: ManyFn,
 }
 
@@ -49,12 +49,12 @@ impl core::fmt::Debug for Kernel {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_one(r: &Ribbon, hash: u64) -> bool {
     r.contains_by(hash, portable_group)
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
     r.contains_many_by(hashes, out, portable_group)
 }
@@ -62,26 +62,32 @@ fn portable_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         one: portable_one,
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         many: portable_many,
     };
 
     /// The fastest kernel this CPU supports (run-time detection with `std`,
-    /// the build's target features without).
+    /// the build's target features without), within the `AMQ_KERNEL` cap
+    /// (`kernel_cap.rs`).
     pub(super) fn detect() -> Kernel {
-        Self::available()
-            .into_iter()
-            .flatten()
-            .next()
+        Self::allowed(crate::kernel_cap::cap())
+    }
+
+    /// The fastest available kernel allowed by `cap` (the AVX-512 one only
+    /// without a cap).
+    fn allowed(cap: crate::kernel_cap::Cap) -> Kernel {
+        let [avx512, _] = Self::available();
+        avx512
+            .filter(|_| cap == crate::kernel_cap::Cap::Any)
             .unwrap_or(Self::PORTABLE)
     }
 
     /// Every kernel this CPU can run, fastest first, ending with the
     /// portable one.
     fn available() -> [Option<Kernel>; 2] {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         {
             #[cfg(feature = "std")]
             let avx512 =
@@ -100,7 +106,7 @@ impl Kernel {
                 Some(Self::PORTABLE),
             ]
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         [None, Some(Self::PORTABLE)]
     }
 
@@ -111,27 +117,27 @@ impl Kernel {
 
     #[inline(always)]
     pub(super) fn contains(self, r: &Ribbon, hash: u64) -> bool {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: the pointer came from `available`, which returns the SIMD
         // kernel only when the CPU has its features (the type's invariant).
         return unsafe { (self.one)(r, hash) };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         r.contains_by(hash, portable_group)
     }
 
     #[inline(always)]
     pub(super) fn contains_many(self, r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`.
         return unsafe { (self.many)(r, hashes, out) };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         r.contains_many_by(hashes, out, portable_group)
     }
 }
 
 /// The AVX-512 kernel: the portable query with [`avx512::group`] computing
 /// the parities.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx512 {
     use core::arch::x86_64::{
         _mm512_and_si512, _mm512_loadu_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_test_epi64_mask,
@@ -193,15 +199,16 @@ mod avx512 {
 mod tests {
     use alloc::vec::Vec;
 
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     use super::super::solution::GROUP;
     use super::*;
     use crate::hash::remix;
-    use crate::{Filter, RibbonParams, StaticFilter};
+    use crate::{Filter, RibbonParams};
 
     /// The AVX-512 group parity equals the portable one on dense, sparse
     /// and random words and coefficients.
     #[test]
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     fn avx512_group_agrees_with_portable() {
         if !(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq")) {
             return; // nothing to compare on this CPU
@@ -264,8 +271,15 @@ mod tests {
     }
 
     #[test]
-    fn detect_prefers_simd() {
+    fn detect_prefers_simd_within_the_cap() {
+        use crate::kernel_cap::Cap;
         let first = Kernel::available().into_iter().flatten().next().unwrap();
-        assert_eq!(Kernel::detect().name(), first.name());
+        assert_eq!(Kernel::allowed(Cap::Any).name(), first.name());
+        assert_eq!(Kernel::allowed(Cap::Avx2).name(), "portable");
+        assert_eq!(Kernel::allowed(Cap::Portable).name(), "portable");
+        assert_eq!(
+            Kernel::detect().name(),
+            Kernel::allowed(crate::kernel_cap::cap()).name()
+        );
     }
 }

@@ -62,7 +62,7 @@
 //! | 8,192             | 58%       | 17%    | 4.2%      | 1.6%  |
 //!
 //! and, for the whole filter at `n = 1,000,000`, `r = 7` (`cargo run
-//! --release -p amq --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
+//! --release -p amq-bench --example ribbon_speed -- 1000000 7 RATIO`, thread CPU
 //! time on a shared 2-core machine, so build times are only comparable
 //! within the table):
 //!
@@ -128,10 +128,9 @@
 //! [`Filter::contains_many`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
 //! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). Measured at 1M keys, r = 7 (see `docs/ribbon.md`): 36–38 ns
-//! per query before the layout work, 24–25 ns after it with the portable
-//! parities, and 21–22 ns with the AVX-512 kernel against 33–37 ns for the
-//! portable one in the same alternating runs.
+//! fits in L2). The layout work and the AVX-512 kernel each made queries
+//! faster; `docs/ribbon.md` and `docs/benchmarks.md` have the measurements
+//! and their commands.
 //!
 //! # Build memory
 //!
@@ -332,19 +331,22 @@ impl Ribbon {
         self.contains_hash(crate::hash_key(key))
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let num_keys = frame.params.u64()?;
         let num_shards = frame.params.u64()?;
         frame.params.finish()?;
         let bad = FormatError::InvalidParameters;
         // Bound the shard count by the input before allocating for it.
         if num_shards > (frame.payload.remaining() / SHARD_RECORD_BYTES) as u64 {
-            return Err(FormatError::Truncated);
+            return Err(FormatError::Truncated.into());
         }
         if (num_shards == 0) != (num_keys == 0) {
-            return Err(bad("key count does not match the shard count"));
+            return Err(bad("key count does not match the shard count").into());
         }
-        let mut shards = Vec::with_capacity(num_shards as usize);
+        let mut shards = Vec::new();
+        shards
+            .try_reserve_exact(num_shards as usize)
+            .map_err(|_| Error::TooLarge)?;
         let (mut total_words, mut total_slots) = (0usize, 0u64);
         for _ in 0..num_shards {
             let num_blocks = frame.payload.u32()?;
@@ -357,14 +359,14 @@ impl Ribbon {
                 upper_start,
             };
             if !(1..=MAX_RESULT_BITS).contains(&base_columns) {
-                return Err(bad("result bits must be in 1..=32"));
+                return Err(bad("result bits must be in 1..=32").into());
             }
             if upper_start > g.num_blocks || (base_columns == MAX_RESULT_BITS && upper_start != g.num_blocks)
             {
-                return Err(bad("extra-column start block out of range"));
+                return Err(bad("extra-column start block out of range").into());
             }
             if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
-                return Err(bad("invalid shard"));
+                return Err(bad("invalid shard").into());
             }
             shards.push(Shard::new(total_words, &g, seed).map_err(|_| bad("shard too large"))?);
             total_words = g
@@ -374,14 +376,13 @@ impl Ribbon {
             total_slots = total_slots.saturating_add(g.num_slots() as u64);
         }
         if num_keys > total_slots {
-            return Err(bad("more keys than slots"));
+            return Err(bad("more keys than slots").into());
         }
         if frame.payload.remaining() != total_words.saturating_mul(8) {
-            return Err(bad("payload length does not match the shards"));
+            return Err(bad("payload length does not match the shards").into());
         }
-        let mut words = frame.payload.u64s(total_words)?;
+        let words = frame.payload.u64s(total_words, padding(&shards))?;
         frame.payload.finish()?;
-        words.resize(total_words + padding(&shards), 0);
         Ok(Ribbon {
             words,
             shards,
@@ -405,10 +406,10 @@ fn column_mask(columns: u32) -> u32 {
 
 /// Bands one shard's keys (sorted by start) with shard seed `seed`; `false`
 /// if the system has no solution.
-fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> bool {
-    banding.reset(g.num_slots());
+fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> Result<bool, Error> {
+    banding.reset(g.num_slots())?;
     let num_starts = g.num_starts() as u64;
-    banding.add_all(keys.iter().map(|&a| {
+    Ok(banding.add_all(keys.iter().map(|&a| {
         let q = seeded(spread(unmixed(a)), seed);
         let start = start_of(q, num_starts);
         Row {
@@ -416,18 +417,60 @@ fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> bo
             coeff: coeff_of(q),
             result: result_of(a) & column_mask(g.columns_at(start)),
         }
-    }))
+    })))
 }
 
-impl StaticFilter for Ribbon {
-    type Params = RibbonParams;
+/// Grows `v` by `n` zeros, reserving exactly that much if it lacks room
+/// ([`Error::TooLarge`] if the allocator refuses).
+fn grow_exact(v: &mut Vec<u64>, n: usize) -> Result<(), Error> {
+    v.try_reserve_exact(n).map_err(|_| Error::TooLarge)?;
+    v.resize(v.len() + n, 0);
+    Ok(())
+}
 
-    fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
+impl Ribbon {
+    /// Builds the filter from [`hash_key`](crate::hash_key) values
+    /// (duplicates allowed): the same as [`StaticFilter::build`], without
+    /// importing the trait.
+    ///
+    /// The words are allocated once, for every shard solved at its first
+    /// attempt's size (what almost always happens); a shard that needs more
+    /// slots grows them by exactly its size, and any excess is given back at
+    /// the end, so [`size_in_bytes`](Filter::size_in_bytes) is what the
+    /// filter holds.
+    ///
+    /// ```
+    /// use amq::{Filter, Ribbon, RibbonParams};
+    /// let keys: Vec<u64> = (0..1000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+    /// let f = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01)?)?;
+    /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
         let num_shards = hashes.len().div_ceil(SHARD_KEYS);
-        let grouped = Grouped::new(hashes, num_shards);
+        let grouped = Grouped::new(hashes, num_shards)?;
+        let (mut first_words, mut max_columns) = (0usize, 0);
+        for s in 0..num_shards {
+            let keys = grouped.shard(s).len();
+            if keys > 0 {
+                let g = params.geometry(keys, 0)?;
+                first_words = g
+                    .num_words()
+                    .and_then(|w| first_words.checked_add(w))
+                    .ok_or(Error::TooLarge)?;
+                max_columns = max_columns.max(g.max_columns());
+            }
+        }
         let mut words = Vec::new();
-        let mut shards = Vec::with_capacity(num_shards);
-        let mut banding = Banding::new(0);
+        let estimate = first_words.checked_add(padding_words(max_columns));
+        words
+            .try_reserve_exact(estimate.ok_or(Error::TooLarge)?)
+            .map_err(|_| Error::TooLarge)?;
+        let mut shards = Vec::new();
+        shards
+            .try_reserve_exact(num_shards)
+            .map_err(|_| Error::TooLarge)?;
+        let mut banding = Banding::new(0)?;
         for s in 0..num_shards {
             let keys = grouped.shard(s);
             if keys.is_empty() {
@@ -443,9 +486,11 @@ impl StaticFilter for Ribbon {
             for attempt in 0..MAX_ATTEMPTS {
                 let g = params.geometry(keys.len(), attempt)?;
                 let seed = attempt as u8;
-                if band_shard(&mut banding, keys, &g, seed) {
+                if band_shard(&mut banding, keys, &g, seed)? {
                     shards.push(Shard::new(words.len(), &g, seed)?);
-                    solve_into(&banding, &g, &mut words);
+                    let first = words.len();
+                    grow_exact(&mut words, g.num_words().ok_or(Error::TooLarge)?)?;
+                    solve_into(&banding, &g, &mut words[first..]);
                     solved = true;
                     break;
                 }
@@ -456,13 +501,24 @@ impl StaticFilter for Ribbon {
                 });
             }
         }
-        words.resize(words.len() + padding(&shards), 0);
+        let grouped_distinct = grouped.num_distinct() as u64;
+        drop((banding, grouped));
+        grow_exact(&mut words, padding(&shards))?;
+        words.shrink_to_fit();
         Ok(Ribbon {
             words,
             shards,
-            num_keys: grouped.num_distinct() as u64,
+            num_keys: grouped_distinct,
             kernel: Kernel::detect(),
         })
+    }
+}
+
+impl StaticFilter for Ribbon {
+    type Params = RibbonParams;
+
+    fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
+        Ribbon::build(hashes, params)
     }
 }
 
@@ -482,8 +538,10 @@ impl Filter for Ribbon {
         self.kernel.contains_many(self, hashes, out);
     }
 
+    /// The words (with the few zero words of query padding after them) and
+    /// the shard descriptors: every heap byte the filter holds.
     fn size_in_bytes(&self) -> usize {
-        self.words.len() * 8 + self.shards.len() * core::mem::size_of::<Shard>()
+        self.words.capacity() * 8 + self.shards.capacity() * core::mem::size_of::<Shard>()
     }
 
     fn num_keys(&self) -> usize {
@@ -528,7 +586,7 @@ impl Filter for Ribbon {
 
 impl FromBytes for Ribbon {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, FilterKind::Ribbon)?)?)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::Ribbon)?)
     }
 }
 

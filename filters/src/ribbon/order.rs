@@ -15,10 +15,11 @@
 //! size is bounded by the sharding rule: O(n) plus O(n log shard size), so
 //! linear in n. It needs one array of 8 bytes per key and one count per shard.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::row::{mixed, shard_of};
+use crate::zeroed::zeroed_vec;
+use crate::Error;
 
 /// The distinct first remixes of a key set, grouped by shard, each group
 /// ascending.
@@ -32,18 +33,20 @@ pub(crate) struct Grouped {
 
 impl Grouped {
     /// Groups `mixed(h)` over `hashes` into `num_shards` shards.
-    pub(crate) fn new(hashes: &[u64], num_shards: usize) -> Self {
+    /// [`Error::TooLarge`] if its arrays cannot be allocated.
+    pub(crate) fn new(hashes: &[u64], num_shards: usize) -> Result<Self, Error> {
         let shards = num_shards as u64;
-        let mut begin = vec![0usize; num_shards + 1];
+        let mut begin: Vec<usize> = zeroed_vec(num_shards.checked_add(1).ok_or(Error::TooLarge)?)?;
         for &h in hashes {
             begin[shard_of(mixed(h), shards) + 1] += 1;
         }
         for s in 1..begin.len() {
             begin[s] += begin[s - 1];
         }
-        let mut values = vec![0u64; hashes.len()];
+        let mut values: Vec<u64> = zeroed_vec(hashes.len())?;
         // `next[s]` walks shard s from its beginning to its end.
-        let mut next = begin.clone();
+        let mut next: Vec<usize> = zeroed_vec(begin.len())?;
+        next.copy_from_slice(&begin);
         for &h in hashes {
             let a = mixed(h);
             let slot = &mut next[shard_of(a, shards)];
@@ -51,13 +54,15 @@ impl Grouped {
             *slot += 1;
         }
         begin.pop();
-        let mut end = Vec::with_capacity(num_shards);
+        // `next` becomes `end`: shard s ends after its distinct values.
+        let mut end = next;
+        end.pop();
         for s in 0..num_shards {
-            let group = &mut values[begin[s]..next[s]];
+            let group = &mut values[begin[s]..end[s]];
             group.sort_unstable();
-            end.push(begin[s] + dedup_sorted(group));
+            end[s] = begin[s] + dedup_sorted(group);
         }
-        Grouped { values, begin, end }
+        Ok(Grouped { values, begin, end })
     }
 
     /// The sorted, distinct first remixes of shard `s`.
@@ -92,7 +97,7 @@ mod tests {
         for (n, shards) in [(0usize, 1usize), (1, 1), (2, 3), (1000, 1), (5000, 7)] {
             let mut hashes: Vec<u64> = (0..n as u64).map(|i| crate::hash::remix(i % 700, 5)).collect();
             hashes.extend_from_slice(&hashes.clone()[..n / 3]);
-            let g = Grouped::new(&hashes, shards);
+            let g = Grouped::new(&hashes, shards).unwrap();
             let mut want: Vec<u64> = hashes.iter().map(|&h| mixed(h)).collect();
             want.sort_unstable();
             want.dedup();

@@ -24,8 +24,6 @@
 //! variables and get 0 (any value is correct, and the FPR does not depend on
 //! it because results are independent of coefficients).
 
-use alloc::vec::Vec;
-
 use super::banding::Banding;
 use super::row::ROW_WIDTH;
 use crate::prefetch::prefetch;
@@ -99,12 +97,9 @@ impl Geometry {
     }
 }
 
-/// Solves the banded system by back-substitution and appends the shard's
-/// words (`geometry.num_words()` of them) to `out`.
-pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, out: &mut Vec<u64>) {
-    let first = out.len();
-    out.resize(first + geometry.num_words().unwrap_or(0), 0);
-    let words = &mut out[first..];
+/// Solves the banded system by back-substitution into the shard's words
+/// `words` (`geometry.num_words()` of them).
+pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, words: &mut [u64]) {
     // window[j]: bit k = Z[i + k][j] for the slot i being solved.
     let mut window = [0u128; 33];
     for block in (0..geometry.num_blocks).rev() {
@@ -148,7 +143,7 @@ pub(crate) const GROUP: usize = 8;
 /// given the group's words in each of the three blocks and the three
 /// coefficient words, bit `j` of the result is the parity of
 /// `(b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)`. [`portable_group`] is the
-/// reference; `ribbon/simd.rs` has the AVX-512 one, tested against it.
+/// reference; `ribbon/kernel.rs` has the AVX-512 one, tested against it.
 pub(crate) type GroupWords<'a> = [&'a [u64; GROUP]; 3];
 
 /// The portable group parity (see [`GroupWords`]).
@@ -342,6 +337,7 @@ mod tests {
     use super::super::row::Row;
     use super::*;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     /// Every stored equation holds after back-substitution, for a mix of
     /// column counts and starts at every offset within a block.
@@ -352,7 +348,7 @@ mod tests {
             base_columns: 5,
             upper_start: 2,
         };
-        let mut banding = Banding::new(g.num_slots());
+        let mut banding = Banding::new(g.num_slots()).unwrap();
         let mut rows = Vec::new();
         for i in 0..200u64 {
             let a = crate::hash::remix(i, 77);
@@ -368,9 +364,11 @@ mod tests {
             }
         }
         assert!(rows.len() > 150);
-        let mut words = vec![7u64]; // solve_into appends
-        solve_into(&banding, &g, &mut words);
+        let mut words = vec![7u64]; // the shard starts at word 1
+        words.resize(1 + g.num_words().unwrap(), 0);
         assert_eq!(words.len(), 1 + 4 * 5 + 2);
+        solve_into(&banding, &g, &mut words[1..]);
+        assert_eq!(words[0], 7);
         words.resize(words.len() + padding_words(6), 0);
         for (row, columns) in rows {
             assert_eq!(columns, 5 + (row.start >= 128) as u32);

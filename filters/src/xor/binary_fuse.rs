@@ -420,7 +420,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
         self.seed
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let seed = frame.params.u64()?;
         let arity = frame.params.u8()?;
         let segment_len = frame.params.u32()? as u64;
@@ -430,9 +430,9 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
         let arity =
             FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
         if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
-            return Err(FormatError::InvalidParameters(
-                "segment length must be a power of two up to 2^18",
-            ));
+            return Err(
+                FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into(),
+            );
         }
         let segments = Segments::new(arity, segment_len, segment_count);
         // `segments.len()` < 2^51: both factors came from u32s.
@@ -498,7 +498,7 @@ impl<F: FuseFingerprint> StaticFilter for BinaryFuse<F> {
 
 impl<F: FuseFingerprint> FromBytes for BinaryFuse<F> {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, F::FUSE_KIND)?)?)
+        Self::from_frame(format::decode_kind(bytes, F::FUSE_KIND)?)
     }
 }
 
@@ -643,10 +643,14 @@ mod tests {
                                     .collect();
                                 let ok = match arity {
                                     FuseArity::Three => {
-                                        peel::try_seed::<u8, _, 3>(&keys, &p, peel::attempt_seed(0)).is_some()
+                                        peel::try_seed::<u8, _, 3>(&keys, &p, peel::attempt_seed(0))
+                                            .unwrap()
+                                            .is_some()
                                     }
                                     FuseArity::Four => {
-                                        peel::try_seed::<u8, _, 4>(&keys, &p, peel::attempt_seed(0)).is_some()
+                                        peel::try_seed::<u8, _, 4>(&keys, &p, peel::attempt_seed(0))
+                                            .unwrap()
+                                            .is_some()
                                     }
                                 };
                                 fails += !ok as u32;

@@ -10,12 +10,13 @@ use core::hash::Hash;
 use core::ops::BitXor;
 
 use crate::format::{ByteWriter, Reader};
-use crate::FormatError;
+use crate::zeroed::zeroed_vec;
+use crate::{Error, FormatError};
 
 mod sealed {
     /// Keeps the set of widths closed: the byte format and the filter kinds
     /// know exactly these three.
-    pub trait Sealed {}
+    pub trait Sealed: crate::zeroed::Zeroable {}
     impl Sealed for u8 {}
     impl Sealed for u16 {}
     impl Sealed for u32 {}
@@ -96,10 +97,14 @@ pub(crate) fn write_all<F: Fingerprint>(w: &mut ByteWriter, fps: &[F]) {
 
 /// Reads exactly `count` fingerprints. The length is checked against the
 /// input before anything is allocated.
-pub(crate) fn read_all<F: Fingerprint>(r: &mut Reader<'_>, count: usize) -> Result<Vec<F>, FormatError> {
+pub(crate) fn read_all<F: Fingerprint>(r: &mut Reader<'_>, count: usize) -> Result<Vec<F>, Error> {
     let len = count.checked_mul(F::BYTES).ok_or(FormatError::Truncated)?;
     let bytes = r.take(len)?;
-    Ok(bytes.chunks_exact(F::BYTES).map(F::read_le).collect())
+    let mut fps: Vec<F> = zeroed_vec(count)?;
+    for (fp, b) in fps.iter_mut().zip(bytes.chunks_exact(F::BYTES)) {
+        *fp = F::read_le(b);
+    }
+    Ok(fps)
 }
 
 /// Decodes the whole fingerprint table of an xor or binary fuse filter:
@@ -110,20 +115,19 @@ pub(crate) fn read_table<F: Fingerprint>(
     mut payload: Reader<'_>,
     slots: u64,
     num_keys: u64,
-) -> Result<Vec<F>, FormatError> {
+) -> Result<Vec<F>, Error> {
     if slots > u32::MAX as u64 {
-        return Err(FormatError::InvalidParameters("more than 2^32 slots"));
+        return Err(FormatError::InvalidParameters("more than 2^32 slots").into());
     }
     if num_keys > slots || (num_keys == 0) != (slots == 0) {
         return Err(FormatError::InvalidParameters(
             "key count must be positive and at most the slot count, or both zero",
-        ));
+        )
+        .into());
     }
     let slots = slots as usize; // at most u32::MAX, checked above
     if payload.remaining() != slots.saturating_mul(F::BYTES) {
-        return Err(FormatError::InvalidParameters(
-            "payload length does not match the slot count",
-        ));
+        return Err(FormatError::InvalidParameters("payload length does not match the slot count").into());
     }
     let fingerprints = read_all(&mut payload, slots)?;
     payload.finish()?;
@@ -155,8 +159,11 @@ mod tests {
         let mut r = Reader::new(&bytes);
         assert_eq!(read_all::<u32>(&mut r, 3).unwrap(), fps);
         let mut r = Reader::new(&bytes);
-        assert_eq!(read_all::<u32>(&mut r, 4), Err(FormatError::Truncated));
+        assert_eq!(read_all::<u32>(&mut r, 4), Err(FormatError::Truncated.into()));
         let mut r = Reader::new(&bytes);
-        assert_eq!(read_all::<u16>(&mut r, usize::MAX), Err(FormatError::Truncated));
+        assert_eq!(
+            read_all::<u16>(&mut r, usize::MAX),
+            Err(FormatError::Truncated.into())
+        );
     }
 }

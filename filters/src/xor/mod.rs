@@ -62,7 +62,7 @@
 
 mod binary_fuse;
 mod fingerprint;
-mod peel;
+pub(crate) mod peel;
 mod query;
 // The file is named after the filter, as its sibling `binary_fuse.rs` is.
 #[allow(clippy::module_inception)]

@@ -44,11 +44,11 @@
 //! duplicates adds the distinct copy (8 bytes per key) and, while it is made,
 //! a scratch copy (8 more). `docs/static-filters.md` has the measured peaks.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::fingerprint::Fingerprint;
 use crate::hash::remix;
+use crate::zeroed::zeroed_vec;
 use crate::Error;
 
 /// Attempts (seeds) tried before construction gives up. Each attempt
@@ -83,8 +83,11 @@ pub(crate) trait Geometry<const A: usize> {
 /// xor of their mixed hashes. The algorithm is the same for every layout;
 /// which memory layout of this state is fastest is not (see the two impls).
 pub(crate) trait SlotState {
-    /// State for `num_slots` empty slots.
-    fn zeroed(num_slots: usize) -> Self;
+    /// State for `num_slots` empty slots ([`Error::TooLarge`] if it cannot
+    /// be allocated).
+    fn zeroed(num_slots: usize) -> Result<Self, Error>
+    where
+        Self: Sized;
     /// Adds a key; true if the slot's count overflowed (the attempt fails).
     fn add(&mut self, slot: usize, mixed: u64) -> bool;
     /// Removes a key that was added.
@@ -106,11 +109,11 @@ pub(crate) struct SplitState {
 }
 
 impl SlotState for SplitState {
-    fn zeroed(num_slots: usize) -> Self {
-        SplitState {
-            xors: vec![0; num_slots],
-            counts: vec![0; num_slots],
-        }
+    fn zeroed(num_slots: usize) -> Result<Self, Error> {
+        Ok(SplitState {
+            xors: zeroed_vec(num_slots)?,
+            counts: zeroed_vec(num_slots)?,
+        })
     }
     #[inline(always)]
     fn add(&mut self, slot: usize, mixed: u64) -> bool {
@@ -143,14 +146,14 @@ impl SlotState for SplitState {
 pub(crate) struct JointState(Vec<Joint>);
 
 #[derive(Clone, Copy, Default)]
-struct Joint {
+pub(crate) struct Joint {
     xor: u64,
     count: u32,
 }
 
 impl SlotState for JointState {
-    fn zeroed(num_slots: usize) -> Self {
-        JointState(vec![Joint::default(); num_slots])
+    fn zeroed(num_slots: usize) -> Result<Self, Error> {
+        Ok(JointState(zeroed_vec(num_slots)?))
     }
     #[inline(always)]
     fn add(&mut self, slot: usize, mixed: u64) -> bool {
@@ -216,7 +219,7 @@ where
         }
         let geometry = geometry_for(keys.len())?;
         let seed = attempt_seed(attempt);
-        if let Some(fingerprints) = try_seed::<F, G, A>(keys, &geometry, seed) {
+        if let Some(fingerprints) = try_seed::<F, G, A>(keys, &geometry, seed)? {
             return Ok(Built {
                 fingerprints,
                 geometry,
@@ -225,7 +228,7 @@ where
             });
         }
         if distinct.is_none() {
-            distinct = Some(sorted_distinct(hashes));
+            distinct = Some(sorted_distinct(hashes)?);
         }
     }
     Err(Error::BuildFailed {
@@ -233,8 +236,13 @@ where
     })
 }
 
-/// One attempt with one seed: the filled table, or `None` if peeling stalls.
-pub(crate) fn try_seed<F, G, const A: usize>(keys: &[u64], geometry: &G, seed: u64) -> Option<Vec<F>>
+/// One attempt with one seed: the filled table, or `None` if peeling stalls
+/// ([`Error::TooLarge`] if a working array cannot be allocated).
+pub(crate) fn try_seed<F, G, const A: usize>(
+    keys: &[u64],
+    geometry: &G,
+    seed: u64,
+) -> Result<Option<Vec<F>>, Error>
 where
     F: Fingerprint,
     G: Geometry<A>,
@@ -243,9 +251,9 @@ where
     // Slot indices are stored as u32; geometries refuse larger tables.
     debug_assert!(num_slots <= u32::MAX as usize);
 
-    let mut order = ordered_mixed_hashes(keys, seed);
+    let mut order = ordered_mixed_hashes(keys, seed)?;
 
-    let mut state = G::State::zeroed(num_slots);
+    let mut state = G::State::zeroed(num_slots)?;
     let mut overflow = false;
     for &mixed in &order {
         for slot in geometry.slots(mixed) {
@@ -253,20 +261,20 @@ where
         }
     }
     if overflow {
-        return None;
+        return Ok(None);
     }
 
     // Peel. A slot enters the queue only when its count is exactly one:
     // initially, or when it falls from two to one, which happens at most once
     // per slot (counts only fall). So `num_slots` entries always suffice; the
     // one spare lets the pushes below write unconditionally.
-    let mut queue = vec![0u32; num_slots + 1];
+    let mut queue: Vec<u32> = zeroed_vec(num_slots + 1)?;
     let mut queued = 0usize;
     for slot in 0..num_slots {
         queue[queued] = slot as u32;
         queued += state.is_alone(slot) as usize;
     }
-    let mut which = vec![0u8; keys.len()];
+    let mut which: Vec<u8> = zeroed_vec(keys.len())?;
     let mut peeled = 0usize;
     let mut head = 0usize;
     while head < queued {
@@ -294,7 +302,7 @@ where
             queued += state.is_alone(s) as usize;
         }
         if index == A || peeled == keys.len() {
-            return None; // unreachable with exact counts; fail rather than trust it
+            return Ok(None); // unreachable with exact counts; fail rather than trust it
         }
         state.clear(slot);
         // The stack overwrites `order` from the front: `peeled` never passes
@@ -304,11 +312,11 @@ where
         peeled += 1;
     }
     if peeled != keys.len() {
-        return None;
+        return Ok(None);
     }
     drop((state, queue));
 
-    let mut table = vec![F::default(); num_slots];
+    let mut table: Vec<F> = zeroed_vec(num_slots)?;
     for (&mixed, &index) in order.iter().zip(&which).rev() {
         let slots = geometry.slots(mixed);
         // table[slots[index]] is still zero here, so xoring it in is harmless.
@@ -318,29 +326,29 @@ where
         }
         table[slots[index as usize]] = fp;
     }
-    Some(table)
+    Ok(Some(table))
 }
 
 /// The mixed hashes `remix(h, seed)` of `keys`, counting-sorted by their top
 /// bits into about `keys.len() / 256` buckets (at most 2^12, so every
 /// bucket's write position stays in cache).
-fn ordered_mixed_hashes(keys: &[u64], seed: u64) -> Vec<u64> {
+fn ordered_mixed_hashes(keys: &[u64], seed: u64) -> Result<Vec<u64>, Error> {
     let bucket_bits = bucket_bits(keys.len(), 8, 12);
-    let mut starts = vec![0usize; (1 << bucket_bits) + 1];
+    let mut starts: Vec<usize> = zeroed_vec((1 << bucket_bits) + 1)?;
     for &h in keys {
         starts[top_bits(remix(h, seed), bucket_bits) + 1] += 1;
     }
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
-    let mut order = vec![0u64; keys.len()];
+    let mut order: Vec<u64> = zeroed_vec(keys.len())?;
     for &h in keys {
         let mixed = remix(h, seed);
         let b = top_bits(mixed, bucket_bits);
         order[starts[b]] = mixed;
         starts[b] += 1;
     }
-    order
+    Ok(order)
 }
 
 /// `log2` of a bucket count giving about `2^per_bucket_bits` keys per bucket,
@@ -360,16 +368,16 @@ fn top_bits(x: u64, bits: u32) -> usize {
 /// (about four values per bucket), then sorts each bucket, so it takes
 /// expected linear time on hash values and `O(n log n)` at worst (all values
 /// in one bucket).
-pub(crate) fn sorted_distinct(hashes: &[u64]) -> Vec<u64> {
+pub(crate) fn sorted_distinct(hashes: &[u64]) -> Result<Vec<u64>, Error> {
     let bits = bucket_bits(hashes.len(), 2, 24);
-    let mut starts = vec![0usize; (1 << bits) + 1];
+    let mut starts: Vec<usize> = zeroed_vec((1 << bits) + 1)?;
     for &h in hashes {
         starts[top_bits(h, bits) + 1] += 1;
     }
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
-    let mut sorted = vec![0u64; hashes.len()];
+    let mut sorted: Vec<u64> = zeroed_vec(hashes.len())?;
     for &h in hashes {
         let b = top_bits(h, bits);
         sorted[starts[b]] = h;
@@ -383,12 +391,13 @@ pub(crate) fn sorted_distinct(hashes: &[u64]) -> Vec<u64> {
     }
     sorted.dedup();
     sorted.shrink_to_fit();
-    sorted
+    Ok(sorted)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     /// Three slots in three equal blocks: the smallest geometry to test the
     /// core with, independent of either filter's sizing.
@@ -479,7 +488,7 @@ mod tests {
             v.push(0);
             v.push(u64::MAX);
             v.push(u64::MAX);
-            let got = sorted_distinct(&v);
+            let got = sorted_distinct(&v).unwrap();
             v.sort_unstable();
             v.dedup();
             assert_eq!(got, v);

@@ -23,7 +23,7 @@ use super::peel::{self, Geometry};
 use super::query;
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce;
-use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
+use crate::{Error, Filter, FilterKind, FromBytes, StaticFilter};
 
 /// A fingerprint width that has an xor-filter kind: `u8` ([`Xor8`]) and
 /// `u16` ([`Xor16`]).
@@ -184,7 +184,7 @@ impl<F: XorFingerprint> Xor<F> {
         self.seed
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, FormatError> {
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let seed = frame.params.u64()?;
         let block_len = frame.params.u64()?;
         let num_keys = frame.params.u64()?;
@@ -245,7 +245,7 @@ impl<F: XorFingerprint> StaticFilter for Xor<F> {
 
 impl<F: XorFingerprint> FromBytes for Xor<F> {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Ok(Self::from_frame(format::decode_kind(bytes, F::XOR_KIND)?)?)
+        Self::from_frame(format::decode_kind(bytes, F::XOR_KIND)?)
     }
 }
 
@@ -309,7 +309,7 @@ mod tests {
         // Wrong width: Xor16 refuses Xor8 bytes by kind.
         assert!(matches!(
             Xor16::from_bytes(&good),
-            Err(Error::Format(FormatError::WrongKind { .. }))
+            Err(Error::Format(crate::FormatError::WrongKind { .. }))
         ));
     }
 }

@@ -5,10 +5,9 @@
 //! Why it exists: the portable query spends its time on arithmetic, not
 //! memory. Each probe needs a multiply and two variable shifts, and baseline
 //! x86-64 (no BMI2) encodes a variable shift as several micro-ops; at 1M keys
-//! the whole filter sits in L2 and the portable query took about 10 ns where a
-//! bare load of the block took under 3 (a scratch loop over 1M random hashes on
-//! the CI machine kind); this kernel brings it to about 5 ns (criterion,
-//! `docs/benchmarks.md`). With AVX2 the
+//! the whole filter sits in L2, and the portable query measured several times
+//! a bare load of the block. This kernel roughly halves it
+//! (`docs/benchmarks.md` has the figures and their commands). With AVX2 the
 //! eight probe states are one `vpmulld`, the eight 32-bit words they hit are
 //! two `vpermd` and a blend, and the eight bit tests are one `vpsllvd` and a
 //! `movmskps`.

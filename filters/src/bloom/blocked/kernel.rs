@@ -6,10 +6,8 @@
 //! every query pays one call whatever we do. Checking the CPU on each query
 //! and then calling the probe function put that call in the middle of the
 //! query; calling one function pointer that does the whole query (block
-//! choice and probes) measured about 20% faster at 1M keys and 40% at 10M (a
-//! scratch loop over 1M random hashes, alternating the variants in one
-//! process; `docs/benchmarks.md` has the criterion figures). This is how
-//! `sbbf-rs` dispatches too.
+//! choice and probes) measured faster (`docs/benchmarks.md` has the figures
+//! and their commands). This is how `sbbf-rs` dispatches too.
 //!
 //! Order of preference: AVX-512F, then AVX2, then the portable kernel. The
 //! portable kernel is the oracle: the tests below check every kernel this CPU
@@ -20,10 +18,10 @@
 use super::Block;
 
 /// A whole single query: `(blocks, hash, num_probes) -> maybe present`.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type OneFn = unsafe fn(&[Block], u64, u32) -> bool;
 /// A whole batched query: `(blocks, num_probes, hashes, out)`.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type ManyFn = unsafe fn(&[Block], u32, &[u64], &mut [bool]);
 
 /// A query kernel the running CPU supports.
@@ -37,9 +35,9 @@ type ManyFn = unsafe fn(&[Block], u32, &[u64], &mut [bool]);
 #[derive(Clone, Copy)]
 pub(super) struct Kernel {
     name: &'static str,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     one: OneFn,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     many: ManyFn,
 }
 
@@ -50,49 +48,56 @@ impl core::fmt::Debug for Kernel {
 }
 
 /// The portable kernel as a whole query, with the signature of the SIMD ones.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_one(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
     super::contains_portable(blocks, hash, num_probes)
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_many(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
     super::contains_many_portable(blocks, num_probes, hashes, out)
 }
 
 /// The kernels of one SIMD module: entry `k` (1..) is the kernel compiled
 /// for exactly `k` probes, entry 0 the general one.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! kernel_table {
     ($name:literal, $isa:ident; $($k:literal)*) => {
         [$(Kernel { name: $name, one: super::$isa::contains::<$k>, many: super::$isa::contains_many::<$k> }),*]
     };
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 const AVX512: [Kernel; 17] = kernel_table!("avx512", avx512; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 const AVX2: [Kernel; 9] = kernel_table!("avx2", avx2; 0 1 2 3 4 5 6 7 8);
 
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         one: portable_one,
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         many: portable_many,
     };
 
-    /// The fastest kernel this CPU supports for `num_probes` probes. With
-    /// `std` the CPU is asked at run time (the standard library caches the
-    /// answer); without it only what the build targets (`-C target-feature` /
-    /// `target-cpu`) counts.
+    /// The fastest kernel this CPU supports for `num_probes` probes, within
+    /// the `AMQ_KERNEL` cap (`kernel_cap.rs`). With `std` the CPU is asked
+    /// at run time (the standard library caches the answer); without it only
+    /// what the build targets (`-C target-feature` / `target-cpu`) counts.
     pub(super) fn detect(num_probes: u32) -> Kernel {
-        Self::available(num_probes)
-            .into_iter()
-            .flatten()
-            .next()
-            .unwrap_or(Self::PORTABLE)
+        Self::allowed(num_probes, crate::kernel_cap::cap())
+    }
+
+    /// The fastest available kernel no more capable than `cap`.
+    fn allowed(num_probes: u32, cap: crate::kernel_cap::Cap) -> Kernel {
+        use crate::kernel_cap::Cap;
+        let [avx512, avx2, _] = Self::available(num_probes);
+        let candidates = [
+            avx512.filter(|_| cap >= Cap::Any),
+            avx2.filter(|_| cap >= Cap::Avx2),
+        ];
+        candidates.into_iter().flatten().next().unwrap_or(Self::PORTABLE)
     }
 
     /// Every kernel this CPU can run for `num_probes` probes, fastest first
@@ -102,7 +107,7 @@ impl Kernel {
     /// AVX-512, 8 for AVX2), which drops the round loop and the lane-mask
     /// arithmetic from the query, and in a general form for more.
     fn available(num_probes: u32) -> [Option<Kernel>; 3] {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         {
             #[cfg(feature = "std")]
             let (avx512, avx2) = (
@@ -124,7 +129,7 @@ impl Kernel {
                 Some(Self::PORTABLE),
             ]
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         {
             let _ = num_probes;
             [None, None, Some(Self::PORTABLE)]
@@ -139,12 +144,12 @@ impl Kernel {
     /// Whether every probe bit of the key with `hash` is set in its block.
     #[inline(always)]
     pub(super) fn contains(self, blocks: &[Block], hash: u64, num_probes: u32) -> bool {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: the pointer came from `available`, which returns a SIMD
         // kernel only when the CPU has its feature (the type's invariant);
         // the kernels' other inputs are checked by safe indexing inside.
         return unsafe { (self.one)(blocks, hash, num_probes) };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         super::contains_portable(blocks, hash, num_probes)
     }
 
@@ -152,10 +157,10 @@ impl Kernel {
     /// (`hashes.len() == out.len()`).
     #[inline(always)]
     pub(super) fn contains_many(self, blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`.
         return unsafe { (self.many)(blocks, num_probes, hashes, out) };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         super::contains_many_portable(blocks, num_probes, hashes, out)
     }
 }
@@ -191,11 +196,12 @@ pub(super) mod tests {
     fn every_available_kernel_agrees_with_portable() {
         let (blocks, hashes) = sample_filter();
         for k in 1..=MAX_PROBES as u32 {
+            #[cfg_attr(any(not(target_arch = "x86_64"), amq_portable), allow(unused_mut))]
             let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
             assert_eq!(kernels.last().map(|k| k.name()), Some("portable"));
             // The general SIMD kernels too, at counts where a fixed one is
             // normally chosen instead.
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
             {
                 if std::is_x86_feature_detected!("avx512f") {
                     kernels.push(AVX512[0]);
@@ -224,18 +230,32 @@ pub(super) mod tests {
         }
     }
 
-    /// The detected kernel is the first available one, and a CPU with AVX-512
-    /// or AVX2 gets a SIMD kernel (so the fast path is what the tests and
-    /// benchmarks on such machines run).
+    /// Without a cap the chosen kernel is the first available one, so a CPU
+    /// with AVX-512 or AVX2 gets a SIMD kernel; each cap lowers the choice to
+    /// at most its family, and never to a kernel the CPU lacks.
     #[test]
-    fn detect_prefers_simd() {
+    fn detect_prefers_simd_within_the_cap() {
+        use crate::kernel_cap::Cap;
         for k in [1, 6, 16, 17, 24] {
-            let first = Kernel::available(k).into_iter().flatten().next().unwrap();
-            assert_eq!(Kernel::detect(k).name(), first.name());
-            #[cfg(all(target_arch = "x86_64", feature = "std"))]
+            let available: Vec<&str> = Kernel::available(k)
+                .into_iter()
+                .flatten()
+                .map(|k| k.name())
+                .collect();
+            assert_eq!(Kernel::allowed(k, Cap::Any).name(), available[0]);
+            assert_eq!(Kernel::allowed(k, Cap::Portable).name(), "portable");
+            let avx2 = Kernel::allowed(k, Cap::Avx2).name();
+            assert!(avx2 != "avx512" && available.contains(&avx2));
+            // Run-time detection needs the `std` feature.
+            #[cfg(all(target_arch = "x86_64", not(amq_portable), feature = "std"))]
             if std::is_x86_feature_detected!("avx2") {
-                assert_ne!(Kernel::detect(k).name(), "portable");
+                assert_ne!(Kernel::allowed(k, Cap::Any).name(), "portable");
+                assert_eq!(avx2, "avx2");
             }
+            assert_eq!(
+                Kernel::detect(k).name(),
+                Kernel::allowed(k, crate::kernel_cap::cap()).name()
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A quick timing of the cuckoo filter at 1M keys (the criterion benchmarks
 //! in `benches/` are the real measurement; this is a sanity check).
 //!
-//! `cargo run --release -p amq --example cuckoo_speed [keys] [bits]`
+//! `cargo run --release -p amq-bench --example cuckoo_speed [keys] [bits]`
 //! (defaults: 1,000,000 and 12). Prints each of 5 rounds and then the best
 //! (minimum) time of each operation, which is the least disturbed by other
 //! processes on a shared machine.

@@ -1,13 +1,13 @@
 //! Measures how often one Ribbon construction attempt fails at a given
 //! slots-per-key ratio: the data behind `amq::ribbon::slots_per_key`.
 //!
-//! `cargo run --release -p amq --example ribbon_overhead -- N TRIALS RATIO...`
+//! `cargo run --release -p amq-bench --example ribbon_overhead -- N TRIALS RATIO...`
 //! prints, for each ratio, the share of shard construction attempts (seeds)
 //! that failed over TRIALS random key sets of N keys, and the bits per key
 //! at r = 7.
 
 use amq::hash::remix;
-use amq::{Ribbon, RibbonParams, StaticFilter};
+use amq::{Ribbon, RibbonParams};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -2,7 +2,7 @@
 //! at each bits-per-key figure: the measurement behind the table in
 //! `filters/src/bloom/blocked.rs`.
 //!
-//! `cargo run --release -p amq --example blocked_probes [keys] [absent]`
+//! `cargo run --release -p amq-bench --example blocked_probes [keys] [absent]`
 //!
 //! For each bits/key it builds filters with every k near the optimum, counts
 //! false positives over `absent` keys, and prints the measured and formula FPR

@@ -5,7 +5,7 @@
 //! the load at that point, counting only keys in the table's slots (the one in
 //! the stash is left out), and the bits per key there.
 //!
-//! `cargo run --release -p amq --example cuckoo_load [keys-per-table] [runs] [bits]`
+//! `cargo run --release -p amq-bench --example cuckoo_load [keys-per-table] [runs] [bits]`
 //! (defaults: 1,000,000, 100, and all of 8, 12, 16).
 
 use amq::hash::remix;

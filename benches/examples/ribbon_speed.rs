@@ -1,7 +1,7 @@
 //! Quick speed and space check of the Ribbon filter (the criterion
 //! benchmarks are the real measurement).
 //!
-//! `cargo run --release -p amq --example ribbon_speed -- N R [SLOTS_PER_KEY]`
+//! `cargo run --release -p amq-bench --example ribbon_speed -- N R [SLOTS_PER_KEY]`
 //! builds from N random key hashes with R result bits (default 1,000,000 and
 //! 7) and prints build ns/key, query ns (hits, misses, batched misses),
 //! bits/key and measured against expected FPR over 1M absent keys. Times are
@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use amq::hash::remix;
-use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+use amq::{Filter, Ribbon, RibbonParams};
 
 /// CPU time of this thread in seconds (Linux `schedstat`), so the numbers
 /// hold on a machine shared with other jobs; wall time elsewhere.

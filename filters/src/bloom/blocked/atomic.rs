@@ -1,0 +1,310 @@
+//! [`AtomicBlockedBloom`]: the blocked filter with `&self` inserts, for
+//! targets with 64-bit atomics (`target_has_atomic = "64"`; the rest of the
+//! crate builds without them).
+//!
+//! **The key count.** Every insert also counts its key. One shared counter
+//! would be one cache line that every inserting thread writes, and, stored
+//! next to the fields every insert reads, it would also evict those from the
+//! other threads' caches (false sharing). So the count is split over
+//! [`STRIPES`] counters, each on its own pair of cache lines (the x86
+//! adjacent-line prefetcher moves lines in pairs), after the read-mostly
+//! fields; an insert adds to the stripe its hash picks, so two threads
+//! rarely write the same line. (This layout follows from the reasoning
+//! above; it has not yet been benchmarked against the single counter.)
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::{bits_per_key_for, block_matches, block_of, probe_mask, size, Block, BlockedBloom, Kernel};
+use super::{BATCH, BLOCK_BITS, WORDS};
+use crate::bloom::{check_keys, count_as_usize, max_keys};
+use crate::prefetch::prefetch;
+use crate::zeroed::zeroed_vec;
+use crate::{math, Error, Filter, FilterKind, FromBytes, Insert};
+
+/// A [`Block`] with atomic words.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct AtomicBlock([AtomicU64; WORDS]);
+
+/// Number of key-count stripes (a power of two).
+const STRIPES: usize = 8;
+
+/// One key-count stripe, alone on its two cache lines.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Stripe(AtomicU64);
+
+/// A [`BlockedBloom`] that many threads can fill at once: `insert` takes
+/// `&self` and sets bits with relaxed atomic `fetch_or`.
+///
+/// Setting a bit is idempotent and commutative, so inserts need no ordering
+/// between them, only that every `fetch_or` lands, which atomicity
+/// guarantees. Queries that run concurrently with inserts see each insert
+/// either whole or partly; once every insert has returned (and the threads
+/// are joined), every inserted key is found. Serializes to the same bytes as
+/// [`BlockedBloom`]. Only on targets with 64-bit atomics.
+///
+/// **Snapshots.** [`to_bytes`](Filter::to_bytes),
+/// [`num_keys`](Filter::num_keys) and [`into_blocked`](Self::into_blocked)
+/// read each word (and each count stripe) atomically, but not all at one
+/// instant. Every insert that *happens before* the call (its thread was
+/// joined, or handed over through a lock or channel) is captured whole. An
+/// insert running concurrently may be captured in part, some of its bits
+/// and not others, so the snapshot may not contain that key, and the count
+/// may or may not include it. Take snapshots after the inserts you need in
+/// them have finished.
+///
+/// ```
+/// use amq::{AtomicBlockedBloom, Filter};
+/// let f = AtomicBlockedBloom::with_bits_per_key(4_000, 10.0).unwrap();
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             for i in 0..1_000u64 {
+///                 f.insert(&(t * 1_000 + i).to_le_bytes());
+///             }
+///         });
+///     }
+/// });
+/// // The threads are joined: the count and the bits are complete.
+/// assert_eq!(f.num_keys(), 4_000);
+/// assert!((0..4_000u64).all(|i| f.contains(&i.to_le_bytes())));
+/// ```
+#[derive(Debug)]
+pub struct AtomicBlockedBloom {
+    blocks: Vec<AtomicBlock>,
+    num_probes: u32,
+    /// The key count, split so that concurrent inserts rarely share a line.
+    counts: [Stripe; STRIPES],
+}
+
+impl AtomicBlockedBloom {
+    /// As [`BlockedBloom::with_fpr`].
+    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
+        check_keys(expected_keys)?;
+        Self::with_bits_per_key(expected_keys, bits_per_key_for(expected_keys, fpr)?)
+    }
+
+    /// As [`BlockedBloom::with_bits_per_key`].
+    pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
+        let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
+        Ok(AtomicBlockedBloom {
+            blocks: zeroed_vec(blocks as usize)?,
+            num_probes,
+            counts: Default::default(),
+        })
+    }
+
+    /// Adds the key with this hash; callable from many threads at once.
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) {
+        let mask = probe_mask(hash, self.num_probes);
+        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
+        for w in 0..WORDS {
+            if mask[w] != 0 {
+                block[w].fetch_or(mask[w], Ordering::Relaxed);
+            }
+        }
+        // A stripe would need 2^63 inserts to wrap; the sum saturates.
+        self.counts[hash as usize & (STRIPES - 1)]
+            .0
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds `key` (hashed once); callable from many threads at once.
+    #[inline]
+    pub fn insert(&self, key: &[u8]) {
+        self.insert_hash(crate::hash_key(key));
+    }
+
+    /// Whether the key with this hash may be in the set.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        Self::matches(
+            &self.blocks[block_of(hash, self.blocks.len() as u32)],
+            hash,
+            self.num_probes,
+        )
+    }
+
+    #[inline(always)]
+    fn matches(block: &AtomicBlock, hash: u64, num_probes: u32) -> bool {
+        let words = core::array::from_fn(|w| block.0[w].load(Ordering::Relaxed));
+        block_matches(&words, hash, num_probes)
+    }
+
+    /// Whether `key` may be in the set.
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(crate::hash_key(key))
+    }
+
+    /// Number of probes `k` per key.
+    pub fn num_probes(&self) -> u32 {
+        self.num_probes
+    }
+
+    /// The key count: the stripes' sum, saturating like [`BlockedBloom`]'s.
+    fn count(&self) -> u64 {
+        let sum = self
+            .counts
+            .iter()
+            .fold(0u64, |acc, c| acc.saturating_add(c.0.load(Ordering::Relaxed)));
+        sum.min(max_keys(self.blocks.len() as u64 * BLOCK_BITS as u64))
+    }
+
+    fn words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.0.iter().map(|w| w.load(Ordering::Relaxed)))
+    }
+
+    /// The plain filter with the same bits, for single-threaded queries.
+    pub fn into_blocked(self) -> BlockedBloom {
+        let num_keys = self.count();
+        BlockedBloom {
+            blocks: self
+                .blocks
+                .into_iter()
+                .map(|b| Block(b.0.map(AtomicU64::into_inner)))
+                .collect(),
+            num_probes: self.num_probes,
+            num_keys,
+            kernel: Kernel::detect(self.num_probes),
+        }
+    }
+}
+
+impl From<BlockedBloom> for AtomicBlockedBloom {
+    fn from(f: BlockedBloom) -> Self {
+        let counts: [Stripe; STRIPES] = Default::default();
+        counts[0].0.store(f.num_keys, Ordering::Relaxed);
+        AtomicBlockedBloom {
+            blocks: f
+                .blocks
+                .into_iter()
+                .map(|b| AtomicBlock(b.0.map(AtomicU64::new)))
+                .collect(),
+            num_probes: f.num_probes,
+            counts,
+        }
+    }
+}
+
+impl Filter for AtomicBlockedBloom {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        AtomicBlockedBloom::contains_hash(self, hash)
+    }
+
+    /// Computes and prefetches the blocks of a batch first, then probes
+    /// them, as [`BlockedBloom`] does (with the portable probe).
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+        let n = self.blocks.len() as u32;
+        let mut idx = [0usize; BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (i, &h) in hs.iter().enumerate() {
+                idx[i] = block_of(h, n);
+                prefetch(&self.blocks[idx[i]]);
+            }
+            for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
+                *o = Self::matches(&self.blocks[idx[i]], h, self.num_probes);
+            }
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.blocks.capacity() * 64
+    }
+    fn num_keys(&self) -> usize {
+        count_as_usize(self.count())
+    }
+    fn expected_fpr(&self) -> f64 {
+        let bits = self.blocks.len() as u64 * BLOCK_BITS as u64;
+        math::blocked_bloom_fpr(bits, BLOCK_BITS, self.num_probes, self.count())
+    }
+    /// Reported as [`FilterKind::BlockedBloom`]: the bytes are the same.
+    fn kind(&self) -> FilterKind {
+        FilterKind::BlockedBloom
+    }
+    /// A snapshot: see the type's docs for what concurrent inserts do to it.
+    fn to_bytes(&self) -> Vec<u8> {
+        BlockedBloom::encode(self.num_probes, self.count(), self.words(), self.blocks.len())
+    }
+}
+
+/// For code generic over [`Insert`]; through `&mut self`, so without
+/// concurrency. Never fails.
+impl Insert for AtomicBlockedBloom {
+    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+        AtomicBlockedBloom::insert_hash(self, hash);
+        Ok(())
+    }
+}
+
+impl FromBytes for AtomicBlockedBloom {
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        BlockedBloom::from_bytes(bytes).map(Self::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::remix;
+
+    #[test]
+    fn layout_keeps_counts_off_the_read_line() {
+        assert_eq!(core::mem::align_of::<AtomicBlock>(), 64);
+        assert_eq!(core::mem::size_of::<Stripe>(), 128);
+        let f = AtomicBlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
+        let base = &f as *const _ as usize;
+        let read = [&f.blocks as *const _ as usize, &f.num_probes as *const _ as usize];
+        for c in &f.counts {
+            let at = c as *const _ as usize;
+            assert_eq!(at % 128, 0);
+            for r in read {
+                assert_ne!(at / 128, r / 128, "a count shares a line pair with a read field");
+            }
+        }
+        assert!(f.counts.iter().all(|c| (c as *const _ as usize) >= base));
+    }
+
+    #[test]
+    fn atomic_and_plain_agree_bit_for_bit() {
+        let mut plain = BlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
+        let mut atomic = AtomicBlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
+        for i in 0..5000u64 {
+            plain.insert_hash(remix(i, 3));
+            if i % 2 == 0 {
+                atomic.insert_hash(remix(i, 3));
+            } else {
+                Insert::insert_hash(&mut atomic, remix(i, 3)).unwrap();
+            }
+        }
+        assert_eq!(atomic.num_keys(), 5000);
+        assert_eq!(atomic.to_bytes(), plain.to_bytes());
+        let hashes: Vec<u64> = (0..20_000u64).map(|i| remix(i, 3)).collect();
+        let mut out = alloc::vec![false; hashes.len()];
+        atomic.contains_many(&hashes, &mut out);
+        for (&h, &o) in hashes.iter().zip(&out) {
+            assert_eq!(o, atomic.contains_hash(h));
+            assert_eq!(o, plain.contains_hash(h));
+        }
+        assert_eq!(atomic.into_blocked(), plain);
+    }
+
+    #[test]
+    fn count_survives_the_round_trip() {
+        let f = AtomicBlockedBloom::with_bits_per_key(100, 10.0).unwrap();
+        for i in 0..77u64 {
+            f.insert_hash(remix(i, 8));
+        }
+        let back = AtomicBlockedBloom::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(back.num_keys(), 77);
+        assert_eq!(back.to_bytes(), f.to_bytes());
+    }
+}

@@ -1,0 +1,190 @@
+//! `size_in_bytes` is every heap byte a filter holds: measured with a
+//! counting allocator, for every kind, built and decoded.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use amq::{
+    AnyFilter, AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
+    CuckooFilter, Filter, FuseParams, Ribbon, RibbonParams, StandardBloom, Xor16, Xor8,
+};
+
+/// The system allocator, counting the live bytes each thread allocated
+/// (a thread's count, so tests running on other threads do not disturb it).
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+fn add(delta: isize) {
+    // `try_with`: the count is gone while the thread exits; nothing to do then.
+    let _ = LIVE.try_with(|c| c.set(c.get() + delta));
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments,
+// which meet `System`'s requirements because they meet ours; the counting
+// only touches a thread-local `Cell`, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            add(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            add(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        add(-(layout.size() as isize));
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            add(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// What `make` returns, and the heap bytes it still holds after returning
+/// (everything it allocated and freed on the way does not count).
+fn held<T>(make: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.with(Cell::get);
+    let value = make();
+    let after = LIVE.with(Cell::get);
+    (value, (after - before) as usize)
+}
+
+/// Builds with `make`, then decodes the filter's bytes both by type and as
+/// an `AnyFilter`, and checks each time that `size_in_bytes` is what is held.
+fn check<F: Filter>(name: &str, make: impl FnOnce() -> F, decode: impl Fn(&[u8]) -> F) {
+    let (f, bytes) = held(make);
+    assert_eq!(f.size_in_bytes(), bytes, "{name}: built");
+    let encoded = f.to_bytes();
+    let (g, bytes) = held(|| decode(&encoded));
+    assert_eq!(g.size_in_bytes(), bytes, "{name}: decoded");
+    if name != "AtomicBlockedBloom" {
+        let (a, bytes) = held(|| AnyFilter::from_bytes(&encoded).unwrap());
+        assert_eq!(a.size_in_bytes(), bytes, "{name}: decoded as AnyFilter");
+    }
+}
+
+#[test]
+fn size_in_bytes_is_the_heap_held_by_every_kind() {
+    use amq::FromBytes;
+    let keys: Vec<u64> = (0..100_000u64).map(|i| amq::hash::remix(i, 12)).collect();
+    let insert = |f: &mut dyn FnMut(u64)| keys.iter().for_each(|&h| f(h));
+    check(
+        "StandardBloom",
+        || {
+            let mut f = StandardBloom::with_fpr(keys.len(), 0.01).unwrap();
+            insert(&mut |h| f.insert_hash(h));
+            f
+        },
+        |b| StandardBloom::from_bytes(b).unwrap(),
+    );
+    check(
+        "BlockedBloom",
+        || {
+            let mut f = BlockedBloom::with_fpr(keys.len(), 0.01).unwrap();
+            insert(&mut |h| f.insert_hash(h));
+            f
+        },
+        |b| BlockedBloom::from_bytes(b).unwrap(),
+    );
+    check(
+        "AtomicBlockedBloom",
+        || {
+            let f = AtomicBlockedBloom::with_fpr(keys.len(), 0.01).unwrap();
+            insert(&mut |h| f.insert_hash(h));
+            f
+        },
+        |b| AtomicBlockedBloom::from_bytes(b).unwrap(),
+    );
+    check(
+        "CountingBloom",
+        || {
+            let mut f = CountingBloom::with_fpr(keys.len(), 0.01).unwrap();
+            insert(&mut |h| f.insert_hash(h));
+            f
+        },
+        |b| CountingBloom::from_bytes(b).unwrap(),
+    );
+    for bits in [8, 12, 16] {
+        check(
+            "CuckooFilter",
+            || {
+                let mut f = CuckooFilter::with_fingerprint_bits(keys.len(), bits).unwrap();
+                insert(&mut |h| f.insert_hash(h).unwrap());
+                f
+            },
+            |b| CuckooFilter::from_bytes(b).unwrap(),
+        );
+    }
+    check(
+        "Xor8",
+        || Xor8::build(&keys).unwrap(),
+        |b| Xor8::from_bytes(b).unwrap(),
+    );
+    check(
+        "Xor16",
+        || Xor16::build(&keys).unwrap(),
+        |b| Xor16::from_bytes(b).unwrap(),
+    );
+    check(
+        "BinaryFuse8",
+        || BinaryFuse8::build(&keys).unwrap(),
+        |b| BinaryFuse8::from_bytes(b).unwrap(),
+    );
+    check(
+        "BinaryFuse8 4-wise",
+        || BinaryFuse8::build_with(&keys, &FuseParams::FOUR_WISE).unwrap(),
+        |b| BinaryFuse8::from_bytes(b).unwrap(),
+    );
+    check(
+        "BinaryFuse16",
+        || BinaryFuse16::build(&keys).unwrap(),
+        |b| BinaryFuse16::from_bytes(b).unwrap(),
+    );
+    check(
+        "BinaryFuse32",
+        || BinaryFuse32::build(&keys).unwrap(),
+        |b| BinaryFuse32::from_bytes(b).unwrap(),
+    );
+    for params in [
+        RibbonParams::with_fpr(0.01).unwrap(),
+        RibbonParams::with_result_bits(7).unwrap(),
+        RibbonParams::with_bits_per_key(11.5).unwrap(),
+    ] {
+        check(
+            "Ribbon",
+            || Ribbon::build(&keys, &params).unwrap(),
+            |b| Ribbon::from_bytes(b).unwrap(),
+        );
+    }
+    // A shard that needs more than its first size: tiny slack forces retries
+    // with more slots.
+    let tight = RibbonParams::with_result_bits(7)
+        .unwrap()
+        .with_slots_per_key(1.0)
+        .unwrap();
+    check(
+        "Ribbon, retried shards",
+        || Ribbon::build(&keys, &tight).unwrap(),
+        |b| Ribbon::from_bytes(b).unwrap(),
+    );
+}
