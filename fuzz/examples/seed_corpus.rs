@@ -1,0 +1,52 @@
+//! Writes the seed corpus: valid encodings of every filter kind for the
+//! decoder targets (with the mode byte each expects first).
+//!
+//! ```text
+//! cargo run --manifest-path fuzz/Cargo.toml --example seed_corpus
+//! ```
+
+use std::fs;
+use std::path::Path;
+
+use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing};
+
+fn target_name(kind: FilterKind) -> &'static str {
+    match kind {
+        FilterKind::StandardBloom => "decode_standard_bloom",
+        FilterKind::BlockedBloom => "decode_blocked_bloom",
+        FilterKind::CountingBloom => "decode_counting_bloom",
+        FilterKind::Cuckoo => "decode_cuckoo",
+        FilterKind::Xor8 => "decode_xor8",
+        FilterKind::Xor16 => "decode_xor16",
+        FilterKind::BinaryFuse8 => "decode_binary_fuse8",
+        FilterKind::BinaryFuse16 => "decode_binary_fuse16",
+        FilterKind::BinaryFuse32 => "decode_binary_fuse32",
+        FilterKind::Ribbon => "decode_ribbon",
+        _ => "decode_any",
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    for &kind in FilterKind::ALL.iter() {
+        for n in [0u32, 1, 5, 40] {
+            for sizing in [FilterSizing::Fpr(0.01), FilterSizing::BitsPerKey(20.0)] {
+                let hashes: Vec<u64> = (0..n).map(|i| hash_key(&i.to_le_bytes())).collect();
+                let Ok(f) = AnyFilter::build(kind, sizing, &hashes) else {
+                    continue;
+                };
+                let bytes = f.to_bytes();
+                // Mode 0: the bytes as they are (checksum intact).
+                let mut input = vec![0u8];
+                input.extend_from_slice(&bytes);
+                let tag = format!("{kind:?}-{n}-{}", bytes.len());
+                for target in [target_name(kind), "decode_any"] {
+                    let dir = root.join(target);
+                    fs::create_dir_all(&dir).unwrap();
+                    fs::write(dir.join(&tag), &input).unwrap();
+                }
+            }
+        }
+    }
+    println!("seed corpus written under {}", root.display());
+}

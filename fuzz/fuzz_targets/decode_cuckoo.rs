@@ -1,0 +1,6 @@
+//! `CuckooFilter::from_bytes` on arbitrary (and re-sealed) bytes: see `amq_fuzz::decode`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| amq_fuzz::decode::decode::<amq::CuckooFilter>(
+    data,
+    Some(amq::FilterKind::Cuckoo)
+));

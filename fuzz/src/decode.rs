@@ -1,0 +1,140 @@
+//! The decoder target: arbitrary bytes, optionally shaped into a plausible
+//! header and re-sealed with a valid checksum (so the fuzzer reaches the
+//! parameter checks behind the checksum), into `from_bytes`.
+//!
+//! Checks: `Ok` or `Err`, never a panic; no more heap than a small multiple
+//! of the input; and a decoded filter answers every query consistently,
+//! reports sane figures and re-encodes to exactly its input.
+
+use amq::format::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use amq::{Filter, FilterKind, FromBytes, HashScheme};
+
+use crate::alloc::peak_during;
+
+/// Rewrites the trailing checksum to match the bytes before it.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < CHECKSUM_LEN {
+        return;
+    }
+    let end = bytes.len() - CHECKSUM_LEN;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+    bytes[end..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Makes the header name `kind`, this format version and hash scheme, and
+/// declare lengths that add up to the input's (parameter length taken from
+/// the input, reduced into range).
+pub fn shape_header(bytes: &mut [u8], kind: FilterKind) {
+    let Some(room) = bytes.len().checked_sub(HEADER_LEN + CHECKSUM_LEN) else {
+        return;
+    };
+    bytes[0..4].copy_from_slice(&MAGIC);
+    bytes[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes[6] = kind.id();
+    bytes[7] = HashScheme::Xxh3Seeded.id();
+    let declared = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+    let params = declared % (room + 1);
+    bytes[8..12].copy_from_slice(&(params as u32).to_le_bytes());
+    bytes[12..20].copy_from_slice(&((room - params) as u64).to_le_bytes());
+}
+
+/// Heap a decoder may use for `n` input bytes.
+pub fn allocation_bound(n: usize) -> usize {
+    4 * n + 4096
+}
+
+/// Every check a decoded filter must pass.
+pub fn check_decoded(f: &dyn Filter, bytes: &[u8]) {
+    assert_eq!(f.to_bytes(), bytes, "decoding is not faithful");
+    let probes: Vec<u64> = (0..64u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555)
+        .collect();
+    let mut out = vec![false; probes.len()];
+    f.contains_many(&probes, &mut out);
+    for (&h, &o) in probes.iter().zip(&out) {
+        assert_eq!(
+            f.contains_hash(h),
+            o,
+            "contains_many disagrees with contains_hash"
+        );
+    }
+    let p = f.expected_fpr();
+    assert!((0.0..=1.0).contains(&p), "expected_fpr {p}");
+    assert!(f.bits_per_key() >= 0.0);
+    // Some filters keep padding beyond their serialized payload (for
+    // branch-free queries), never more than the input implies.
+    assert!(
+        f.size_in_bytes() <= allocation_bound(bytes.len()),
+        "reports more memory than its bytes imply"
+    );
+}
+
+/// The bytes a decoder target hands to `from_bytes` for fuzzer input
+/// `data`: its first byte says whether to shape the header (bit 1, with the
+/// kind from bits 2.. when `kind` is `None`) and re-seal (bit 0).
+pub fn effective_bytes(data: &[u8], kind: Option<FilterKind>) -> Option<Vec<u8>> {
+    let (&mode, rest) = data.split_first()?;
+    let mut bytes = rest.to_vec();
+    if mode & 2 != 0 {
+        let kinds = FilterKind::ALL;
+        let k = kind.unwrap_or(kinds[(mode >> 2) as usize % kinds.len()]);
+        shape_header(&mut bytes, k);
+    }
+    if mode & 1 != 0 {
+        reseal(&mut bytes);
+    }
+    Some(bytes)
+}
+
+/// The whole decoder target for type `F`; `kind` is what to shape headers
+/// into (`None`: the first input byte picks one).
+pub fn decode<F: FromBytes>(data: &[u8], kind: Option<FilterKind>) {
+    let Some(bytes) = effective_bytes(data, kind) else {
+        return;
+    };
+    let (decoded, peak) = peak_during(|| F::from_bytes(&bytes));
+    assert!(
+        peak <= allocation_bound(bytes.len()),
+        "decoding {} bytes allocated {peak}",
+        bytes.len()
+    );
+    if let Ok(f) = decoded {
+        check_decoded(&f, &bytes);
+        insert_into_decoded(&bytes);
+    }
+}
+
+/// A decoded dynamic filter takes more keys: whatever counts its header
+/// claimed, an insert neither panics nor loses the key, and the FPR stays
+/// a probability.
+fn insert_into_decoded(bytes: &[u8]) {
+    let Ok(any) = amq::AnyFilter::from_bytes(bytes) else {
+        return;
+    };
+    let h = amq::hash_key(b"inserted after decoding");
+    let after: Option<Box<dyn Filter>> = match any {
+        amq::AnyFilter::StandardBloom(mut f) => {
+            f.insert_hash(h);
+            Some(Box::new(f))
+        }
+        amq::AnyFilter::BlockedBloom(mut f) => {
+            f.insert_hash(h);
+            Some(Box::new(f))
+        }
+        amq::AnyFilter::CountingBloom(mut f) => {
+            f.insert_hash(h);
+            Some(Box::new(f))
+        }
+        amq::AnyFilter::Cuckoo(mut f) => match f.insert_hash(h) {
+            Ok(()) => Some(Box::new(f)),
+            Err(amq::Error::Full) => None,
+            Err(e) => panic!("undocumented insert error {e:?}"),
+        },
+        _ => None,
+    };
+    if let Some(f) = after {
+        assert!(f.contains_hash(h), "false negative after decoding");
+        let p = f.expected_fpr();
+        assert!((0.0..=1.0).contains(&p), "expected_fpr {p} after an insert");
+    }
+}

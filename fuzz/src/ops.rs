@@ -1,0 +1,213 @@
+//! Operation targets: arbitrary sequences of inserts, removes, queries,
+//! unions and encode/decode round trips on one filter, checked against a set
+//! (or multiset) model. The invariants: no false negative, ever; errors only
+//! where documented (a full cuckoo table, impossible parameters); after a
+//! failed insert nothing inserted before is lost.
+
+use std::collections::HashMap;
+
+use amq::{
+    hash_key, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
+    Filter, FromBytes, Insert, Remove, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
+};
+use arbitrary::Arbitrary;
+
+/// Keys come from a small space so that repeats and removals meet.
+fn h(k: u16) -> u64 {
+    hash_key(&k.to_le_bytes())
+}
+
+/// One step on a dynamic filter.
+#[derive(Debug, Arbitrary)]
+pub enum Op {
+    Insert(u16),
+    Remove(u16),
+    Query(u16),
+    RoundTrip,
+    Union(Vec<u16>),
+}
+
+/// Sizing of a dynamic filter.
+#[derive(Debug, Arbitrary)]
+pub struct DynInput {
+    pub expected: u16,
+    pub bits: u8,
+    pub ops: Vec<Op>,
+}
+
+fn assert_documented(e: &Error) {
+    assert!(
+        matches!(e, Error::InvalidParameter { .. } | Error::TooLarge),
+        "undocumented construction error {e:?}"
+    );
+}
+
+fn round_trip<F: Filter + FromBytes>(f: &F) -> F {
+    let bytes = f.to_bytes();
+    let g = F::from_bytes(&bytes).expect("a filter's own bytes decode");
+    assert_eq!(g.to_bytes(), bytes);
+    g
+}
+
+/// Standard and blocked Bloom: inserts, unions with a filter of the same
+/// shape, round trips; the model is a set.
+fn bloom_ops<F: Insert + FromBytes>(
+    input: DynInput,
+    new: impl Fn(usize, f64) -> Result<F, Error>,
+    union: impl Fn(&mut F, &F) -> Result<(), Error>,
+) {
+    let (n, bits) = (
+        usize::from(input.expected).max(1),
+        f64::from(input.bits % 40) + 0.5,
+    );
+    let mut f = match new(n, bits) {
+        Ok(f) => f,
+        Err(e) => return assert_documented(&e),
+    };
+    let mut model = Vec::new();
+    for op in input.ops {
+        match op {
+            Op::Insert(k) => {
+                f.insert_hash(h(k)).expect("Bloom inserts never fail");
+                model.push(k);
+            }
+            Op::Query(k) => assert!(!model.contains(&k) || f.contains_hash(h(k)), "false negative"),
+            Op::RoundTrip => f = round_trip(&f),
+            Op::Union(keys) => {
+                let mut g = new(n, bits).expect("same parameters build again");
+                for &k in &keys {
+                    g.insert_hash(h(k)).expect("Bloom inserts never fail");
+                }
+                union(&mut f, &g).expect("same shapes unite");
+                model.extend(keys);
+            }
+            Op::Remove(_) => {}
+        }
+    }
+    assert!(
+        model.iter().all(|&k| f.contains_hash(h(k))),
+        "false negative at the end"
+    );
+}
+
+pub fn standard_bloom(input: DynInput) {
+    bloom_ops(input, StandardBloom::with_bits_per_key, StandardBloom::union);
+}
+
+pub fn blocked_bloom(input: DynInput) {
+    bloom_ops(input, BlockedBloom::with_bits_per_key, BlockedBloom::union);
+}
+
+/// Counting Bloom and cuckoo: the model is a multiset; only inserted keys
+/// are removed (removing another key is documented to cause false negatives).
+fn multiset_ops<F: Remove + FromBytes>(input: DynInput, mut f: F, may_fill: bool) {
+    let mut model: HashMap<u16, u32> = HashMap::new();
+    for op in input.ops {
+        match op {
+            Op::Insert(k) => match f.insert_hash(h(k)) {
+                Ok(()) => *model.entry(k).or_default() += 1,
+                Err(Error::Full) if may_fill => {
+                    // Full: every key inserted before is still there.
+                    assert!(
+                        model.keys().all(|&k| f.contains_hash(h(k))),
+                        "a failed insert lost a key"
+                    );
+                }
+                Err(e) => panic!("undocumented insert error {e:?}"),
+            },
+            Op::Remove(k) => {
+                if let Some(c) = model.get_mut(&k) {
+                    f.remove_hash(h(k)).expect("removing an inserted key succeeds");
+                    *c -= 1;
+                    if *c == 0 {
+                        model.remove(&k);
+                    }
+                }
+            }
+            Op::Query(k) => assert!(!model.contains_key(&k) || f.contains_hash(h(k)), "false negative"),
+            Op::RoundTrip => f = round_trip(&f),
+            Op::Union(_) => {}
+        }
+    }
+    assert!(
+        model.keys().all(|&k| f.contains_hash(h(k))),
+        "false negative at the end"
+    );
+}
+
+pub fn counting_bloom(input: DynInput) {
+    let per_key = f64::from(input.bits % 16) + 0.5;
+    match CountingBloom::with_counters_per_key(usize::from(input.expected).max(1), per_key) {
+        Ok(f) => multiset_ops(input, f, false),
+        Err(e) => assert_documented(&e),
+    }
+}
+
+pub fn cuckoo(input: DynInput) {
+    let bits = [8, 12, 16][usize::from(input.bits) % 3];
+    // Small capacities, so tables fill and the `Full` path is exercised.
+    match CuckooFilter::with_fingerprint_bits(usize::from(input.expected % 512).max(1), bits) {
+        Ok(f) => multiset_ops(input, f, true),
+        Err(e) => assert_documented(&e),
+    }
+}
+
+/// A static filter's input: a key set with repeats, and a parameter byte.
+#[derive(Debug, Arbitrary)]
+pub struct StaticInput {
+    pub param: u8,
+    pub keys: Vec<u16>,
+    pub probes: Vec<u16>,
+}
+
+fn static_ops<F: StaticFilter + FromBytes>(input: &StaticInput, params: &F::Params) {
+    let hashes: Vec<u64> = input.keys.iter().map(|&k| h(k)).collect();
+    let f = F::build(&hashes, params).expect("a static filter builds for every key set");
+    let mut distinct = input.keys.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(f.num_keys(), distinct.len(), "duplicates must count once");
+    assert!(distinct.iter().all(|&k| f.contains_hash(h(k))), "false negative");
+    let g = round_trip(&f);
+    for &p in &input.probes {
+        assert_eq!(f.contains_hash(h(p)), g.contains_hash(h(p)));
+    }
+    assert!(
+        distinct.iter().all(|&k| g.contains_hash(h(k))),
+        "false negative after a round trip"
+    );
+}
+
+pub fn xor8(input: StaticInput) {
+    static_ops::<Xor8>(&input, &());
+}
+pub fn xor16(input: StaticInput) {
+    static_ops::<Xor16>(&input, &());
+}
+pub fn binary_fuse8(input: StaticInput) {
+    static_ops::<BinaryFuse8>(&input, &amq::FuseParams::default());
+}
+pub fn binary_fuse16(input: StaticInput) {
+    let p = if input.param & 1 == 0 {
+        amq::FuseParams::THREE_WISE
+    } else {
+        amq::FuseParams::FOUR_WISE
+    };
+    static_ops::<BinaryFuse16>(&input, &p);
+}
+pub fn binary_fuse32(input: StaticInput) {
+    static_ops::<BinaryFuse32>(&input, &amq::FuseParams::default());
+}
+
+pub fn ribbon(input: StaticInput) {
+    let p = input.param;
+    let params = match p % 3 {
+        0 => RibbonParams::with_result_bits(u32::from(p >> 2)),
+        1 => RibbonParams::with_fpr(f64::from(p >> 2) / 64.0),
+        _ => RibbonParams::with_bits_per_key(f64::from(p >> 2) * 0.7),
+    };
+    match params {
+        Ok(params) => static_ops::<Ribbon>(&input, &params),
+        Err(e) => assert_documented(&e),
+    }
+}
