@@ -190,3 +190,62 @@ pub fn false_positives(f: &dyn Filter, keys: &[u64], seed: u64, count: u64) -> u
         .filter(|h| f.contains_hash(*h) && sorted.binary_search(h).is_err())
         .count() as u64
 }
+
+/// Rewrites the trailing checksum so that it matches the rest of the frame:
+/// a forged frame then fails (or passes) on its contents, not its checksum.
+pub fn reseal(bytes: &mut [u8]) {
+    let end = bytes.len() - amq::format::CHECKSUM_LEN;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+    bytes[end..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// A filter decoded from forged bytes must answer every query without
+/// panicking or hanging, and re-encode to exactly the bytes it came from.
+pub fn exercise(f: &dyn Filter, forged: &[u8]) {
+    assert_eq!(f.to_bytes(), forged, "decoding is not faithful");
+    let probes = hashes(5, 100);
+    let mut out = vec![false; probes.len()];
+    f.contains_many(&probes, &mut out);
+    for (&h, &o) in probes.iter().zip(&out) {
+        assert_eq!(f.contains_hash(h), o);
+    }
+    let p = f.expected_fpr();
+    assert!((0.0..=1.0).contains(&p), "expected_fpr {p}");
+    assert!(f.bits_per_key() >= 0.0);
+    // Ribbon keeps padding words beyond its payload; nothing keeps more.
+    assert!(f.size_in_bytes() <= 2 * forged.len() + 1024);
+}
+
+/// Whether every value of a filter's payload bytes is a valid filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// Plain bits or counters (the Bloom family).
+    AnyValueDecodes,
+    /// Fingerprints or words whose values the decoder may check.
+    MayBeRefused,
+}
+
+/// Every change of every header, parameter and payload byte, with the
+/// checksum recomputed so the decoder must judge the contents themselves:
+/// an `Err`, or a filter that works and re-encodes to the forged bytes.
+pub fn assert_forgery_safe<F: FromBytes>(f: &F, payload: Payload) {
+    let bytes = f.to_bytes();
+    let mut forged = bytes.clone();
+    let payload_start = (bytes.len() - amq::format::CHECKSUM_LEN).saturating_sub(f.size_in_bytes());
+    for i in 0..bytes.len() - amq::format::CHECKSUM_LEN {
+        for delta in 1..=255u8 {
+            forged[i] = bytes[i] ^ delta;
+            reseal(&mut forged);
+            if let Ok(g) = F::from_bytes(&forged) {
+                exercise(&g, &forged);
+            }
+            if let Ok(g) = AnyFilter::from_bytes(&forged) {
+                exercise(&g, &forged);
+            }
+            if payload == Payload::AnyValueDecodes && i >= payload_start {
+                assert!(F::from_bytes(&forged).is_ok(), "payload byte {i} ^ {delta:#04x}");
+            }
+        }
+        forged[i] = bytes[i];
+    }
+}
