@@ -20,21 +20,24 @@ fi
 cargo fuzz build -O >/dev/null 2>&1 || cargo fuzz build -O
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# FUZZ_LOGS=DIR keeps each target's libFuzzer log there.
+logs=${FUZZ_LOGS:-$scratch}
+mkdir -p "$logs"
 run_one() {
-  local t=$1 seconds=$2 scratch=$3
+  local t=$1 seconds=$2 scratch=$3 logs=$4
   mkdir -p "$scratch/$t" "corpus/$t"
   if cargo fuzz run -O "$t" "$scratch/$t" "corpus/$t" -- \
       -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
-      >"$scratch/$t.log" 2>&1; then
+      >"$logs/$t.log" 2>&1; then
     local execs cov
-    execs=$(grep -m1 'stat::number_of_executed_units' "$scratch/$t.log" | awk '{print $2}')
-    cov=$(grep -E '^#[0-9]+.*(DONE|pulse)' "$scratch/$t.log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || true)
+    execs=$(grep -m1 'stat::number_of_executed_units' "$logs/$t.log" | awk '{print $2}')
+    cov=$(grep -E '^#[0-9]+.*(DONE|pulse)' "$logs/$t.log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || true)
     echo "ok     $t: ${execs:-?} execs, ${cov:-cov ?}"
   else
     echo "CRASH  $t (log below; input in fuzz/artifacts/$t/)"
-    tail -40 "$scratch/$t.log"
+    tail -40 "$logs/$t.log"
     return 1
   fi
 }
 export -f run_one
-printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run_one "$@"' _ {} "$seconds" "$scratch"
+printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run_one "$@"' _ {} "$seconds" "$scratch" "$logs"
