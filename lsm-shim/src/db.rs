@@ -39,7 +39,7 @@ use crate::memtable::{Entry, MemTable};
 use crate::merge::{MergeIter, Source};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
-use crate::stats::{add, inc, Counters, LevelStats, Stats};
+use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
 use crate::version::Version;
 use crate::wal::{self, WalWriter};
 
@@ -345,10 +345,9 @@ impl Db {
     /// holds the key. Per table: key range, filter, index, data block.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut hash = None;
-        let stats = &self.stats;
-        self.lookup(key, || {
+        self.lookup(key, |counts| {
             *hash.get_or_insert_with(|| {
-                inc(&stats.key_hashes);
+                counts.key_hashes += 1;
                 hash_key(key)
             })
         })
@@ -358,15 +357,14 @@ impl Db {
     /// store without hash sharing does. For the hash-sharing benchmark only.
     #[doc(hidden)]
     pub fn get_rehashing_per_table(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let stats = &self.stats;
-        self.lookup(key, || {
-            inc(&stats.key_hashes);
+        self.lookup(key, |counts| {
+            counts.key_hashes += 1;
             hash_key(key)
         })
     }
 
     #[inline]
-    fn lookup(&self, key: &[u8], mut hash: impl FnMut() -> u64) -> Result<Option<Vec<u8>>> {
+    fn lookup(&self, key: &[u8], hash: impl FnMut(&mut ReadCounts) -> u64) -> Result<Option<Vec<u8>>> {
         inc(&self.stats.gets);
         let version = {
             let r = self.read_state();
@@ -375,16 +373,10 @@ impl Db {
             }
             r.version.clone()
         };
-        for level in &version.levels {
-            for run in &level.runs {
-                let Some(table) = run.find(key) else { continue };
-                inc(&self.stats.tables_consulted);
-                if let Some(e) = table.get(key, hash(), &self.stats)? {
-                    return Ok(e.into_value());
-                }
-            }
-        }
-        Ok(None)
+        let mut counts = ReadCounts::default();
+        let found = lookup_tables(&version, key, hash, &mut counts);
+        self.stats.add_reads(&counts);
+        Ok(found?.and_then(Entry::into_value))
     }
 
     /// The live entries with keys in `range`, in key order, newest version of
@@ -692,6 +684,29 @@ impl Db {
         add(&self.stats.compaction_nanos, start.elapsed().as_nanos() as u64);
         self.maybe_rotate_manifest(w)
     }
+}
+
+/// The newest entry of `key` in the tables of `version`: per run, the one
+/// table whose range holds the key; per table, its filter (probed with the
+/// one hash `hash` gives), its index and one data block.
+#[inline]
+fn lookup_tables(
+    version: &Version,
+    key: &[u8],
+    mut hash: impl FnMut(&mut ReadCounts) -> u64,
+    counts: &mut ReadCounts,
+) -> Result<Option<Entry>> {
+    for level in &version.levels {
+        for run in &level.runs {
+            let Some(table) = run.find(key) else { continue };
+            counts.tables_consulted += 1;
+            let h = hash(counts);
+            if let Some(e) = table.get(key, h, counts)? {
+                return Ok(Some(e));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Writes `mem` as a level-0 table (synced).

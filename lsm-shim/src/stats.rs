@@ -35,6 +35,39 @@ pub(crate) struct Counters {
     pub filter_build_nanos: AtomicU64,
 }
 
+/// The read-path counters of one lookup, kept in plain integers while the
+/// lookup walks the tables and added to the shared [`Counters`] once at its
+/// end: an atomic add per table would cost more than a filter probe.
+#[derive(Debug, Default)]
+pub(crate) struct ReadCounts {
+    pub key_hashes: u64,
+    pub tables_consulted: u64,
+    pub filter_probes: u64,
+    pub filter_negatives: u64,
+    pub filter_true_positives: u64,
+    pub filter_false_positives: u64,
+    pub data_blocks_read: u64,
+}
+
+impl Counters {
+    /// Adds one lookup's counts (the non-zero ones).
+    pub(crate) fn add_reads(&self, r: &ReadCounts) {
+        for (c, n) in [
+            (&self.key_hashes, r.key_hashes),
+            (&self.tables_consulted, r.tables_consulted),
+            (&self.filter_probes, r.filter_probes),
+            (&self.filter_negatives, r.filter_negatives),
+            (&self.filter_true_positives, r.filter_true_positives),
+            (&self.filter_false_positives, r.filter_false_positives),
+            (&self.data_blocks_read, r.data_blocks_read),
+        ] {
+            if n != 0 {
+                add(c, n);
+            }
+        }
+    }
+}
+
 /// Adds `n` to a counter.
 pub(crate) fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Relaxed);

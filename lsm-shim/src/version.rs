@@ -20,15 +20,61 @@ use crate::sstable::Table;
 pub(crate) struct Run {
     pub id: u64,
     pub tables: Vec<Arc<Table>>,
+    /// Every table's smallest and largest key, back to back in one buffer:
+    /// the read path's range checks touch this one allocation instead of
+    /// chasing each table's pointers to its key range.
+    bounds: Vec<u8>,
+    /// `bounds[ends[2i - 1]..ends[2i]]` is table `i`'s smallest key and
+    /// `bounds[ends[2i]..ends[2i + 1]]` its largest (with `ends[-1] = 0`).
+    ends: Vec<usize>,
 }
 
 impl Run {
+    /// A run of `tables`, which are in key order with disjoint ranges.
+    pub(crate) fn new(id: u64, tables: Vec<Arc<Table>>) -> Run {
+        let mut bounds = Vec::new();
+        let mut ends = Vec::with_capacity(2 * tables.len());
+        for t in &tables {
+            bounds.extend_from_slice(t.smallest());
+            ends.push(bounds.len());
+            bounds.extend_from_slice(t.largest());
+            ends.push(bounds.len());
+        }
+        Run {
+            id,
+            tables,
+            bounds,
+            ends,
+        }
+    }
+
+    fn smallest_of(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[2 * i - 1] };
+        &self.bounds[start..self.ends[2 * i]]
+    }
+
+    fn largest_of(&self, i: usize) -> &[u8] {
+        &self.bounds[self.ends[2 * i]..self.ends[2 * i + 1]]
+    }
+
     /// The one table whose key range may hold `key`: binary search on the
     /// largest keys, then a check of the smallest.
     #[inline]
     pub(crate) fn find(&self, key: &[u8]) -> Option<&Arc<Table>> {
-        let i = self.tables.partition_point(|t| t.largest() < key);
-        self.tables.get(i).filter(|t| t.smallest() <= key)
+        let (mut lo, mut hi) = (0, self.tables.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.largest_of(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < self.tables.len() && self.smallest_of(lo) <= key {
+            self.tables.get(lo)
+        } else {
+            None
+        }
     }
 
     pub(crate) fn bytes(&self) -> u64 {
@@ -87,15 +133,19 @@ impl Version {
                 tb.smallest(),
             ))
         });
+        let mut grouped: Vec<Vec<(u64, Vec<Arc<Table>>)>> = vec![Vec::new(); levels.len()];
         for (rec, table) in sorted {
-            let level = &mut levels[rec.level as usize];
-            match level.runs.last_mut() {
-                Some(run) if run.id == rec.run => run.tables.push(table.clone()),
-                _ => level.runs.push(Run {
-                    id: rec.run,
-                    tables: vec![table.clone()],
-                }),
+            let runs = &mut grouped[rec.level as usize];
+            match runs.last_mut() {
+                Some((id, tables)) if *id == rec.run => tables.push(table.clone()),
+                _ => runs.push((rec.run, vec![table.clone()])),
             }
+        }
+        for (level, runs) in levels.iter_mut().zip(grouped) {
+            level.runs = runs
+                .into_iter()
+                .map(|(id, tables)| Run::new(id, tables))
+                .collect();
         }
         Version { levels }
     }

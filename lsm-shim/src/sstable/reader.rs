@@ -29,7 +29,7 @@ use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filenames::file_name;
 use crate::memtable::Entry;
-use crate::stats::{inc, Counters};
+use crate::stats::ReadCounts;
 
 /// The state of a table's filter.
 #[derive(Debug)]
@@ -241,34 +241,35 @@ impl Table {
     /// Looks `key` (whose [`amq::hash_key`] is `hash`) up in a table whose
     /// range covers it: the filter first, then the index, then one data
     /// block. `None` if the table does not hold the key.
-    pub(crate) fn get(&self, key: &[u8], hash: u64, stats: &Counters) -> Result<Option<Entry>> {
+    #[inline]
+    pub(crate) fn get(&self, key: &[u8], hash: u64, counts: &mut ReadCounts) -> Result<Option<Entry>> {
         let filtered = match self.filter() {
             Some(f) => {
-                inc(&stats.filter_probes);
+                counts.filter_probes += 1;
                 if !f.contains_hash(hash) {
-                    inc(&stats.filter_negatives);
+                    counts.filter_negatives += 1;
                     return Ok(None);
                 }
                 true
             }
             None => false,
         };
-        let found = self.get_unfiltered(key, stats)?;
+        let found = self.get_unfiltered(key, counts)?;
         if filtered {
-            inc(match found {
-                Some(_) => &stats.filter_true_positives,
-                None => &stats.filter_false_positives,
-            });
+            match found {
+                Some(_) => counts.filter_true_positives += 1,
+                None => counts.filter_false_positives += 1,
+            }
         }
         Ok(found)
     }
 
-    fn get_unfiltered(&self, key: &[u8], stats: &Counters) -> Result<Option<Entry>> {
+    fn get_unfiltered(&self, key: &[u8], counts: &mut ReadCounts) -> Result<Option<Entry>> {
         let i = self.index.partition_point(|(last, _)| last.as_slice() < key);
         let Some(&(_, handle)) = self.index.get(i) else {
             return Ok(None);
         };
-        inc(&stats.data_blocks_read);
+        counts.data_blocks_read += 1;
         let data = self.read_block(handle, BlockType::Data)?;
         let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
         let e = block
