@@ -696,14 +696,55 @@ fn lookup_tables(
     mut hash: impl FnMut(&mut ReadCounts) -> u64,
     counts: &mut ReadCounts,
 ) -> Result<Option<Entry>> {
+    // Tables are gathered PROBE_BATCH at a time, in age order, and their
+    // filters probed back to back before any is acted on: each probe is an
+    // independent load (one shared hash, many filters), so the CPU overlaps
+    // their cache misses instead of waiting on each behind the range checks.
+    let mut batch: [Option<&Table>; PROBE_BATCH] = [None; PROBE_BATCH];
+    let mut n = 0;
     for level in &version.levels {
         for run in &level.runs {
             let Some(table) = run.find(key) else { continue };
-            counts.tables_consulted += 1;
-            let h = hash(counts);
-            if let Some(e) = table.get(key, h, counts)? {
-                return Ok(Some(e));
+            batch[n] = Some(table);
+            n += 1;
+            if n == PROBE_BATCH {
+                if let Some(e) = probe_batch(&batch[..n], key, &mut hash, counts)? {
+                    return Ok(Some(e));
+                }
+                n = 0;
             }
+        }
+    }
+    probe_batch(&batch[..n], key, &mut hash, counts)
+}
+
+/// Tables whose filters are probed together on the read path.
+const PROBE_BATCH: usize = 8;
+
+/// Looks `key` up in `tables` (newest first), whose ranges hold it.
+#[inline]
+fn probe_batch(
+    tables: &[Option<&Table>],
+    key: &[u8],
+    hash: &mut impl FnMut(&mut ReadCounts) -> u64,
+    counts: &mut ReadCounts,
+) -> Result<Option<Entry>> {
+    if tables.is_empty() {
+        return Ok(None);
+    }
+    let mut answers = [None; PROBE_BATCH];
+    for (a, t) in answers.iter_mut().zip(tables) {
+        // `hash` hands out the lookup's one hash (computed at the first
+        // call), or a fresh one per table in the benchmark's rehash mode.
+        *a = t.map_or(Some(false), |t| t.filter_answer(hash(counts)));
+    }
+    // Then in age order, as one table at a time would; the counts cover the
+    // tables up to the one that answers (later probes were speculative).
+    for (&t, &a) in tables.iter().zip(&answers) {
+        let Some(t) = t else { continue };
+        counts.tables_consulted += 1;
+        if let Some(e) = t.get_given(key, a, counts)? {
+            return Ok(Some(e));
         }
     }
     Ok(None)

@@ -238,15 +238,29 @@ impl Table {
         }
     }
 
-    /// Looks `key` (whose [`amq::hash_key`] is `hash`) up in a table whose
-    /// range covers it: the filter first, then the index, then one data
-    /// block. `None` if the table does not hold the key.
+    /// The filter's answer for `hash`: `Some(false)` "absent", `Some(true)`
+    /// "may be present", `None` no trusted filter. Counts nothing, so a
+    /// caller can ask several tables ahead of time.
     #[inline]
-    pub(crate) fn get(&self, key: &[u8], hash: u64, counts: &mut ReadCounts) -> Result<Option<Entry>> {
-        let filtered = match self.filter() {
-            Some(f) => {
+    pub(crate) fn filter_answer(&self, hash: u64) -> Option<bool> {
+        self.filter().map(|f| f.contains_hash(hash))
+    }
+
+    /// Looks `key` up in a table whose range covers it, given its filter's
+    /// answer ([`filter_answer`](Self::filter_answer)): the filter first,
+    /// then the index, then one data block. `None` if the table does not hold
+    /// the key.
+    #[inline]
+    pub(crate) fn get_given(
+        &self,
+        key: &[u8],
+        answer: Option<bool>,
+        counts: &mut ReadCounts,
+    ) -> Result<Option<Entry>> {
+        let filtered = match answer {
+            Some(maybe) => {
                 counts.filter_probes += 1;
-                if !f.contains_hash(hash) {
+                if !maybe {
                     counts.filter_negatives += 1;
                     return Ok(None);
                 }
