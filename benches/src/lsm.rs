@@ -271,9 +271,10 @@ pub fn time_filters(filters: &[AnyFilter], hashes: &[u64]) -> f64 {
 }
 
 /// [`time_filters`], plus three relaxed atomic increments per filter probed:
-/// what the store's read path adds to each table's probe for its [`Stats`]
-/// counters (tables consulted, filter probes, filter negatives). Beside
-/// [`time_filters`] it shows what those counters cost.
+/// what the store's read path added to each table's probe for its [`Stats`]
+/// counters (tables consulted, filter probes, filter negatives) until it
+/// kept per-lookup counts in locals. Beside [`time_filters`] it shows what
+/// such counters cost.
 pub fn time_filters_counted(filters: &[AnyFilter], hashes: &[u64]) -> f64 {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let counters = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
