@@ -89,6 +89,12 @@ impl Run {
     /// largest keys, then a check of the smallest.
     #[inline]
     pub(crate) fn find(&self, key: &[u8]) -> Option<&Arc<Table>> {
+        self.find_index(key).map(|i| &self.tables[i])
+    }
+
+    /// The position in the run of the table [`find`](Self::find) returns.
+    #[inline]
+    pub(crate) fn find_index(&self, key: &[u8]) -> Option<usize> {
         let (mut lo, mut hi) = (0, self.tables.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -98,11 +104,7 @@ impl Run {
                 hi = mid;
             }
         }
-        if lo < self.tables.len() && compare_keys(self.smallest_of(lo), key) != Ordering::Greater {
-            self.tables.get(lo)
-        } else {
-            None
-        }
+        (lo < self.tables.len() && compare_keys(self.smallest_of(lo), key) != Ordering::Greater).then_some(lo)
     }
 
     pub(crate) fn bytes(&self) -> u64 {

@@ -103,6 +103,56 @@ fn one_hash_per_get_however_many_tables_are_consulted() {
 }
 
 #[test]
+fn multi_get_hashes_each_key_once_and_probes_each_filter_once_per_batch() {
+    let (_, env) = mem_env();
+    let opts = Options {
+        env,
+        compaction: tiered_no_compaction(4),
+        auto_compact: false,
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts).unwrap();
+    for run in 0..4u32 {
+        for i in 0..500u32 {
+            db.put(&key(i * 8 + run), &run.to_le_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // 100 present keys (one per table's worth) and 100 absent ones.
+    let keys: Vec<Vec<u8>> = (0..100u32)
+        .flat_map(|i| [key(i * 8 + i % 4), key(i * 8 + 7)])
+        .collect();
+    let before = db.stats();
+    let got = db.multi_get(&keys).unwrap();
+    let s = db.stats();
+    // The same answers, tables and filter verdicts as one get per key.
+    for (k, g) in keys.iter().zip(&got) {
+        assert_eq!(*g, db.get(k).unwrap());
+    }
+    let t = db.stats();
+    assert_eq!(got.iter().filter(|g| g.is_some()).count(), 100);
+    assert_eq!(s.key_hashes - before.key_hashes, 200);
+    assert_eq!(
+        s.tables_consulted - before.tables_consulted,
+        t.tables_consulted - s.tables_consulted
+    );
+    assert_eq!(
+        s.filter_probes - before.filter_probes,
+        t.filter_probes - s.filter_probes
+    );
+    assert_eq!(
+        s.filter_negatives - before.filter_negatives,
+        t.filter_negatives - s.filter_negatives
+    );
+    assert_eq!(s.filter_true_positives - before.filter_true_positives, 100);
+    // Keys of one data block share its read: fewer reads than keys found.
+    assert!(
+        s.data_blocks_read - before.data_blocks_read
+            < 100 + s.filter_false_positives - before.filter_false_positives
+    );
+}
+
+#[test]
 fn each_level_gets_the_policy_filter() {
     let (_, env) = mem_env();
     let policy = FilterPolicy::per_level(vec![

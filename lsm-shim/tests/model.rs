@@ -19,6 +19,7 @@ enum Op {
     Put(u32, Vec<u8>),
     Delete(u32),
     Get(u32),
+    MultiGet(Vec<u32>),
     Scan(u32, u32),
     Flush,
     Compact,
@@ -32,6 +33,7 @@ fn op() -> impl Strategy<Value = Op> {
         40 => (k.clone(), proptest::collection::vec(any::<u8>(), 0..40)).prop_map(|(k, v)| Op::Put(k, v)),
         10 => k.clone().prop_map(Op::Delete),
         25 => k.clone().prop_map(Op::Get),
+        5 => proptest::collection::vec(k.clone(), 0..40).prop_map(Op::MultiGet),
         5 => (k.clone(), k).prop_map(|(a, b)| Op::Scan(a.min(b), a.max(b))),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
@@ -75,6 +77,11 @@ fn check(
                     op
                 );
             }
+            Op::MultiGet(ks) => {
+                let keys: Vec<Vec<u8>> = ks.iter().map(|&k| key(k)).collect();
+                let want: Vec<_> = keys.iter().map(|k| model.get(k).cloned()).collect();
+                prop_assert_eq!(db.multi_get(&keys).unwrap(), want, "op {} {:?}", i, op);
+            }
             Op::Scan(a, b) => {
                 let (lo, hi) = (key(*a), key(*b));
                 let got: Vec<_> = db.scan(lo.clone()..hi.clone()).map(|r| r.unwrap()).collect();
@@ -93,9 +100,15 @@ fn check(
             }
         }
     }
-    // At the end every key agrees, and so does a full scan.
-    for k in 0..300 {
-        prop_assert_eq!(db.get(&key(k)).unwrap(), model.get(&key(k)).cloned());
+    // At the end every key agrees, by get and by multi_get (with every key
+    // twice, in a scrambled order), and so does a full scan.
+    let mut all: Vec<Vec<u8>> = (0..300).chain(0..300).map(|k| key((k * 7919) % 300)).collect();
+    all.swap(0, 599);
+    let multi = db.multi_get(&all).unwrap();
+    for (k, m) in all.iter().zip(&multi) {
+        let want = model.get(k).cloned();
+        prop_assert_eq!(&db.get(k).unwrap(), &want);
+        prop_assert_eq!(m, &want);
     }
     prop_assert_eq!(contents(&db), model);
     let stats = db.stats();

@@ -292,6 +292,67 @@ impl Table {
         Ok(e.map(|e| e.to_entry()))
     }
 
+    /// Looks up several keys at once, each in this table's range (`hashes`
+    /// their [`amq::hash_key`] values): one batch probe of the filter
+    /// (`contains_many`: every line prefetched, then probed), then each data
+    /// block the surviving keys need, read once for all of them. Calls
+    /// `found(i, entry)` for every key `i` the table holds.
+    pub(crate) fn get_many(
+        &self,
+        keys: &[&[u8]],
+        hashes: &[u64],
+        counts: &mut ReadCounts,
+        mut found: impl FnMut(usize, Entry),
+    ) -> Result<()> {
+        let mut maybe = vec![true; keys.len()];
+        let filtered = match self.filter() {
+            Some(f) => {
+                f.contains_many(hashes, &mut maybe);
+                counts.filter_probes += keys.len() as u64;
+                true
+            }
+            None => false,
+        };
+        // (data block, key) for every key the filter lets through.
+        let mut wanted: Vec<(usize, usize)> = Vec::new();
+        for (i, _) in maybe.iter().enumerate().filter(|(_, &m)| m) {
+            let b = self.index.partition_point(|(last, _)| last.as_slice() < keys[i]);
+            wanted.push((b, i));
+        }
+        if filtered {
+            counts.filter_negatives += (keys.len() - wanted.len()) as u64;
+        }
+        wanted.sort_unstable();
+        for group in wanted.chunk_by(|a, b| a.0 == b.0) {
+            let hits = match self.index.get(group[0].0) {
+                None => Vec::new(),
+                Some(&(_, handle)) => {
+                    counts.data_blocks_read += 1;
+                    let data = self.read_block(handle, BlockType::Data)?;
+                    let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
+                    let mut hits = Vec::new();
+                    for &(_, i) in group {
+                        let e = block
+                            .get(keys[i])
+                            .map_err(|what| Error::corruption(&self.name, what))?;
+                        if let Some(e) = e {
+                            hits.push((i, e.to_entry()));
+                        }
+                    }
+                    hits
+                }
+            };
+            if filtered {
+                counts.filter_true_positives += hits.len() as u64;
+                counts.filter_false_positives += (group.len() - hits.len()) as u64;
+            }
+            for (i, e) in hits {
+                found(i, e);
+            }
+        }
+        Ok(())
+    }
+
     /// Iterates the entries with keys from `lo` on.
     pub(crate) fn iter(self: &Arc<Self>, lo: Bound<&[u8]>) -> TableIter {
         let first_block = match lo {
