@@ -12,7 +12,10 @@
 //!   or none, chosen per level, built through [`amq::AnyFilter::build`] and
 //!   read back through [`amq::AnyFilter::from_bytes`].
 //! - **One key hash per lookup**: [`Db::get`] computes [`amq::hash_key`] once
-//!   and hands it to the filter of every table it consults.
+//!   and hands it to the filter of every table it consults, probing the
+//!   filters of up to eight tables back to back so their cache misses overlap;
+//!   [`Db::multi_get`] hashes each key of a batch once and probes each table's
+//!   filter once for all the keys it may hold (`contains_many`).
 //! - **A filter that cannot be trusted never causes a wrong answer**: a
 //!   damaged or unknown filter block makes its table fall back to "may
 //!   contain" (counted in [`Stats::untrusted_filters`]), or fails `open`
