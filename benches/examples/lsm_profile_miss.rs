@@ -4,7 +4,14 @@ use amq::{FilterKind, FilterSizing};
 use amq_bench::lsm::{KeyShape, OverlappingStore};
 
 fn main() {
-    let mut s = OverlappingStore::new(FilterKind::BlockedBloom, FilterSizing::Fpr(0.01), KeyShape::Short, 10_000, 64).unwrap();
+    let mut s = OverlappingStore::new(
+        FilterKind::BlockedBloom,
+        FilterSizing::Fpr(0.01),
+        KeyShape::Short,
+        10_000,
+        64,
+    )
+    .unwrap();
     s.grow_to(64).unwrap();
     let filters = s.table_filters().unwrap();
     let keys = s.clean_miss_keys(10_000, &filters);
