@@ -307,6 +307,25 @@ fn readers_run_while_a_writer_flushes_and_compacts() {
 }
 
 #[test]
+fn the_recovery_flush_is_counted_as_a_flush() {
+    let (_, env) = mem_env();
+    let opts = || Options {
+        env: env.clone(),
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts()).unwrap();
+    for i in 0..100u32 {
+        db.put(&key(i), b"v").unwrap();
+    }
+    drop(db);
+    let s = Db::open("/db", opts()).unwrap().stats();
+    assert_eq!(s.flushes, 1);
+    assert!(s.bytes_flushed > 0);
+    assert!(s.filter_build_nanos <= s.flush_nanos);
+    assert_eq!(s.levels[0].tables, 1);
+}
+
+#[test]
 fn an_io_error_stops_writes_but_not_reads() {
     let (fault, env) = mem_env();
     let db = Db::open("/db", small_options(env, FilterPolicy::default(), leveled())).unwrap();
