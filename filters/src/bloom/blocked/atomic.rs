@@ -9,8 +9,9 @@
 //! [`STRIPES`] counters, each on its own pair of cache lines (the x86
 //! adjacent-line prefetcher moves lines in pairs), after the read-mostly
 //! fields; an insert adds to the stripe its hash picks, so two threads
-//! rarely write the same line. (This layout follows from the reasoning
-//! above; it has not yet been benchmarked against the single counter.)
+//! rarely write the same line. Measured against the single counter by
+//! `benches/examples/atomic_inserts.rs`: two threads now scale 1.7–1.9×
+//! over one, where they scaled 1.2× (`docs/benchmarks.md`).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
