@@ -40,7 +40,7 @@ use crate::merge::{MergeIter, Source};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
-use crate::version::Version;
+use crate::version::{key_prefix, Version};
 use crate::wal::{self, WalWriter};
 
 /// A manifest larger than this is rewritten as one snapshot at the next edit.
@@ -755,9 +755,12 @@ fn lookup_tables(
     // their cache misses instead of waiting on each behind the range checks.
     let mut batch: [Option<&Table>; PROBE_BATCH] = [None; PROBE_BATCH];
     let mut n = 0;
+    let prefix = key_prefix(key);
     for level in &version.levels {
         for run in &level.runs {
-            let Some(table) = run.find(key) else { continue };
+            let Some(table) = run.find(key, prefix) else {
+                continue;
+            };
             batch[n] = Some(table);
             n += 1;
             if n == PROBE_BATCH {
@@ -780,6 +783,7 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
     results: &mut [Option<Entry>],
     counts: &mut ReadCounts,
 ) -> Result<()> {
+    let prefixes: Vec<u128> = keys.iter().map(|k| key_prefix(k.as_ref())).collect();
     let mut group_keys: Vec<&[u8]> = Vec::new();
     let mut group_hashes: Vec<u64> = Vec::new();
     for run in version.levels.iter().flat_map(|l| &l.runs) {
@@ -789,7 +793,7 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
         // (table in the run, key) for every pending key the run may hold.
         let mut by_table: Vec<(usize, usize)> = pending
             .iter()
-            .filter_map(|&i| run.find_index(keys[i].as_ref()).map(|t| (t, i)))
+            .filter_map(|&i| run.find_index(keys[i].as_ref(), prefixes[i]).map(|t| (t, i)))
             .collect();
         by_table.sort_unstable();
         for group in by_table.chunk_by(|a, b| a.0 == b.0) {
@@ -834,6 +838,12 @@ fn probe_batch(
     for (&t, &a) in tables.iter().zip(&answers) {
         let Some(t) = t else { continue };
         counts.tables_consulted += 1;
+        if a == Some(false) {
+            // The common case, settled here without a call.
+            counts.filter_probes += 1;
+            counts.filter_negatives += 1;
+            continue;
+        }
         if let Some(e) = t.get_given(key, a, counts)? {
             return Ok(Some(e));
         }

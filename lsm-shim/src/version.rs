@@ -39,6 +39,18 @@ pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// The first 16 bytes of a key, zero-padded, as a big-endian integer. Its
+/// order is consistent with the keys' order: `key_prefix(a) < key_prefix(b)`
+/// implies `a < b` (equal prefixes decide nothing), so one integer compare
+/// settles most range checks.
+#[inline(always)]
+pub(crate) fn key_prefix(key: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    let n = key.len().min(16);
+    b[..n].copy_from_slice(&key[..n]);
+    u128::from_be_bytes(b)
+}
+
 #[inline(always)]
 fn be64(c: &[u8]) -> u64 {
     u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
@@ -55,6 +67,9 @@ pub(crate) struct Run {
     /// `bounds[ends[2i - 1]..ends[2i]]` is table `i`'s smallest key and
     /// `bounds[ends[2i]..ends[2i + 1]]` its largest (with `ends[-1] = 0`).
     ends: Vec<usize>,
+    /// [`key_prefix`] of the run's smallest and largest keys.
+    lo: u128,
+    hi: u128,
 }
 
 impl Run {
@@ -68,11 +83,15 @@ impl Run {
             bounds.extend_from_slice(t.largest());
             ends.push(bounds.len());
         }
+        let lo = tables.first().map_or(u128::MAX, |t| key_prefix(t.smallest()));
+        let hi = tables.last().map_or(0, |t| key_prefix(t.largest()));
         Run {
             id,
             tables,
             bounds,
             ends,
+            lo,
+            hi,
         }
     }
 
@@ -88,13 +107,22 @@ impl Run {
     /// The one table whose key range may hold `key`: binary search on the
     /// largest keys, then a check of the smallest.
     #[inline]
-    pub(crate) fn find(&self, key: &[u8]) -> Option<&Arc<Table>> {
-        self.find_index(key).map(|i| &self.tables[i])
+    pub(crate) fn find(&self, key: &[u8], prefix: u128) -> Option<&Arc<Table>> {
+        self.find_index(key, prefix).map(|i| &self.tables[i])
     }
 
-    /// The position in the run of the table [`find`](Self::find) returns.
+    /// The position in the run of the table [`find`](Self::find) returns;
+    /// `prefix` is [`key_prefix`]`(key)`.
     #[inline]
-    pub(crate) fn find_index(&self, key: &[u8]) -> Option<usize> {
+    pub(crate) fn find_index(&self, key: &[u8], prefix: u128) -> Option<usize> {
+        // Integer compares settle most keys: outside the run's range, or
+        // strictly inside the range of a run of one table.
+        if prefix < self.lo || prefix > self.hi {
+            return None;
+        }
+        if self.tables.len() == 1 && self.lo < prefix && prefix < self.hi {
+            return Some(0);
+        }
         let (mut lo, mut hi) = (0, self.tables.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -201,6 +229,20 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(3), ..ProptestConfig::default() })]
+        #[test]
+        fn key_prefix_order_implies_key_order(
+            a in proptest::collection::vec(0u8..3, 0..24),
+            b in proptest::collection::vec(0u8..3, 0..24),
+        ) {
+            use super::key_prefix;
+            if key_prefix(&a) < key_prefix(&b) {
+                prop_assert!(a < b);
+            }
+            if a <= b {
+                prop_assert!(key_prefix(&a) <= key_prefix(&b));
+            }
+        }
+
         #[test]
         fn compare_keys_is_slice_order(
             prefix in proptest::collection::vec(any::<u8>(), 0..20),
