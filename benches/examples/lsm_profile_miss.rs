@@ -1,27 +1,45 @@
 //! Profiling harness for the store's miss path: 64 overlapping tables, clean
-//! misses in a loop (`perf record ./target/release/examples/lsm_profile_miss`).
-use amq::{FilterKind, FilterSizing};
-use amq_bench::lsm::{KeyShape, OverlappingStore};
+//! misses in a loop (`perf record ./target/release/examples/lsm_profile_miss`),
+//! printed beside the same hashes on the bare filters: every table's, and
+//! one table's alone.
+//!
+//! `lsm_profile_miss [tables] [short|long]` (default 64 short).
+use amq::{hash_key, FilterKind, FilterSizing};
+use amq_bench::lsm::{median, time_filters, KeyShape, OverlappingStore};
 
 fn main() {
-    let mut s = OverlappingStore::new(
-        FilterKind::BlockedBloom,
-        FilterSizing::Fpr(0.01),
-        KeyShape::Short,
-        10_000,
-        64,
-    )
-    .unwrap();
-    s.grow_to(64).unwrap();
+    let mut args = std::env::args().skip(1);
+    let tables: usize = args.next().map_or(64, |a| a.parse().expect("tables"));
+    let shape = match args.next().as_deref() {
+        Some("long") => KeyShape::Long,
+        _ => KeyShape::Short,
+    };
+    let kind = match std::env::var("KIND").as_deref() {
+        Ok("Ribbon") => FilterKind::Ribbon,
+        _ => FilterKind::BlockedBloom,
+    };
+    let mut s = OverlappingStore::new(kind, FilterSizing::Fpr(0.01), shape, 10_000, tables).unwrap();
+    s.grow_to(tables).unwrap();
     let filters = s.table_filters().unwrap();
     let keys = s.clean_miss_keys(10_000, &filters);
-    let t = std::time::Instant::now();
+    let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+    let (mut store, mut bare, mut one) = (Vec::new(), Vec::new(), Vec::new());
     let mut n = 0u64;
-    for _ in 0..200 {
+    for _ in 0..30 {
+        let t = std::time::Instant::now();
         for k in &keys {
             n += s.db().get(k).unwrap().is_some() as u64;
         }
+        store.push(t.elapsed().as_nanos() as f64 / keys.len() as f64);
+        bare.push(time_filters(&filters, &hashes));
+        one.push(time_filters(&filters[..1], &hashes));
     }
-    let per = t.elapsed().as_nanos() as f64 / (200.0 * keys.len() as f64);
-    println!("{n} hits; {per:.1} ns per miss over 64 tables");
+    let (store, bare, one) = (median(&mut store), median(&mut bare), median(&mut one));
+    let t = tables as f64;
+    println!(
+        "{n} hits; {tables} tables: store {store:.0} ns/miss ({:.1}/table), filters alone {bare:.0} ({:.1}/table), one contains_hash {one:.1} ns; store per table / contains_hash = {:.2}x",
+        store / t,
+        bare / t,
+        store / t / one
+    );
 }

@@ -101,6 +101,10 @@ impl Filter for AnyFilter {
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         dispatch!(self, f => f.contains_many(hashes, out))
     }
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        dispatch!(self, f => f.prefetch_hash(hash))
+    }
     fn size_in_bytes(&self) -> usize {
         dispatch!(self, f => f.size_in_bytes())
     }

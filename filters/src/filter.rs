@@ -130,6 +130,32 @@ pub trait Filter: Send + Sync {
         }
     }
 
+    /// Asks the CPU to start loading the memory [`contains_hash`] will read
+    /// for `hash`, and returns at once: a hint, with no effect on any answer.
+    ///
+    /// A caller that probes several filters with one hash (an LSM read
+    /// consulting many tables) prefetches in all of them first, then probes,
+    /// so the cache misses overlap instead of queueing. The default does
+    /// nothing; kinds whose query reads a few known lines override it.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter};
+    /// let mut a = BlockedBloom::with_fpr(1000, 0.01).unwrap();
+    /// let b = BlockedBloom::with_fpr(1000, 0.01).unwrap();
+    /// a.insert(b"k");
+    /// let h = amq::hash_key(b"k");
+    /// let filters: [&dyn Filter; 2] = [&a, &b];
+    /// filters.iter().for_each(|f| f.prefetch_hash(h));
+    /// let hits: Vec<bool> = filters.iter().map(|f| f.contains_hash(h)).collect();
+    /// assert!(hits[0]);
+    /// ```
+    ///
+    /// [`contains_hash`]: Filter::contains_hash
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        let _ = hash;
+    }
+
     /// Heap bytes used by the filter's data (bits, counters, fingerprints).
     fn size_in_bytes(&self) -> usize;
 
@@ -188,6 +214,10 @@ macro_rules! forward_filter {
             }
             fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
                 (**self).contains_many(hashes, out)
+            }
+            #[inline]
+            fn prefetch_hash(&self, hash: u64) {
+                (**self).prefetch_hash(hash)
             }
             fn size_in_bytes(&self) -> usize {
                 (**self).size_in_bytes()

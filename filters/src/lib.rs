@@ -57,6 +57,7 @@ pub mod hash;
 mod kernel_cap;
 pub mod math;
 mod prefetch;
+mod prepared;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -66,12 +67,13 @@ mod zeroed;
 pub use any::AnyFilter;
 #[cfg(target_has_atomic = "64")]
 pub use bloom::AtomicBlockedBloom;
-pub use bloom::{BlockedBloom, CountingBloom, StandardBloom};
+pub use bloom::{BlockedBloom, BlockedProbe, CountingBloom, StandardBloom};
 pub use build::FilterSizing;
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
+pub use prepared::PreparedHash;
 pub use ribbon::{Ribbon, RibbonParams};
 pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};
 

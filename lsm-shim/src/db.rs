@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use amq::hash_key;
+use amq::{hash_key, Filter, PreparedHash};
 
 use crate::batch::WriteBatch;
 use crate::compaction::{self, Compaction, Merger};
@@ -40,7 +40,7 @@ use crate::merge::{MergeIter, Source};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
-use crate::version::{key_prefix, Version};
+use crate::version::{Candidate, ProbeKey, Version};
 use crate::wal::{self, WalWriter};
 
 /// A manifest larger than this is rewritten as one snapshot at the next edit.
@@ -350,13 +350,7 @@ impl Db {
     /// newest to oldest, then per deeper run the one table whose key range
     /// holds the key. Per table: key range, filter, index, data block.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut hash = None;
-        self.lookup(key, |counts| {
-            *hash.get_or_insert_with(|| {
-                counts.key_hashes += 1;
-                hash_key(key)
-            })
-        })
+        self.lookup(key, false)
     }
 
     /// The values of many keys, in input order (duplicates allowed): what
@@ -410,14 +404,11 @@ impl Db {
     /// store without hash sharing does. For the hash-sharing benchmark only.
     #[doc(hidden)]
     pub fn get_rehashing_per_table(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.lookup(key, |counts| {
-            counts.key_hashes += 1;
-            hash_key(key)
-        })
+        self.lookup(key, true)
     }
 
     #[inline]
-    fn lookup(&self, key: &[u8], hash: impl FnMut(&mut ReadCounts) -> u64) -> Result<Option<Vec<u8>>> {
+    fn lookup(&self, key: &[u8], rehash: bool) -> Result<Option<Vec<u8>>> {
         inc(&self.stats.gets);
         let version = {
             let r = self.read_state();
@@ -427,7 +418,7 @@ impl Db {
             r.version.clone()
         };
         let mut counts = ReadCounts::default();
-        let found = lookup_tables(&version, key, hash, &mut counts);
+        let found = lookup_tables(&version, key, rehash, &mut counts);
         self.stats.add_reads(&counts);
         Ok(found?.and_then(Entry::into_value))
     }
@@ -740,39 +731,75 @@ impl Db {
 }
 
 /// The newest entry of `key` in the tables of `version`: per run, the one
-/// table whose range holds the key; per table, its filter (probed with the
-/// one hash `hash` gives), its index and one data block.
+/// table whose range holds the key; per table, its filter, its index and one
+/// data block. The key is hashed at the first table whose range holds it,
+/// and that hash, prepared once ([`PreparedHash`]: for a blocked Bloom
+/// filter, the key's probe mask), probes every filter; `rehash` (the
+/// benchmark's store without hash sharing) hashes and prepares it again for
+/// every table instead.
 #[inline]
 fn lookup_tables(
     version: &Version,
-    key: &[u8],
-    mut hash: impl FnMut(&mut ReadCounts) -> u64,
+    key_bytes: &[u8],
+    rehash: bool,
     counts: &mut ReadCounts,
 ) -> Result<Option<Entry>> {
-    // Tables are gathered PROBE_BATCH at a time, in age order, and their
-    // filters probed back to back before any is acted on: each probe is an
-    // independent load (one shared hash, many filters), so the CPU overlaps
-    // their cache misses instead of waiting on each behind the range checks.
-    let mut batch: [Option<&Table>; PROBE_BATCH] = [None; PROBE_BATCH];
-    let mut n = 0;
-    let prefix = key_prefix(key);
-    for level in &version.levels {
-        for run in &level.runs {
-            let Some(table) = run.find(key, prefix) else {
-                continue;
+    let Some(key) = version.probe_key(key_bytes) else {
+        // Outside every table's key range.
+        return Ok(None);
+    };
+    let mut shared: Option<PreparedHash> = None;
+    let mut candidates = version.candidates(key);
+    let mut batch: [Option<(Candidate<'_>, u64)>; PROBE_BATCH] = [None; PROBE_BATCH];
+    loop {
+        // Gather the next few tables whose ranges hold the key and start
+        // loading the filter line each will read. A prefetch retires at once,
+        // so the lines of a whole batch load in parallel; probing each filter
+        // as it is found would wait on one miss at a time.
+        let mut n = 0;
+        for (slot, c) in batch.iter_mut().zip(&mut candidates) {
+            let h = if rehash {
+                counts.key_hashes += 1;
+                hash_key(key_bytes)
+            } else {
+                shared
+                    .get_or_insert_with(|| {
+                        counts.key_hashes += 1;
+                        PreparedHash::new(hash_key(key_bytes))
+                    })
+                    .hash()
             };
-            batch[n] = Some(table);
+            if let Some(f) = c.filter {
+                f.prefetch_hash(h);
+            }
+            *slot = Some((c, h));
             n += 1;
-            if n == PROBE_BATCH {
-                if let Some(e) = probe_batch(&batch[..n], key, &mut hash, counts)? {
-                    return Ok(Some(e));
-                }
-                n = 0;
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        for (c, h) in batch[..n].iter().flatten() {
+            counts.tables_consulted += 1;
+            let answer = c.filter.map(|f| match shared.as_mut() {
+                Some(prepared) => f.contains_prepared(prepared),
+                // Without sharing, each table prepares its own hash.
+                None => f.contains_prepared(&mut PreparedHash::new(*h)),
+            });
+            if answer == Some(false) {
+                // The common case, settled without touching the table.
+                counts.filter_probes += 1;
+                counts.filter_negatives += 1;
+                continue;
+            }
+            if let Some(e) = version.table(c).get_given(key_bytes, answer, counts)? {
+                return Ok(Some(e));
             }
         }
     }
-    probe_batch(&batch[..n], key, &mut hash, counts)
 }
+
+/// Tables gathered (their filter lines prefetched) before any is probed.
+const PROBE_BATCH: usize = 16;
 
 /// `multi_get`'s walk: run by run, the pending keys grouped by table.
 fn multi_lookup_tables<K: AsRef<[u8]>>(
@@ -783,17 +810,17 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
     results: &mut [Option<Entry>],
     counts: &mut ReadCounts,
 ) -> Result<()> {
-    let prefixes: Vec<u128> = keys.iter().map(|k| key_prefix(k.as_ref())).collect();
+    let probe_keys: Vec<Option<ProbeKey<'_>>> = keys.iter().map(|k| version.probe_key(k.as_ref())).collect();
     let mut group_keys: Vec<&[u8]> = Vec::new();
     let mut group_hashes: Vec<u64> = Vec::new();
-    for run in version.levels.iter().flat_map(|l| &l.runs) {
+    for run in version.runs_by_age() {
         if pending.is_empty() {
             break;
         }
         // (table in the run, key) for every pending key the run may hold.
-        let mut by_table: Vec<(usize, usize)> = pending
+        let mut by_table: Vec<(u32, usize)> = pending
             .iter()
-            .filter_map(|&i| run.find_index(keys[i].as_ref(), prefixes[i]).map(|t| (t, i)))
+            .filter_map(|&i| run.locate(probe_keys[i]?).map(|c| (c.index, i)))
             .collect();
         by_table.sort_unstable();
         for group in by_table.chunk_by(|a, b| a.0 == b.0) {
@@ -804,51 +831,13 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
                 group_keys.push(keys[i].as_ref());
                 group_hashes.push(hashes[i]);
             }
-            run.tables[group[0].0].get_many(&group_keys, &group_hashes, counts, |j, e| {
+            run.run().tables[group[0].0 as usize].get_many(&group_keys, &group_hashes, counts, |j, e| {
                 results[group[j].1] = Some(e);
             })?;
         }
         pending.retain(|&i| results[i].is_none());
     }
     Ok(())
-}
-
-/// Tables whose filters are probed together on the read path.
-const PROBE_BATCH: usize = 8;
-
-/// Looks `key` up in `tables` (newest first), whose ranges hold it.
-#[inline]
-fn probe_batch(
-    tables: &[Option<&Table>],
-    key: &[u8],
-    hash: &mut impl FnMut(&mut ReadCounts) -> u64,
-    counts: &mut ReadCounts,
-) -> Result<Option<Entry>> {
-    if tables.is_empty() {
-        return Ok(None);
-    }
-    let mut answers = [None; PROBE_BATCH];
-    for (a, t) in answers.iter_mut().zip(tables) {
-        // `hash` hands out the lookup's one hash (computed at the first
-        // call), or a fresh one per table in the benchmark's rehash mode.
-        *a = t.map_or(Some(false), |t| t.filter_answer(hash(counts)));
-    }
-    // Then in age order, as one table at a time would; the counts cover the
-    // tables up to the one that answers (later probes were speculative).
-    for (&t, &a) in tables.iter().zip(&answers) {
-        let Some(t) = t else { continue };
-        counts.tables_consulted += 1;
-        if a == Some(false) {
-            // The common case, settled here without a call.
-            counts.filter_probes += 1;
-            counts.filter_negatives += 1;
-            continue;
-        }
-        if let Some(e) = t.get_given(key, a, counts)? {
-            return Ok(Some(e));
-        }
-    }
-    Ok(None)
 }
 
 /// Writes `mem` as a level-0 table (synced).

@@ -14,6 +14,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use amq::AnyFilter;
+
 use crate::manifest::TableRecord;
 use crate::sstable::Table;
 
@@ -51,6 +53,18 @@ pub(crate) fn key_prefix(key: &[u8]) -> u128 {
     u128::from_be_bytes(b)
 }
 
+/// The longest prefix all of `keys` share (empty for no keys).
+fn common_prefix<'k>(mut keys: impl Iterator<Item = &'k [u8]>) -> &'k [u8] {
+    let Some(mut common) = keys.next() else {
+        return &[];
+    };
+    for k in keys {
+        let n = common.iter().zip(k).take_while(|(a, b)| a == b).count();
+        common = &common[..n];
+    }
+    common
+}
+
 #[inline(always)]
 fn be64(c: &[u8]) -> u64 {
     u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
@@ -60,38 +74,33 @@ fn be64(c: &[u8]) -> u64 {
 pub(crate) struct Run {
     pub id: u64,
     pub tables: Vec<Arc<Table>>,
-    /// Every table's smallest and largest key, back to back in one buffer:
-    /// the read path's range checks touch this one allocation instead of
-    /// chasing each table's pointers to its key range.
+    /// Every table's smallest and largest key past the version's common
+    /// prefix ([`Version::probe_key`]), back to back in one buffer: a binary
+    /// search over the run touches this one allocation instead of chasing
+    /// each table's pointers to its key range.
     bounds: Vec<u8>,
     /// `bounds[ends[2i - 1]..ends[2i]]` is table `i`'s smallest key and
     /// `bounds[ends[2i]..ends[2i + 1]]` its largest (with `ends[-1] = 0`).
     ends: Vec<usize>,
-    /// [`key_prefix`] of the run's smallest and largest keys.
-    lo: u128,
-    hi: u128,
 }
 
 impl Run {
-    /// A run of `tables`, which are in key order with disjoint ranges.
-    pub(crate) fn new(id: u64, tables: Vec<Arc<Table>>) -> Run {
+    /// A run of `tables`, which are in key order with disjoint ranges and
+    /// whose keys all start with the same `skip` bytes.
+    fn new(id: u64, tables: Vec<Arc<Table>>, skip: usize) -> Run {
         let mut bounds = Vec::new();
         let mut ends = Vec::with_capacity(2 * tables.len());
         for t in &tables {
-            bounds.extend_from_slice(t.smallest());
+            bounds.extend_from_slice(&t.smallest()[skip..]);
             ends.push(bounds.len());
-            bounds.extend_from_slice(t.largest());
+            bounds.extend_from_slice(&t.largest()[skip..]);
             ends.push(bounds.len());
         }
-        let lo = tables.first().map_or(u128::MAX, |t| key_prefix(t.smallest()));
-        let hi = tables.last().map_or(0, |t| key_prefix(t.largest()));
         Run {
             id,
             tables,
             bounds,
             ends,
-            lo,
-            hi,
         }
     }
 
@@ -104,35 +113,21 @@ impl Run {
         &self.bounds[self.ends[2 * i]..self.ends[2 * i + 1]]
     }
 
-    /// The one table whose key range may hold `key`: binary search on the
+    /// The position of the one table whose key range may hold the key whose
+    /// bytes past the common prefix are `suffix`: binary search on the
     /// largest keys, then a check of the smallest.
-    #[inline]
-    pub(crate) fn find(&self, key: &[u8], prefix: u128) -> Option<&Arc<Table>> {
-        self.find_index(key, prefix).map(|i| &self.tables[i])
-    }
-
-    /// The position in the run of the table [`find`](Self::find) returns;
-    /// `prefix` is [`key_prefix`]`(key)`.
-    #[inline]
-    pub(crate) fn find_index(&self, key: &[u8], prefix: u128) -> Option<usize> {
-        // Integer compares settle most keys: outside the run's range, or
-        // strictly inside the range of a run of one table.
-        if prefix < self.lo || prefix > self.hi {
-            return None;
-        }
-        if self.tables.len() == 1 && self.lo < prefix && prefix < self.hi {
-            return Some(0);
-        }
+    fn find_index(&self, suffix: &[u8]) -> Option<usize> {
         let (mut lo, mut hi) = (0, self.tables.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if compare_keys(self.largest_of(mid), key) == Ordering::Less {
+            if compare_keys(self.largest_of(mid), suffix) == Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        (lo < self.tables.len() && compare_keys(self.smallest_of(lo), key) != Ordering::Greater).then_some(lo)
+        (lo < self.tables.len() && compare_keys(self.smallest_of(lo), suffix) != Ordering::Greater)
+            .then_some(lo)
     }
 
     pub(crate) fn bytes(&self) -> u64 {
@@ -145,6 +140,66 @@ impl Run {
 
     pub(crate) fn largest(&self) -> Option<&[u8]> {
         self.tables.last().map(|t| t.largest())
+    }
+}
+
+/// What the read path looks at first for one run, every run's side by side
+/// in age order ([`Version::candidates`]): the run's key range as two
+/// integers, and, for a run of one table (every level-0 run, most tiered
+/// runs), that table's filter. A point lookup against N overlapping runs
+/// reads this array front to back and each filter it lets through: one
+/// dependent load per table (the filter's line, prefetched) instead of a
+/// chain through the run's table list and the table.
+#[derive(Debug, Clone)]
+struct RunProbe {
+    /// [`key_prefix`] of the run's smallest and largest key past the common
+    /// prefix.
+    lo: u128,
+    hi: u128,
+    /// The filter of the run's only table (`None` for a table without a
+    /// trusted filter, and for runs of several tables).
+    filter: Option<Arc<AnyFilter>>,
+    single: bool,
+    level: u32,
+    run: u32,
+}
+
+/// A key as the read path compares it with table bounds: its bytes past the
+/// version's common prefix, and their [`key_prefix`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProbeKey<'k> {
+    suffix: &'k [u8],
+    prefix: u128,
+}
+
+/// A table whose key range may hold a key, found by
+/// [`Version::candidates`]: its filter, and where to find the table when the
+/// filter does not settle the lookup.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate<'v> {
+    pub filter: Option<&'v AnyFilter>,
+    level: u32,
+    run: u32,
+    /// The table's position in its run.
+    pub index: u32,
+}
+
+/// One run of a version, as [`Version::runs_by_age`] hands it out.
+#[derive(Clone, Copy)]
+pub(crate) struct RunRef<'v> {
+    version: &'v Version,
+    probe: &'v RunProbe,
+}
+
+impl<'v> RunRef<'v> {
+    /// The run's table whose range may hold `key`.
+    #[inline]
+    pub(crate) fn locate(&self, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
+        self.version.locate(self.probe, key)
+    }
+
+    pub(crate) fn run(&self) -> &'v Run {
+        &self.version.levels[self.probe.level as usize].runs[self.probe.run as usize]
     }
 }
 
@@ -171,6 +226,15 @@ impl Level {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Version {
     pub levels: Vec<Level>,
+    /// The bytes every key of every table starts with (the longest common
+    /// prefix of all table bounds). A key without them lies outside every
+    /// table's range; with them, it compares with any bound as its suffix
+    /// does with the bound's, so the read path compares suffixes only. Keys
+    /// with a long shared prefix (a tenant or table name) would otherwise
+    /// tie on every [`key_prefix`] and fall back to byte comparisons.
+    common: Vec<u8>,
+    /// One per run, in age order.
+    probes: Vec<RunProbe>,
 }
 
 impl Version {
@@ -191,6 +255,8 @@ impl Version {
                 tb.smallest(),
             ))
         });
+        let common = common_prefix(records.iter().flat_map(|(_, t)| [t.smallest(), t.largest()])).to_vec();
+        let skip = common.len();
         let mut grouped: Vec<Vec<(u64, Vec<Arc<Table>>)>> = vec![Vec::new(); levels.len()];
         for (rec, table) in sorted {
             let runs = &mut grouped[rec.level as usize];
@@ -202,10 +268,93 @@ impl Version {
         for (level, runs) in levels.iter_mut().zip(grouped) {
             level.runs = runs
                 .into_iter()
-                .map(|(id, tables)| Run::new(id, tables))
+                .map(|(id, tables)| Run::new(id, tables, skip))
                 .collect();
         }
-        Version { levels }
+        let mut probes = Vec::new();
+        for (l, level) in levels.iter().enumerate() {
+            for (r, run) in level.runs.iter().enumerate() {
+                let (Some(first), Some(last)) = (run.tables.first(), run.tables.last()) else {
+                    continue;
+                };
+                let single = run.tables.len() == 1;
+                probes.push(RunProbe {
+                    lo: key_prefix(&first.smallest()[skip..]),
+                    hi: key_prefix(&last.largest()[skip..]),
+                    filter: if single {
+                        first.shared_filter().cloned()
+                    } else {
+                        None
+                    },
+                    single,
+                    level: l as u32,
+                    run: r as u32,
+                });
+            }
+        }
+        Version {
+            levels,
+            common,
+            probes,
+        }
+    }
+
+    /// `key` as the read path compares it, or `None` if it lies outside
+    /// every table's key range.
+    #[inline]
+    pub(crate) fn probe_key<'k>(&self, key: &'k [u8]) -> Option<ProbeKey<'k>> {
+        let suffix = key.strip_prefix(self.common.as_slice())?;
+        Some(ProbeKey {
+            suffix,
+            prefix: key_prefix(suffix),
+        })
+    }
+
+    /// The tables whose key ranges may hold `key`, in age order (so the
+    /// first that holds it holds its newest version): per run, the one table
+    /// whose range covers the key, settled for most runs by two integer
+    /// compares.
+    #[inline]
+    pub(crate) fn candidates<'v>(&'v self, key: ProbeKey<'v>) -> impl Iterator<Item = Candidate<'v>> + 'v {
+        self.probes.iter().filter_map(move |p| self.locate(p, key))
+    }
+
+    #[inline(always)]
+    fn locate<'v>(&'v self, p: &'v RunProbe, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
+        if key.prefix < p.lo || key.prefix > p.hi {
+            return None;
+        }
+        if p.single && p.lo < key.prefix && key.prefix < p.hi {
+            // Strictly inside the range of a run of one table.
+            return Some(Candidate {
+                filter: p.filter.as_deref(),
+                level: p.level,
+                run: p.run,
+                index: 0,
+            });
+        }
+        let run = &self.levels[p.level as usize].runs[p.run as usize];
+        let i = run.find_index(key.suffix)?;
+        Some(Candidate {
+            filter: run.tables[i].filter(),
+            level: p.level,
+            run: p.run,
+            index: i as u32,
+        })
+    }
+
+    /// The table a candidate names.
+    #[inline]
+    pub(crate) fn table(&self, c: &Candidate<'_>) -> &Arc<Table> {
+        &self.levels[c.level as usize].runs[c.run as usize].tables[c.index as usize]
+    }
+
+    /// Every run in age order, for a walk that looks many keys up run by
+    /// run (`multi_get`).
+    pub(crate) fn runs_by_age(&self) -> impl Iterator<Item = RunRef<'_>> {
+        self.probes
+            .iter()
+            .map(move |probe| RunRef { version: self, probe })
     }
 
     /// Every table, with its level.

@@ -342,3 +342,81 @@ fn an_io_error_stops_writes_but_not_reads() {
     assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
     db.put(b"d", b"4").unwrap();
 }
+
+/// Every table's keys share a 48-byte prefix, which the read path strips
+/// before comparing keys with table bounds: keys shorter than the prefix,
+/// equal to it, or differing inside it must land outside every range (or in
+/// the right one), in leveled and tiered trees, by `get` and `multi_get`.
+#[test]
+fn keys_behind_a_long_shared_prefix_are_found_and_keys_around_it_are_not() {
+    const LONG: &[u8] = b"tenant-00042/table-orders/index-by-customer-id//";
+    let with = |suffix: &str| [LONG, suffix.as_bytes()].concat();
+    for style in [
+        tiered_no_compaction(6),
+        CompactionStyle::Leveled {
+            l0_trigger: 4,
+            base_level_bytes: 8 << 10,
+            size_ratio: 4,
+            max_levels: 4,
+        },
+    ] {
+        let (_, env) = mem_env();
+        let opts = Options {
+            env,
+            compaction: style,
+            table_bytes: 4 << 10,
+            ..Options::default()
+        };
+        let db = Db::open("/db", opts).unwrap();
+        let mut model = std::collections::BTreeMap::new();
+        // The prefix itself is a key too: its suffix is empty.
+        db.put(LONG, b"bare").unwrap();
+        model.insert(LONG.to_vec(), b"bare".to_vec());
+        for round in 0..6u32 {
+            for i in (round..600).step_by(6) {
+                let (k, v) = (with(&format!("{i:05}")), format!("{round}-{i}").into_bytes());
+                db.put(&k, &v).unwrap();
+                model.insert(k, v);
+            }
+            db.flush().unwrap();
+        }
+        let mut probes: Vec<Vec<u8>> = model.keys().cloned().collect();
+        for i in (0..600).step_by(7) {
+            let mut inside = with(&format!("{i:05}"));
+            inside[7] ^= 1; // differs inside the prefix: above or below every table
+            probes.push(inside);
+            probes.push(with(&format!("{i:05}x"))); // longer than a stored key
+            probes.push(with(&format!("{}", i / 10))); // shorter, between stored keys
+        }
+        for n in 0..LONG.len() {
+            probes.push(LONG[..n].to_vec()); // shorter than the prefix
+        }
+        probes.push([LONG, b"\xff"].concat());
+        for p in &probes {
+            assert_eq!(
+                db.get(p).unwrap(),
+                model.get(p).cloned(),
+                "{:?}",
+                String::from_utf8_lossy(p)
+            );
+        }
+        let want: Vec<_> = probes.iter().map(|p| model.get(p).cloned()).collect();
+        assert_eq!(db.multi_get(&probes).unwrap(), want);
+        assert!(db.stats().levels.iter().map(|l| l.tables).sum::<usize>() > 1);
+        // Keys outside every table's range (before the bare prefix, or
+        // differing inside it) consult no table and need no hash.
+        let before = db.stats();
+        let mut outside: Vec<Vec<u8>> = (0..LONG.len()).map(|n| LONG[..n].to_vec()).collect();
+        for i in (0..600).step_by(7) {
+            let mut k = with(&format!("{i:05}"));
+            k[7] ^= 1;
+            outside.push(k);
+        }
+        for p in &outside {
+            assert_eq!(db.get(p).unwrap(), None);
+        }
+        let after = db.stats();
+        assert_eq!(after.tables_consulted, before.tables_consulted);
+        assert_eq!(after.key_hashes, before.key_hashes);
+    }
+}

@@ -201,6 +201,54 @@ fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
     mask
 }
 
+/// A key hash prepared for probing many blocked Bloom filters: the key's
+/// in-block probe mask, which depends on the hash and the probe count only,
+/// never on the filter's size. Build it once ([`BlockedBloom::prepare`]) and
+/// every filter with the same probe count answers with one block load and
+/// an 8-word compare ([`BlockedBloom::contains_prepared`]), instead of
+/// recomputing the probes per filter: what a key hash shared by the tables
+/// of an LSM tree saves beyond the hashing (RocksDB splits its Bloom probe
+/// the same way: `PrepareHash`, then `HashMayMatchPrepared`).
+///
+/// ```
+/// use amq::BlockedBloom;
+/// let mut a = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
+/// let mut b = BlockedBloom::with_fpr(50_000, 0.01).unwrap();
+/// a.insert(b"k");
+/// b.insert(b"k");
+/// let probe = a.prepare(amq::hash_key(b"k"));
+/// assert!(a.contains_prepared(&probe) && b.contains_prepared(&probe));
+/// assert_eq!(probe.num_probes(), a.num_probes());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockedProbe {
+    hash: u64,
+    num_probes: u32,
+    mask: [u64; WORDS],
+}
+
+impl BlockedProbe {
+    /// The probe of `hash` for filters with `num_probes` probes per key.
+    #[inline]
+    pub fn new(hash: u64, num_probes: u32) -> BlockedProbe {
+        BlockedProbe {
+            hash,
+            num_probes,
+            mask: probe_mask(hash, num_probes),
+        }
+    }
+
+    /// The key hash it was prepared from.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The probe count it was prepared for.
+    pub fn num_probes(&self) -> u32 {
+        self.num_probes
+    }
+}
+
 /// Whether every probe bit of the key is set in `block`. Branch-free: the
 /// tested bits are ANDed into bit 0, so a miss costs no misprediction.
 /// (Measured against building the 8-word mask and comparing it with the block:
@@ -403,6 +451,28 @@ impl BlockedBloom {
         self.contains_hash(crate::hash_key(key))
     }
 
+    /// [`BlockedProbe::new`] for this filter's probe count.
+    #[inline]
+    pub fn prepare(&self, hash: u64) -> BlockedProbe {
+        BlockedProbe::new(hash, self.num_probes)
+    }
+
+    /// `contains_hash(probe.hash())`, from the prepared mask: one block
+    /// load and a compare, the same answer as every query kernel (a probe
+    /// prepared for another probe count falls back to
+    /// [`contains_hash`](Self::contains_hash)).
+    #[inline]
+    pub fn contains_prepared(&self, probe: &BlockedProbe) -> bool {
+        if probe.num_probes != self.num_probes {
+            return self.contains_hash(probe.hash);
+        }
+        let block = &self.blocks[block_of(probe.hash, self.blocks.len() as u32)].0;
+        // OR of the probe bits the block lacks, word by word: branch-free,
+        // and vectorised by the compiler.
+        let missing = probe.mask.iter().zip(block).fold(0, |acc, (m, b)| acc | (m & !b));
+        missing == 0
+    }
+
     /// ORs `other` into `self` (same block count and probes, else
     /// [`Error::Incompatible`] and `self` unchanged).
     pub fn union(&mut self, other: &BlockedBloom) -> Result<(), Error> {
@@ -490,6 +560,13 @@ impl Filter for BlockedBloom {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
         self.kernel
             .contains_many(&self.blocks, self.num_probes, hashes, out);
+    }
+
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        if let Some(block) = self.blocks.get(block_of(hash, self.blocks.len() as u32)) {
+            prefetch(block);
+        }
     }
 
     fn size_in_bytes(&self) -> usize {

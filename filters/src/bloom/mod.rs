@@ -10,7 +10,7 @@ mod standard;
 
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
-pub use blocked::BlockedBloom;
+pub use blocked::{BlockedBloom, BlockedProbe};
 pub use counting::CountingBloom;
 pub use standard::StandardBloom;
 

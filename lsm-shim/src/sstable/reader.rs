@@ -37,7 +37,8 @@ pub(crate) enum FilterState {
     /// The table was written without a filter.
     Absent,
     /// A filter that passed every check.
-    Trusted(AnyFilter),
+    /// Shared with the read path's per-version summary ([`crate::version`]).
+    Trusted(Arc<AnyFilter>),
     /// A filter block that failed a check (the reason), not used.
     Untrusted(String),
 }
@@ -156,7 +157,7 @@ impl Table {
                     self.props.entries
                 ))
             }
-            Ok(f) if f.kind() == kind => FilterState::Trusted(f),
+            Ok(f) if f.kind() == kind => FilterState::Trusted(Arc::new(f)),
             Ok(f) => FilterState::Untrusted(format!(
                 "filter block holds {:?}, metadata says {kind:?}",
                 f.kind()
@@ -217,6 +218,12 @@ impl Table {
     }
 
     pub(crate) fn filter(&self) -> Option<&AnyFilter> {
+        self.shared_filter().map(|f| &**f)
+    }
+
+    /// The trusted filter, to keep beside the table's key range where the
+    /// read path looks first ([`crate::version::RunProbe`]).
+    pub(crate) fn shared_filter(&self) -> Option<&Arc<AnyFilter>> {
         match &self.filter {
             FilterState::Trusted(f) => Some(f),
             _ => None,
@@ -238,16 +245,8 @@ impl Table {
         }
     }
 
-    /// The filter's answer for `hash`: `Some(false)` "absent", `Some(true)`
-    /// "may be present", `None` no trusted filter. Counts nothing, so a
-    /// caller can ask several tables ahead of time.
-    #[inline]
-    pub(crate) fn filter_answer(&self, hash: u64) -> Option<bool> {
-        self.filter().map(|f| f.contains_hash(hash))
-    }
-
     /// Looks `key` up in a table whose range covers it, given its filter's
-    /// answer ([`filter_answer`](Self::filter_answer)): the filter first,
+    /// answer (`None` when it has no trusted filter): the filter first,
     /// then the index, then one data block. `None` if the table does not hold
     /// the key.
     #[inline]

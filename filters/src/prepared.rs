@@ -1,0 +1,156 @@
+//! [`PreparedHash`]: one key hash, prepared once and probed against many
+//! filters of any kinds.
+//!
+//! An LSM read hashes the key once and probes the filter of every table
+//! whose key range holds it: tens or hundreds of filters per lookup. Sharing
+//! the hash saves the hashing; for a blocked Bloom filter the hash also
+//! fixes the key's whole in-block probe mask, whatever the filter's size, so
+//! sharing the *prepared* hash saves the probe computation too and leaves
+//! each further filter one block load and a compare. Other kinds answer from
+//! the plain hash.
+
+use crate::bloom::BlockedProbe;
+use crate::{AnyFilter, Filter};
+
+/// A key hash with what probing a filter needs from it, prepared on first
+/// use and kept for the next filter (see the [module docs](self)).
+///
+/// ```
+/// use amq::{AnyFilter, BlockedBloom, Filter, PreparedHash};
+/// let tables: Vec<AnyFilter> = (0..4)
+///     .map(|t| {
+///         let mut f = BlockedBloom::with_fpr(1_000 * (t + 1), 0.01).unwrap();
+///         f.insert(format!("key-{t}").as_bytes());
+///         AnyFilter::BlockedBloom(f)
+///     })
+///     .collect();
+/// let mut key = PreparedHash::new(amq::hash_key(b"key-2"));
+/// // The mask is built at the first blocked filter and reused by the others.
+/// let maybe: Vec<bool> = tables.iter().map(|f| f.contains_prepared(&mut key)).collect();
+/// assert!(maybe[2]);
+/// for f in &tables {
+///     assert_eq!(f.contains_prepared(&mut key), f.contains_hash(key.hash()));
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreparedHash {
+    hash: u64,
+    /// The blocked Bloom probe for the probe count last asked for (a count
+    /// of 0, which no filter has, until then).
+    blocked: BlockedProbe,
+}
+
+impl PreparedHash {
+    /// `hash` (a [`hash_key`](crate::hash_key) value), nothing prepared yet.
+    #[inline]
+    pub fn new(hash: u64) -> PreparedHash {
+        PreparedHash {
+            hash,
+            blocked: BlockedProbe::new(hash, 0),
+        }
+    }
+
+    /// The key hash.
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+}
+
+impl AnyFilter {
+    /// `self.contains_hash(key.hash())`, from what `key` has prepared (and
+    /// preparing what this filter needs, for the next one).
+    ///
+    /// ```
+    /// use amq::{AnyFilter, BlockedBloom, PreparedHash};
+    /// let mut f = BlockedBloom::with_fpr(100, 0.01).unwrap();
+    /// f.insert(b"k");
+    /// let f = AnyFilter::BlockedBloom(f);
+    /// assert!(f.contains_prepared(&mut PreparedHash::new(amq::hash_key(b"k"))));
+    /// ```
+    #[inline]
+    pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
+        match self {
+            AnyFilter::BlockedBloom(f) => {
+                if key.blocked.num_probes() != f.num_probes() {
+                    key.blocked = f.prepare(key.hash);
+                }
+                f.contains_prepared(&key.blocked)
+            }
+            other => other.contains_hash(key.hash),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::PreparedHash;
+    use crate::{AnyFilter, BlockedBloom, Filter, FilterKind, FilterSizing};
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 64,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0001),
+            ..ProptestConfig::default()
+        })]
+
+        /// One prepared hash walks filters of every kind, sizes and probe
+        /// counts (so its blocked mask is rebuilt and reused in turn) and
+        /// answers exactly as `contains_hash` does: no false negative, and
+        /// no answer of its own.
+        #[test]
+        fn prepared_answers_as_contains_hash(
+            keys in proptest::collection::hash_set(any::<u64>(), 1..300),
+            probes in proptest::collection::vec(any::<u64>(), 1..200),
+            fprs in proptest::collection::vec(prop::sample::select(vec![0.2, 0.05, 0.01, 0.001]), 1..6),
+        ) {
+            let hashes: Vec<u64> = keys.into_iter().collect();
+            let mut filters = Vec::new();
+            for (i, &fpr) in fprs.iter().enumerate() {
+                // A prefix of the keys per filter: filters of different sizes.
+                let part = &hashes[..(hashes.len() * (i + 1) / fprs.len()).max(1)];
+                for &kind in FilterKind::ALL {
+                    filters.push((AnyFilter::build(kind, FilterSizing::Fpr(fpr), part).unwrap(), part));
+                }
+            }
+            for &h in probes.iter().chain(&hashes) {
+                let mut key = PreparedHash::new(h);
+                for (f, part) in &filters {
+                    let answer = f.contains_prepared(&mut key);
+                    prop_assert_eq!(answer, f.contains_hash(h));
+                    if part.contains(&h) {
+                        prop_assert!(answer, "false negative through a prepared hash");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A blocked probe prepared for another probe count still answers (by
+    /// falling back to the plain query), instead of testing the wrong bits.
+    #[test]
+    fn a_probe_for_another_probe_count_falls_back() {
+        let keys: Vec<u64> = (0..2_000u64).map(|i| crate::hash::remix(i, 7)).collect();
+        let mut few = BlockedBloom::with_bits_per_key(keys.len(), 4.0).unwrap();
+        let mut many = BlockedBloom::with_bits_per_key(keys.len(), 20.0).unwrap();
+        for &k in &keys {
+            few.insert_hash(k);
+            many.insert_hash(k);
+        }
+        assert_ne!(few.num_probes(), many.num_probes());
+        for &k in &keys {
+            let p = few.prepare(k);
+            assert!(many.contains_prepared(&p) && few.contains_prepared(&p));
+        }
+        for i in 0..20_000u64 {
+            let h = crate::hash::remix(i, 8);
+            let p = few.prepare(h);
+            assert_eq!(many.contains_prepared(&p), many.contains_hash(h));
+        }
+    }
+}
