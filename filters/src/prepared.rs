@@ -68,7 +68,7 @@ impl AnyFilter {
     /// let f = AnyFilter::BlockedBloom(f);
     /// assert!(f.contains_prepared(&mut PreparedHash::new(amq::hash_key(b"k"))));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
         match self {
             AnyFilter::BlockedBloom(f) => {

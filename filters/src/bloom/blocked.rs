@@ -461,7 +461,7 @@ impl BlockedBloom {
     /// load and a compare, the same answer as every query kernel (a probe
     /// prepared for another probe count falls back to
     /// [`contains_hash`](Self::contains_hash)).
-    #[inline]
+    #[inline(always)]
     pub fn contains_prepared(&self, probe: &BlockedProbe) -> bool {
         if probe.num_probes != self.num_probes {
             return self.contains_hash(probe.hash);
