@@ -11,9 +11,11 @@
 //! - **Any filter kind per level** ([`FilterPolicy`]): every [`amq::FilterKind`],
 //!   or none, chosen per level, built through [`amq::AnyFilter::build`] and
 //!   read back through [`amq::AnyFilter::from_bytes`].
-//! - **One key hash per lookup**: [`Db::get`] computes [`amq::hash_key`] once
-//!   and hands it to the filter of every table it consults, probing the
-//!   filters of up to eight tables back to back so their cache misses overlap;
+//! - **One key hash per lookup**: [`Db::get`] computes [`amq::hash_key`] once,
+//!   prepares it once ([`amq::PreparedHash`]: a blocked Bloom filter's probe
+//!   mask), and probes the filter of every table it consults with it, reading
+//!   each run's key range and filter from one array per version and
+//!   prefetching the filter lines of sixteen tables before probing them;
 //!   [`Db::multi_get`] hashes each key of a batch once and probes each table's
 //!   filter once for all the keys it may hold (`contains_many`).
 //! - **A filter that cannot be trusted never causes a wrong answer**: a

@@ -491,6 +491,15 @@ impl Filter for CuckooFilter {
         CuckooFilter::contains_hash(self, hash)
     }
 
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        with_lanes!(self, l => {
+            let loc = self.locate(l, hash);
+            prefetch(self.table.byte_of(l, loc.primary));
+            prefetch(self.table.byte_of(l, loc.alternate));
+        })
+    }
+
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
         let mut locs = [Location::default(); BATCH];

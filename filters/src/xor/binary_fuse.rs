@@ -458,6 +458,14 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
             FuseArity::Four => query::contains_many::<F, _, 4>(fps, segs, seed, hashes, out),
         }
     }
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
+        match self.segments.arity {
+            FuseArity::Three => query::prefetch_slots::<F, _, 3>(fps, segs, seed, hash),
+            FuseArity::Four => query::prefetch_slots::<F, _, 4>(fps, segs, seed, hash),
+        }
+    }
     fn size_in_bytes(&self) -> usize {
         self.fingerprints.len() * F::BYTES
     }

@@ -24,6 +24,21 @@ where
     matches(fingerprints, &geometry.slots(mixed), mixed)
 }
 
+/// Starts loading the slots [`contains`] will read for `hash`.
+#[inline(always)]
+pub(crate) fn prefetch_slots<F, G, const A: usize>(fingerprints: &[F], geometry: &G, seed: u64, hash: u64)
+where
+    F: Fingerprint,
+    G: Geometry<A>,
+{
+    if fingerprints.is_empty() {
+        return;
+    }
+    for s in geometry.slots(remix(hash, seed)) {
+        prefetch(&fingerprints[s]);
+    }
+}
+
 #[inline(always)]
 fn matches<F: Fingerprint, const A: usize>(fingerprints: &[F], slots: &[usize; A], mixed: u64) -> bool {
     let mut x = F::from_hash(mixed);

@@ -209,6 +209,10 @@ impl<F: XorFingerprint> Filter for Xor<F> {
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         query::contains_many(&self.fingerprints, &self.blocks, self.seed, hashes, out);
     }
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        query::prefetch_slots(&self.fingerprints, &self.blocks, self.seed, hash);
+    }
     fn size_in_bytes(&self) -> usize {
         self.fingerprints.len() * F::BYTES
     }
