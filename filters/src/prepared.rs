@@ -13,7 +13,14 @@ use crate::bloom::BlockedProbe;
 use crate::{AnyFilter, Filter};
 
 /// A key hash with what probing a filter needs from it, prepared on first
-/// use and kept for the next filter (see the [module docs](self)).
+/// use and kept for the next filter.
+///
+/// An LSM read probes the filter of every table whose key range holds the
+/// key with one hash. For a blocked Bloom filter that hash also fixes the
+/// key's whole in-block probe mask, whatever the filter's size, so the mask
+/// is built once ([`BlockedProbe`](crate::BlockedProbe)) and each further
+/// filter costs one block load and a compare. Other kinds answer from the
+/// plain hash.
 ///
 /// ```
 /// use amq::{AnyFilter, BlockedBloom, Filter, PreparedHash};
