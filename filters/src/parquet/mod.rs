@@ -128,15 +128,17 @@ fn mask(x: u32) -> [u32; 8] {
 }
 
 /// Whether every bit of the mask of `hash` is set in `block`. Branch-free:
-/// the missing bits of all eight words are ORed together.
+/// each word's tested bit is shifted down to bit 0 and the eight are ANDed
+/// (measured faster than building the mask and comparing: no `1 << s` and
+/// no gathering of eight words into vector registers).
 #[inline(always)]
 fn block_matches(block: &Block, hash: u64) -> bool {
-    let m = mask(hash as u32);
-    let mut missing = 0;
-    for (w, m) in block.0.iter().zip(m) {
-        missing |= m & !w;
+    let x = hash as u32;
+    let mut all = 1;
+    for (w, s) in block.0.iter().zip(SALT) {
+        all &= w >> (x.wrapping_mul(s) >> 27);
     }
-    missing == 0
+    all & 1 == 1
 }
 
 #[inline(always)]
