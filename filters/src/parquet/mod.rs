@@ -591,7 +591,7 @@ impl ParquetBloom {
     /// The key count is estimated from the bits.
     pub fn from_parquet_bitset(bitset: &[u8]) -> Result<Self, Error> {
         let blocks = bitset.len() / BLOCK_BYTES;
-        if bitset.len() % BLOCK_BYTES != 0 || !(1..=MAX_BLOCKS).contains(&blocks) {
+        if !bitset.len().is_multiple_of(BLOCK_BYTES) || !(1..=MAX_BLOCKS).contains(&blocks) {
             return Err(
                 FormatError::InvalidParquetHeader("numBytes is not a positive multiple of 32").into(),
             );

@@ -65,7 +65,7 @@ const fn bad(why: &'static str) -> FormatError {
 /// Appends the header for a bitset of `num_bytes` bytes (a positive multiple
 /// of 32 that fits an `i32`; the caller guarantees it).
 pub(crate) fn write_header(out: &mut Vec<u8>, num_bytes: u32) {
-    debug_assert!(num_bytes > 0 && num_bytes % 32 == 0 && num_bytes <= i32::MAX as u32);
+    debug_assert!(num_bytes > 0 && num_bytes.is_multiple_of(32) && num_bytes <= i32::MAX as u32);
     out.push(0x10 | ty::I32);
     // zigzag(n) = 2n for n ≥ 0, as a varint.
     let mut v = u64::from(num_bytes) << 1;
