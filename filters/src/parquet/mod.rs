@@ -9,7 +9,7 @@
 //! of word `i`, for the specification's eight odd [`SALT`]s.
 //!
 //! **Hash.** XXH64 with seed 0 of the value's plain encoding
-//! ([`ParquetValue`], [`parquet_hash`](crate::hash::parquet_hash)): not amq's
+//! ([`ParquetValue`], [`parquet_hash`]): not amq's
 //! [`hash_key`](crate::hash_key). The filter says so
 //! ([`Filter::hash_scheme`] is [`HashScheme::ParquetXxh64`], and so is the
 //! hash-scheme byte of its amq frame), [`AnyFilter::build`](crate::AnyFilter::build),

@@ -106,7 +106,15 @@ pub struct ParquetHeader {
 
 impl ParquetHeader {
     /// Parses the header at the start of `bytes` (what follows it is not
-    /// read). Errors as the [module](self) describes.
+    /// read). Any valid compact encoding is read: fields in any order,
+    /// long-form field ids, and unknown fields (skipped, nesting at most
+    /// [`MAX_DEPTH`] deep). Input ending early is
+    /// [`FormatError::Truncated`]; a malformed header (bad type code or
+    /// varint, a required field missing or of the wrong type, a union with
+    /// no member or two, `numBytes` not a positive multiple of 32) is
+    /// [`FormatError::InvalidParquetHeader`]; an algorithm, hash or
+    /// compression other than split-block / XXH64 / uncompressed is
+    /// [`FormatError::UnsupportedParquetFilter`].
     pub fn parse(bytes: &[u8]) -> Result<ParquetHeader, FormatError> {
         let mut r = Reader { bytes, pos: 0 };
         let bitset_len = r.header()?;
