@@ -12,7 +12,7 @@
 //! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.39%), 19.68 | [`xor`] |
 //! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.40%), 18.09, 36.18 | [`xor`] |
 //! | [`Ribbon`] | built once; any FPR | 6.90 (1.01%), 7.19 (0.80%) | [`ribbon`] |
-//! | [`ParquetBloom`] | insert; Apache Parquet's bytes and value hash | 10.53 (1.00%) | [`parquet`] |
+//! | [`ParquetBloom`] | insert; Apache Parquet's bytes and value hash | 10.53 (0.99%) | [`parquet`] |
 //!
 //! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%.
 //!
