@@ -6,8 +6,8 @@
 //! slice of pre-hashed `u64` keys, query one key, query a batch, report its
 //! size. Filters that take inserts and removals are also [`Deletable`].
 //!
-//! The lists [`bloom_filters`], [`static_filters`] and [`cuckoo_filters`]
-//! name the filters of each comparison, one line per filter. A benchmark or
+//! The lists [`bloom_filters`], [`static_filters`], [`cuckoo_filters`] and
+//! [`parquet_filters`] name the filters of each comparison, one line per filter. A benchmark or
 //! the report walks a list with a [`Visitor`], whose generic `visit::<S>()`
 //! is monomorphised per filter: no dynamic dispatch in the timed loops.
 //!
@@ -151,9 +151,20 @@ pub fn cuckoo_filters(v: &mut impl DeletableVisitor) {
     v.visit::<QuotientFilter>();
 }
 
+/// The Parquet comparison: three split-block Bloom filters fed `INT64`
+/// values, each operation hashing its value as Parquet does (see
+/// [`adapters::parquet`]).
+pub fn parquet_filters(v: &mut impl Visitor) {
+    use adapters::parquet::{AmqParquet, ParquetSbbf, SbbfRsValues};
+    v.visit::<AmqParquet>();
+    v.visit::<SbbfRsValues>();
+    v.visit::<ParquetSbbf>();
+}
+
 /// Every filter of every comparison, for the report.
 pub fn all_filters(v: &mut impl Visitor) {
     bloom_filters(v);
     static_filters(v);
     cuckoo_filters(&mut AsSubjects(v));
+    parquet_filters(v);
 }

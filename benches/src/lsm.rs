@@ -342,11 +342,15 @@ impl Style {
 }
 
 /// Every policy of the reads-saved measurement, with a label: no filter,
-/// each [`FilterKind`] at `FilterSizing::Fpr(0.01)` (Xor and binary fuse
+/// each [`FilterKind`] a store can use (those driven by the key hash: all
+/// but `ParquetBloom`) at `FilterSizing::Fpr(0.01)` (Xor and binary fuse
 /// filters ignore it), and Bloom above level 2, Ribbon below.
 pub fn all_policies() -> Vec<(String, FilterPolicy)> {
     let mut v = vec![("none".to_string(), FilterPolicy::none())];
     for &kind in FilterKind::ALL {
+        if kind.hash_scheme() != amq::HashScheme::Xxh3Seeded {
+            continue;
+        }
         let label = if fixed_width(kind) {
             format!("{kind:?} (fixed)")
         } else {

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use crate::format;
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
-    FilterKind, FromBytes, Ribbon, StandardBloom, Xor16, Xor8,
+    FilterKind, FromBytes, HashScheme, ParquetBloom, Ribbon, StandardBloom, Xor16, Xor8,
 };
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
@@ -43,6 +43,9 @@ pub enum AnyFilter {
     BinaryFuse16(BinaryFuse16),
     /// A [`BinaryFuse32`].
     BinaryFuse32(BinaryFuse32),
+    /// A [`ParquetBloom`]: driven by Parquet's value hash, not
+    /// [`hash_key`](crate::hash_key) (see [`Filter::hash_scheme`]).
+    ParquetBloom(ParquetBloom),
 }
 
 /// Calls `$body` with `$f` bound to the inner filter of every variant.
@@ -59,6 +62,7 @@ macro_rules! dispatch {
             AnyFilter::BinaryFuse8($f) => $body,
             AnyFilter::BinaryFuse16($f) => $body,
             AnyFilter::BinaryFuse32($f) => $body,
+            AnyFilter::ParquetBloom($f) => $body,
         }
     };
 }
@@ -78,6 +82,7 @@ impl AnyFilter {
             FilterKind::BinaryFuse8 => AnyFilter::BinaryFuse8(BinaryFuse8::from_frame(frame)?),
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::from_frame(frame)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::from_frame(frame)?),
+            FilterKind::ParquetBloom => AnyFilter::ParquetBloom(ParquetBloom::from_frame(frame)?),
         })
     }
 
@@ -98,6 +103,11 @@ impl Filter for AnyFilter {
     fn contains_hash(&self, hash: u64) -> bool {
         dispatch!(self, f => f.contains_hash(hash))
     }
+    /// Hashes with the inner filter's scheme.
+    #[inline]
+    fn contains(&self, key: &[u8]) -> bool {
+        dispatch!(self, f => f.contains(key))
+    }
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         dispatch!(self, f => f.contains_many(hashes, out))
     }
@@ -116,6 +126,9 @@ impl Filter for AnyFilter {
     }
     fn kind(&self) -> FilterKind {
         dispatch!(self, f => f.kind())
+    }
+    fn hash_scheme(&self) -> HashScheme {
+        dispatch!(self, f => f.hash_scheme())
     }
     fn to_bytes(&self) -> Vec<u8> {
         dispatch!(self, f => f.to_bytes())

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use crate::cuckoo::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS};
 use crate::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
+    FilterKind, HashScheme, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
 };
 
 /// How big a filter built by [`AnyFilter::build`] should be.
@@ -67,11 +67,22 @@ impl AnyFilter {
     /// last insert; it is then rebuilt with 25% more room (a bounded number of
     /// times before [`Error::Full`]).
     ///
+    /// Every kind driven by [`hash_key`](crate::hash_key) builds. A
+    /// [`ParquetBloom`](crate::ParquetBloom) is driven by Parquet's value
+    /// hash, so building one from amq key hashes would write a filter in
+    /// which every Parquet reader misses every value: that kind is
+    /// [`Error::WrongHashScheme`] (build it with `ParquetBloom` itself).
+    ///
     /// ```
-    /// use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing};
+    /// use amq::{hash_key, AnyFilter, Error, Filter, FilterKind, FilterSizing, HashScheme};
     /// let hashes: Vec<u64> = (0..1000u32).map(|i| hash_key(&i.to_le_bytes())).collect();
     /// for &kind in FilterKind::ALL.iter() {
-    ///     let f = AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hashes).unwrap();
+    ///     let built = AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hashes);
+    ///     if kind.hash_scheme() != HashScheme::Xxh3Seeded {
+    ///         assert!(matches!(built, Err(Error::WrongHashScheme { .. })));
+    ///         continue;
+    ///     }
+    ///     let f = built.unwrap();
     ///     assert_eq!(f.kind(), kind);
     ///     assert!(hashes.iter().all(|&h| f.contains_hash(h)));
     /// }
@@ -120,6 +131,12 @@ impl AnyFilter {
                     FilterSizing::Fpr(p) => RibbonParams::with_fpr(p)?,
                 };
                 AnyFilter::Ribbon(<Ribbon as StaticFilter>::build(hashes, &params)?)
+            }
+            FilterKind::ParquetBloom => {
+                return Err(Error::WrongHashScheme {
+                    expected: HashScheme::ParquetXxh64,
+                    found: HashScheme::Xxh3Seeded,
+                })
             }
         })
     }
@@ -174,9 +191,12 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_builds_with_both_sizings_and_empty() {
+    fn every_key_hashed_kind_builds_with_both_sizings_and_empty() {
         let hs = hashes(5000);
         for &kind in FilterKind::ALL.iter() {
+            if kind.hash_scheme() != HashScheme::Xxh3Seeded {
+                continue;
+            }
             for sizing in [FilterSizing::BitsPerKey(12.0), FilterSizing::Fpr(0.01)] {
                 let f = AnyFilter::build(kind, sizing, &hs).unwrap();
                 assert_eq!(f.kind(), kind);
@@ -213,6 +233,19 @@ mod tests {
         assert!(matches!(&cuckoo, AnyFilter::Cuckoo(c) if c.fingerprint_bits() == 12));
         let ribbon = AnyFilter::build(FilterKind::Ribbon, FilterSizing::Fpr(0.001), &hs).unwrap();
         assert!(ribbon.expected_fpr() < 0.0012);
+    }
+
+    #[test]
+    fn a_parquet_filter_is_never_built_from_key_hashes() {
+        for hs in [hashes(100), Vec::new()] {
+            assert_eq!(
+                AnyFilter::build(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01), &hs),
+                Err(Error::WrongHashScheme {
+                    expected: HashScheme::ParquetXxh64,
+                    found: HashScheme::Xxh3Seeded
+                })
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::FilterKind;
+use crate::{FilterKind, HashScheme};
 
 /// Why an operation on a filter failed. The filter is unchanged.
 ///
@@ -46,6 +46,16 @@ pub enum Error {
     },
     /// Decoding bytes failed.
     Format(FormatError),
+    /// The filter kind is driven by another hash scheme than the hashes
+    /// offered: [`AnyFilter::build`](crate::AnyFilter::build) takes amq key
+    /// hashes, which a [`ParquetBloom`](crate::ParquetBloom) must never hold
+    /// (Parquet readers would then miss every value).
+    WrongHashScheme {
+        /// The scheme the kind uses.
+        expected: HashScheme,
+        /// The scheme of the hashes offered.
+        found: HashScheme,
+    },
 }
 
 /// Why a byte string is not a valid serialized filter.
@@ -83,6 +93,24 @@ pub enum FormatError {
     ChecksumMismatch,
     /// The parameters are invalid, or do not agree with the payload length.
     InvalidParameters(&'static str),
+    /// The header names a hash scheme this build knows, but not the one the
+    /// kind uses ([`FilterKind::hash_scheme`]).
+    WrongHashScheme {
+        /// The kind in the header.
+        kind: FilterKind,
+        /// The scheme in the header.
+        found: HashScheme,
+    },
+    /// A Parquet Bloom filter header (Thrift compact `BloomFilterHeader`) is
+    /// malformed: a bad type code or varint, a missing required field,
+    /// nesting too deep, or a bitset length that is not a positive multiple
+    /// of 32 bytes.
+    InvalidParquetHeader(&'static str),
+    /// A well-formed Parquet Bloom filter header names an algorithm, hash or
+    /// compression other than the split-block / XXH64 / uncompressed one
+    /// this build reads (the field is named). Parquet readers skip such a
+    /// filter, which is what a caller should do too.
+    UnsupportedParquetFilter(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -99,6 +127,9 @@ impl fmt::Display for Error {
                 write!(f, "static filter construction failed after {attempts} seeds")
             }
             Error::Format(e) => write!(f, "invalid serialized filter: {e}"),
+            Error::WrongHashScheme { expected, found } => {
+                write!(f, "the filter takes {expected:?} hashes, not {found:?} hashes")
+            }
         }
     }
 }
@@ -117,6 +148,13 @@ impl fmt::Display for FormatError {
             FormatError::UnknownHashScheme(s) => write!(f, "unknown hash scheme {s}"),
             FormatError::ChecksumMismatch => f.write_str("checksum mismatch"),
             FormatError::InvalidParameters(why) => write!(f, "invalid parameters: {why}"),
+            FormatError::WrongHashScheme { kind, found } => {
+                write!(f, "a {kind:?} filter is not driven by {found:?} hashes")
+            }
+            FormatError::InvalidParquetHeader(why) => write!(f, "invalid Parquet Bloom filter header: {why}"),
+            FormatError::UnsupportedParquetFilter(field) => {
+                write!(f, "Parquet Bloom filter with an unsupported {field}")
+            }
         }
     }
 }

@@ -10,11 +10,13 @@
 //!   ribbon), which is what lets them approach the space limit.
 //!
 //! Every method takes the one 64-bit key hash of [`hash_key`]; the `&[u8]`
-//! forms hash once and delegate.
+//! forms hash once and delegate. The one exception is
+//! [`ParquetBloom`](crate::ParquetBloom), which takes Apache Parquet's value
+//! hash instead, and says so through [`Filter::hash_scheme`].
 
 use alloc::vec::Vec;
 
-use crate::{hash_key, Error};
+use crate::{hash_key, Error, HashScheme};
 
 /// The kind of a filter, as recorded in its serialized header.
 ///
@@ -50,6 +52,10 @@ pub enum FilterKind {
     BinaryFuse32 = 9,
     /// Standard Ribbon filter.
     Ribbon = 10,
+    /// [`ParquetBloom`](crate::ParquetBloom): Apache Parquet's split-block
+    /// Bloom filter, driven by Parquet's value hash
+    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`].
+    ParquetBloom = 11,
 }
 
 impl FilterKind {
@@ -73,7 +79,31 @@ impl FilterKind {
         FilterKind::BinaryFuse16,
         FilterKind::BinaryFuse32,
         FilterKind::Ribbon,
+        FilterKind::ParquetBloom,
     ];
+
+    /// The hash scheme that drives filters of this kind: [`hash_key`]
+    /// ([`HashScheme::Xxh3Seeded`]) for every kind but
+    /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
+    /// hash. Code that builds filters from amq key hashes (a storage engine's
+    /// filter policy) must only use kinds whose scheme is `Xxh3Seeded`.
+    ///
+    /// ```
+    /// use amq::{FilterKind, HashScheme};
+    /// assert_eq!(FilterKind::Ribbon.hash_scheme(), HashScheme::Xxh3Seeded);
+    /// assert_eq!(FilterKind::ParquetBloom.hash_scheme(), HashScheme::ParquetXxh64);
+    /// let key_hashed = FilterKind::ALL
+    ///     .iter()
+    ///     .filter(|k| k.hash_scheme() == HashScheme::Xxh3Seeded)
+    ///     .count();
+    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 1);
+    /// ```
+    pub const fn hash_scheme(self) -> HashScheme {
+        match self {
+            FilterKind::ParquetBloom => HashScheme::ParquetXxh64,
+            _ => HashScheme::Xxh3Seeded,
+        }
+    }
 
     /// The header byte for this kind.
     pub const fn id(self) -> u8 {
@@ -106,14 +136,33 @@ impl FilterKind {
 /// assert!(as_dyn.contains_hash(h));
 /// ```
 pub trait Filter: Send + Sync {
-    /// Whether the key with this [`hash_key`] value may be in the set.
+    /// Whether the key with this hash may be in the set: a [`hash_key`]
+    /// value, or for a filter whose [`hash_scheme`](Filter::hash_scheme) is
+    /// another one, a hash of that scheme.
     fn contains_hash(&self, hash: u64) -> bool;
 
-    /// Whether `key` may be in the set. Hashes once and calls
+    /// Whether `key` may be in the set. Hashes once, with the filter's
+    /// [`hash_scheme`](Filter::hash_scheme), and calls
     /// [`contains_hash`](Filter::contains_hash).
     #[inline]
     fn contains(&self, key: &[u8]) -> bool {
         self.contains_hash(hash_key(key))
+    }
+
+    /// The hash scheme [`contains_hash`](Filter::contains_hash) expects:
+    /// [`HashScheme::Xxh3Seeded`] ([`hash_key`]) for every filter but a
+    /// [`ParquetBloom`](crate::ParquetBloom). Code that hashes a key once and
+    /// probes many filters with the hash should check it.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter, HashScheme, ParquetBloom};
+    /// let a = BlockedBloom::with_fpr(10, 0.01).unwrap();
+    /// let b = ParquetBloom::with_fpr(10, 0.01).unwrap();
+    /// assert_eq!(a.hash_scheme(), HashScheme::Xxh3Seeded);
+    /// assert_eq!(b.hash_scheme(), HashScheme::ParquetXxh64);
+    /// ```
+    fn hash_scheme(&self) -> HashScheme {
+        HashScheme::Xxh3Seeded
     }
 
     /// Answers `out[i] = self.contains_hash(hashes[i])` for every `i`.
@@ -234,6 +283,9 @@ macro_rules! forward_filter {
             fn kind(&self) -> FilterKind {
                 (**self).kind()
             }
+            fn hash_scheme(&self) -> HashScheme {
+                (**self).hash_scheme()
+            }
             fn to_bytes(&self) -> Vec<u8> {
                 (**self).to_bytes()
             }
@@ -257,13 +309,16 @@ forward_filter! {
 /// assert!(f.contains(b"k"));
 /// ```
 pub trait Insert: Filter {
-    /// Adds the key with this [`hash_key`] value.
+    /// Adds the key with this [`hash_key`] value (or hash of the filter's
+    /// [`hash_scheme`](Filter::hash_scheme)).
     ///
     /// Bloom filters never fail. A cuckoo filter returns [`Error::Full`] when
     /// it has no room, and then still finds every key inserted before.
     fn insert_hash(&mut self, hash: u64) -> Result<(), Error>;
 
-    /// Adds `key`: hashes once and calls [`insert_hash`](Insert::insert_hash).
+    /// Adds `key`: hashes once, with the filter's
+    /// [`hash_scheme`](Filter::hash_scheme), and calls
+    /// [`insert_hash`](Insert::insert_hash).
     #[inline]
     fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
         self.insert_hash(hash_key(key))

@@ -103,7 +103,7 @@ pub(crate) fn encode(
     w.bytes(&MAGIC)
         .u16(FORMAT_VERSION)
         .u8(kind.id())
-        .u8(HashScheme::Xxh3Seeded.id())
+        .u8(kind.hash_scheme().id())
         .u32(params.len() as u32)
         .u64(payload_len as u64)
         .bytes(params);
@@ -123,13 +123,36 @@ pub(crate) fn encode(
 #[derive(Debug)]
 pub(crate) struct Frame<'a> {
     pub(crate) kind: FilterKind,
+    /// Known to this build, and the one `kind` uses.
+    pub(crate) scheme: HashScheme,
     pub(crate) params: Reader<'a>,
     pub(crate) payload: Reader<'a>,
 }
 
 /// Reads the kind byte of a serialized filter after checking the whole frame
-/// (magic, version, lengths, hash scheme, checksum).
+/// (magic, version, lengths, checksum, hash scheme, and that the scheme is
+/// the one the kind uses).
 pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
+    let frame = decode_frame(bytes)?;
+    check_scheme(&frame)?;
+    Ok(frame)
+}
+
+/// The hash scheme must be the kind's: a `ParquetBloom` frame claiming amq
+/// key hashes (or the reverse) would answer for the wrong keys.
+fn check_scheme(frame: &Frame<'_>) -> Result<(), FormatError> {
+    if frame.scheme == frame.kind.hash_scheme() {
+        Ok(())
+    } else {
+        Err(FormatError::WrongHashScheme {
+            kind: frame.kind,
+            found: frame.scheme,
+        })
+    }
+}
+
+/// Everything of [`decode`] but the check that the scheme fits the kind.
+fn decode_frame(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
     let mut r = Reader::new(bytes);
     if r.take(4)? != MAGIC {
         return Err(FormatError::BadMagic);
@@ -164,25 +187,26 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
         return Err(FormatError::ChecksumMismatch);
     }
     let kind = FilterKind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
-    if HashScheme::from_id(scheme).is_none() {
-        return Err(FormatError::UnknownHashScheme(scheme));
-    }
+    let scheme = HashScheme::from_id(scheme).ok_or(FormatError::UnknownHashScheme(scheme))?;
     Ok(Frame {
         kind,
+        scheme,
         params: Reader::new(params),
         payload: Reader::new(payload),
     })
 }
 
 /// Like [`decode`], but also requires the frame to hold `expected`.
+/// (A frame of another kind is `WrongKind` whatever its scheme.)
 pub(crate) fn decode_kind(bytes: &[u8], expected: FilterKind) -> Result<Frame<'_>, FormatError> {
-    let frame = decode(bytes)?;
+    let frame = decode_frame(bytes)?;
     if frame.kind != expected {
         return Err(FormatError::WrongKind {
             expected,
             found: frame.kind,
         });
     }
+    check_scheme(&frame)?;
     Ok(frame)
 }
 
@@ -303,6 +327,29 @@ mod tests {
                 found: FilterKind::StandardBloom
             }
         );
+    }
+
+    #[test]
+    fn the_hash_scheme_must_be_the_kinds() {
+        let mut b = sample();
+        b[7] = HashScheme::ParquetXxh64.id();
+        let sum = xxh3_64(&b[..b.len() - CHECKSUM_LEN]);
+        let end = b.len() - CHECKSUM_LEN;
+        b[end..].copy_from_slice(&sum.to_le_bytes());
+        let want = FormatError::WrongHashScheme {
+            kind: FilterKind::StandardBloom,
+            found: HashScheme::ParquetXxh64,
+        };
+        assert_eq!(decode(&b).unwrap_err(), want);
+        assert_eq!(decode_kind(&b, FilterKind::StandardBloom).unwrap_err(), want);
+        // Another kind asked for: the kind mismatch is what is reported.
+        assert!(matches!(
+            decode_kind(&b, FilterKind::ParquetBloom).unwrap_err(),
+            FormatError::WrongKind { .. }
+        ));
+        let p = encode(FilterKind::ParquetBloom, &[], 0, |_| {});
+        assert_eq!(p[7], HashScheme::ParquetXxh64.id());
+        assert_eq!(decode(&p).unwrap().scheme, HashScheme::ParquetXxh64);
     }
 
     #[test]

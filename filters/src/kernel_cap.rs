@@ -2,11 +2,11 @@
 //! the `AMQ_KERNEL` environment variable (read once per process, with the
 //! `std` feature) caps them.
 //!
-//! | `AMQ_KERNEL` | `BlockedBloom` kernels | `Ribbon` kernels |
-//! |--------------|------------------------|------------------|
-//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512 or portable |
-//! | `avx2`       | AVX2 or portable       | portable         |
-//! | `portable`   | portable               | portable         |
+//! | `AMQ_KERNEL` | `BlockedBloom` kernels | `Ribbon` kernels | `ParquetBloom` kernels |
+//! |--------------|------------------------|------------------|------------------------|
+//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512 or portable | AVX2 or portable |
+//! | `avx2`       | AVX2 or portable       | portable         | AVX2 or portable       |
+//! | `portable`   | portable               | portable         | portable               |
 //!
 //! It only ever lowers the choice: a kernel the CPU lacks is never picked.
 //! Every kernel answers identically, so this changes speed, never answers;

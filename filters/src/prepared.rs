@@ -97,7 +97,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::PreparedHash;
-    use crate::{AnyFilter, BlockedBloom, Filter, FilterKind, FilterSizing};
+    use crate::{AnyFilter, BlockedBloom, Filter, FilterKind, FilterSizing, HashScheme, ParquetBloom};
 
     proptest! {
         #![proptest_config(ProptestConfig {
@@ -122,7 +122,16 @@ mod tests {
                 // A prefix of the keys per filter: filters of different sizes.
                 let part = &hashes[..(hashes.len() * (i + 1) / fprs.len()).max(1)];
                 for &kind in FilterKind::ALL {
-                    filters.push((AnyFilter::build(kind, FilterSizing::Fpr(fpr), part).unwrap(), part));
+                    let f = match kind.hash_scheme() {
+                        HashScheme::Xxh3Seeded => AnyFilter::build(kind, FilterSizing::Fpr(fpr), part).unwrap(),
+                        // Built from value hashes, which these numbers stand for as well.
+                        HashScheme::ParquetXxh64 => {
+                            let mut p = ParquetBloom::with_fpr(part.len(), fpr).unwrap();
+                            p.insert_hashes(part);
+                            AnyFilter::ParquetBloom(p)
+                        }
+                    };
+                    filters.push((f, part));
                 }
             }
             for &h in probes.iter().chain(&hashes) {

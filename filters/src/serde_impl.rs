@@ -71,5 +71,6 @@ via_bytes!(
     crate::BinaryFuse8,
     crate::BinaryFuse16,
     crate::BinaryFuse32,
+    crate::ParquetBloom,
     crate::AnyFilter,
 );

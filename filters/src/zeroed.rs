@@ -49,6 +49,8 @@ unsafe impl Zeroable for crate::bloom::blocked::Block {}
 // SAFETY: an atomic Bloom block is eight `AtomicU64`s.
 #[cfg(target_has_atomic = "64")]
 unsafe impl Zeroable for crate::bloom::blocked::AtomicBlock {}
+// SAFETY: a Parquet block is eight `u32`s.
+unsafe impl Zeroable for crate::parquet::Block {}
 // SAFETY: peeling's joint slot state is a `u64` and a `u32`.
 unsafe impl Zeroable for crate::xor::peel::Joint {}
 

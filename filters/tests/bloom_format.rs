@@ -353,9 +353,9 @@ fn assert_all_fail_with(bytes: &[u8], want: FormatError) {
 
 #[test]
 fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
-    for (_, bytes) in all_tiny_bytes() {
+    for (frame_kind, bytes) in all_tiny_bytes() {
         // Kind bytes this build does not know.
-        for id in [0u8, 11, 100, 255] {
+        for id in [0u8, 12, 100, 255] {
             assert_eq!(FilterKind::from_id(id), None);
             let mut b = bytes.clone();
             b[6] = id;
@@ -381,13 +381,29 @@ fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
             common::reseal(&mut b);
             assert_all_fail_with(&b, FormatError::UnsupportedVersion(version));
         }
-        for scheme in [0u8, 2, 255] {
+        for scheme in [0u8, 3, 255] {
             assert_eq!(HashScheme::from_id(scheme), None);
             let mut b = bytes.clone();
             b[7] = scheme;
             common::reseal(&mut b);
             assert_all_fail_with(&b, FormatError::UnknownHashScheme(scheme));
         }
+        // A scheme this build knows, but not the one Bloom kinds use
+        // (Parquet's value hash): the filter would answer for other keys.
+        let mut b = bytes.clone();
+        b[7] = HashScheme::ParquetXxh64.id();
+        common::reseal(&mut b);
+        let want = Some(Error::Format(FormatError::WrongHashScheme {
+            kind: frame_kind,
+            found: HashScheme::ParquetXxh64,
+        }));
+        assert_eq!(AnyFilter::from_bytes(&b).err(), want);
+        let own = match frame_kind {
+            FilterKind::StandardBloom => StandardBloom::from_bytes(&b).err(),
+            FilterKind::BlockedBloom => BlockedBloom::from_bytes(&b).err(),
+            _ => CountingBloom::from_bytes(&b).err(),
+        };
+        assert_eq!(own, want);
         // The same changes without a fresh checksum: still an error.
         let mut b = bytes.clone();
         b[6] = 200;

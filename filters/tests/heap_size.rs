@@ -6,7 +6,7 @@ use std::cell::Cell;
 
 use amq::{
     AnyFilter, AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
-    CuckooFilter, Filter, FuseParams, Ribbon, RibbonParams, StandardBloom, Xor16, Xor8,
+    CuckooFilter, Filter, FuseParams, ParquetBloom, Ribbon, RibbonParams, StandardBloom, Xor16, Xor8,
 };
 
 /// The system allocator, counting the live bytes each thread allocated
@@ -176,6 +176,15 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
             |b| Ribbon::from_bytes(b).unwrap(),
         );
     }
+    check(
+        "ParquetBloom",
+        || {
+            let mut f = ParquetBloom::with_fpr(keys.len(), 0.01).unwrap();
+            f.insert_hashes(&keys);
+            f
+        },
+        |b| ParquetBloom::from_bytes(b).unwrap(),
+    );
     // A shard that needs more than its first size: tiny slack forces retries
     // with more slots.
     let tight = RibbonParams::with_result_bits(7)

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use amq::{AtomicBlockedBloom, BlockedBloom, Filter, FromBytes, Insert, Ribbon, RibbonParams};
+use amq::{AtomicBlockedBloom, BlockedBloom, Filter, FromBytes, Insert, ParquetBloom, Ribbon, RibbonParams};
 
 /// Set in a child: check the kernels against its `AMQ_KERNEL`.
 const CHILD: &str = "AMQ_KERNELS_CHILD";
@@ -17,11 +17,16 @@ fn check_kernels() {
     keys.iter().for_each(|&h| b.insert_hash(h));
     let r = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
     let decoded = <BlockedBloom as FromBytes>::from_bytes(&b.to_bytes()).unwrap();
+    let mut p = ParquetBloom::with_bits_per_key(keys.len(), 10.0).unwrap();
+    p.insert_hashes(&keys);
+    let p_decoded = ParquetBloom::from_parquet_bytes(&p.to_parquet_bytes()).unwrap();
     match std::env::var("AMQ_KERNEL").as_deref() {
         Ok("portable") => {
             assert_eq!(b.query_kernel(), "portable");
             assert_eq!(decoded.query_kernel(), "portable");
             assert_eq!(r.query_kernel(), "portable");
+            assert_eq!(p.query_kernel(), "portable");
+            assert_eq!(p_decoded.query_kernel(), "portable");
         }
         Ok("avx2") => {
             assert_ne!(b.query_kernel(), "avx512");
@@ -29,7 +34,7 @@ fn check_kernels() {
         }
         _ => {}
     }
-    for f in [&b as &dyn Filter, &r] {
+    for f in [&b as &dyn Filter, &r, &p, &p_decoded] {
         assert!(keys.iter().all(|&h| f.contains_hash(h)));
         let mut out = vec![false; keys.len()];
         f.contains_many(&keys, &mut out);

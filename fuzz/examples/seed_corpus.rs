@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::Path;
 
-use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing};
+use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, ParquetBloom};
 
 fn target_name(kind: FilterKind) -> &'static str {
     match kind {
@@ -22,6 +22,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::BinaryFuse16 => "decode_binary_fuse16",
         FilterKind::BinaryFuse32 => "decode_binary_fuse32",
         FilterKind::Ribbon => "decode_ribbon",
+        FilterKind::ParquetBloom => "decode_parquet_bloom",
         _ => "decode_any",
     }
 }
@@ -45,6 +46,27 @@ fn main() {
                     fs::create_dir_all(&dir).unwrap();
                     fs::write(dir.join(&tag), &input).unwrap();
                 }
+            }
+        }
+    }
+    // ParquetBloom is not built from key hashes: its seeds come from values,
+    // for its amq-frame decoder and for the Parquet framing decoder.
+    for n in [0u32, 1, 5, 40] {
+        for fpr in [0.1, 0.001] {
+            let mut f = ParquetBloom::with_fpr(n.max(1) as usize, fpr).unwrap();
+            for i in 0..n {
+                f.insert(&i);
+            }
+            for (target, bytes) in [
+                ("decode_parquet_bloom", f.to_bytes()),
+                ("decode_any", f.to_bytes()),
+                ("decode_parquet_framed", f.to_parquet_bytes()),
+            ] {
+                let mut input = vec![0u8];
+                input.extend_from_slice(&bytes);
+                let dir = root.join(target);
+                fs::create_dir_all(&dir).unwrap();
+                fs::write(dir.join(format!("ParquetBloom-{n}-{}", bytes.len())), &input).unwrap();
             }
         }
     }

@@ -7,7 +7,7 @@
 //! reports sane figures and re-encodes to exactly its input.
 
 use amq::format::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
-use amq::{Filter, FilterKind, FromBytes, HashScheme};
+use amq::{Filter, FilterKind, FromBytes};
 
 use crate::alloc::peak_during;
 
@@ -31,7 +31,7 @@ pub fn shape_header(bytes: &mut [u8], kind: FilterKind) {
     bytes[0..4].copy_from_slice(&MAGIC);
     bytes[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     bytes[6] = kind.id();
-    bytes[7] = HashScheme::Xxh3Seeded.id();
+    bytes[7] = kind.hash_scheme().id();
     let declared = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
     let params = declared % (room + 1);
     bytes[8..12].copy_from_slice(&(params as u32).to_le_bytes());
@@ -122,6 +122,10 @@ fn insert_into_decoded(bytes: &[u8]) {
             Some(Box::new(f))
         }
         amq::AnyFilter::CountingBloom(mut f) => {
+            f.insert_hash(h);
+            Some(Box::new(f))
+        }
+        amq::AnyFilter::ParquetBloom(mut f) => {
             f.insert_hash(h);
             Some(Box::new(f))
         }

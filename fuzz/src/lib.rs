@@ -8,3 +8,4 @@ pub mod alloc;
 pub mod decode;
 pub mod lsm;
 pub mod ops;
+pub mod parquet;

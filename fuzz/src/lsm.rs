@@ -148,7 +148,12 @@ pub struct DbInput {
 }
 
 pub fn db_ops(input: DbInput) {
-    let kinds = FilterKind::ALL;
+    // The kinds a store can use: those driven by its key hash.
+    let kinds: Vec<FilterKind> = FilterKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| k.hash_scheme() == amq::HashScheme::Xxh3Seeded)
+        .collect();
     let policy = match usize::from(input.kind) % (kinds.len() + 1) {
         0 => FilterPolicy::none(),
         i => FilterPolicy::uniform(kinds[i - 1], FilterSizing::Fpr(0.01)),

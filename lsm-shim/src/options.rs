@@ -158,6 +158,7 @@ impl fmt::Debug for Options {
 
 impl Options {
     pub(crate) fn validate(&self) -> Result<()> {
+        self.filter_policy.validate()?;
         if self.block_bytes < 64 || self.block_bytes > 64 << 20 {
             return Err(Error::InvalidOptions("block_bytes must be in 64..=64 MiB"));
         }

@@ -1,10 +1,15 @@
 //! [`FilterPolicy`]: which amq filter each level's tables carry.
 //!
 //! A policy is a list of [`LevelFilter`]s, one per level from level 0; the
-//! last entry applies to every deeper level. Any [`FilterKind`] works: the
-//! store builds filters through [`AnyFilter::build`] and reads them back
-//! through [`AnyFilter::from_bytes`], so a kind added to amq plugs in here
-//! with no change to the store.
+//! last entry applies to every deeper level. Any [`FilterKind`] driven by
+//! amq's key hash works: the store builds filters through
+//! [`AnyFilter::build`] and reads them back through
+//! [`AnyFilter::from_bytes`], so such a kind added to amq plugs in here with
+//! no change to the store. A kind driven by another hash
+//! ([`FilterKind::hash_scheme`]: `ParquetBloom`, which takes Parquet's value
+//! hash) cannot answer for the store's key hashes, so a policy naming it is
+//! refused ([`FilterPolicy::per_level`], and `Db::open` for any policy)
+//! rather than built into tables that would miss their own keys.
 //!
 //! Presets follow what RocksDB offers, generalised to every kind:
 //! [`uniform`](FilterPolicy::uniform) (one kind everywhere),
@@ -16,7 +21,7 @@
 //! key pays one block read, and the filter memory of ~90% of the keys is
 //! saved: RocksDB's `optimize_filters_for_hits`).
 
-use amq::{AnyFilter, FilterKind, FilterSizing};
+use amq::{AnyFilter, FilterKind, FilterSizing, HashScheme};
 
 use crate::error::{Error, Result};
 
@@ -113,7 +118,8 @@ impl FilterPolicy {
     }
 
     /// One entry per level from level 0; the last applies to deeper levels.
-    /// Errors if `levels` is empty or a sizing is out of its domain.
+    /// Errors if `levels` is empty, a sizing is out of its domain, or a kind
+    /// is not driven by amq's key hash (see [`validate`](Self::validate)).
     pub fn per_level(levels: Vec<LevelFilter>) -> Result<Self> {
         if levels.is_empty() {
             return Err(Error::InvalidOptions("a filter policy needs at least one level"));
@@ -123,10 +129,36 @@ impl FilterPolicy {
                 sizing.validate()?;
             }
         }
-        Ok(FilterPolicy {
+        let policy = FilterPolicy {
             levels,
             last_level: true,
-        })
+        };
+        policy.validate()?;
+        Ok(policy)
+    }
+
+    /// Checks that every kind the policy names is driven by amq's key hash
+    /// ([`HashScheme::Xxh3Seeded`]), the hash the store computes once per key
+    /// and probes every table's filter with. `Db::open` calls it.
+    ///
+    /// ```
+    /// use amq::{FilterKind, FilterSizing};
+    /// use amq_lsm::{Error, FilterPolicy};
+    /// assert!(FilterPolicy::default().validate().is_ok());
+    /// let parquet = FilterPolicy::uniform(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01));
+    /// assert!(matches!(parquet.validate(), Err(Error::InvalidOptions(_))));
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        for l in &self.levels {
+            if let LevelFilter::Filter { kind, .. } = l {
+                if kind.hash_scheme() != HashScheme::Xxh3Seeded {
+                    return Err(Error::InvalidOptions(
+                        "a filter kind driven by another hash than the store's key hash (ParquetBloom) cannot be a table filter",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Blocked Bloom filters above level `ribbon_from`, Ribbon filters from it
@@ -195,6 +227,27 @@ mod tests {
             FilterPolicy::per_level(vec![LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(2.0))])
                 .is_err()
         );
+    }
+
+    #[test]
+    fn kinds_not_driven_by_the_key_hash_are_refused() {
+        let parquet = LevelFilter::new(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01));
+        assert!(matches!(
+            FilterPolicy::per_level(vec![LevelFilter::None, parquet]),
+            Err(Error::InvalidOptions(_))
+        ));
+        // Built anyway (a policy made with `uniform`): a typed error, never a
+        // filter of amq key hashes in Parquet's layout.
+        assert!(matches!(
+            parquet.build(&[1, 2, 3]),
+            Err(Error::Filter(amq::Error::WrongHashScheme { .. }))
+        ));
+        for &kind in FilterKind::ALL {
+            let ok = FilterPolicy::uniform(kind, FilterSizing::Fpr(0.01))
+                .validate()
+                .is_ok();
+            assert_eq!(ok, kind.hash_scheme() == HashScheme::Xxh3Seeded, "{kind:?}");
+        }
     }
 
     #[test]

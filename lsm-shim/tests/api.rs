@@ -63,6 +63,28 @@ fn impossible_options_are_typed_errors() {
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
 
+/// A `ParquetBloom` takes Parquet's value hash, not the key hash the store
+/// probes with: a policy naming it is refused when made (`per_level`) or
+/// when the store opens (`uniform`), before a table is written.
+#[test]
+fn a_filter_kind_not_driven_by_the_key_hash_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = LevelFilter::new(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01));
+    assert!(matches!(
+        FilterPolicy::per_level(vec![LevelFilter::None, parquet]),
+        Err(Error::InvalidOptions(_))
+    ));
+    let opts = Options {
+        filter_policy: FilterPolicy::uniform(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01)),
+        ..Options::default()
+    };
+    assert!(matches!(
+        Db::open(dir.path(), opts),
+        Err(Error::InvalidOptions(_))
+    ));
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
 #[test]
 fn one_hash_per_get_however_many_tables_are_consulted() {
     let (_, env) = mem_env();

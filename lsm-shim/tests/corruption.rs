@@ -253,6 +253,57 @@ fn an_unknown_filter_kind_or_hash_scheme_falls_back_to_no_filter() {
     }
 }
 
+/// A table whose filter is a valid `ParquetBloom` of the table's own keys,
+/// with the right key count and the metadata naming its kind (what a tool
+/// that confused the two hashes would write): every check but the hash
+/// scheme passes, and probed with key hashes it would miss the table's keys.
+/// The store must not trust it.
+#[test]
+fn a_filter_driven_by_another_hash_is_not_trusted() {
+    let env = Arc::new(FaultEnv::new());
+    // A StandardBloom of 120 keys at 8 bits/key is a 168-byte frame, as is
+    // a 4-block ParquetBloom: the forgery fits in place.
+    let mut o = options(&env);
+    o.filter_policy = FilterPolicy::uniform(FilterKind::StandardBloom, FilterSizing::BitsPerKey(8.0));
+    let db = Db::open(DIR, o).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..120 {
+        let v = format!("v{i}").into_bytes();
+        db.put(&key(i * 2), &v).unwrap();
+        model.insert(key(i * 2), v);
+    }
+    db.flush().unwrap();
+    drop(db);
+    let (path, name) = file_named(&env, ".sst");
+    env.corrupt(&path, |d| {
+        let l = layout(d);
+        let (off, len) = (l.filter.0, l.filter.1 - 5);
+        let mut forged = amq::ParquetBloom::with_num_bytes(128).unwrap();
+        for i in 0..120 {
+            forged.insert(key(i * 2).as_slice());
+        }
+        let bytes = amq::Filter::to_bytes(&forged);
+        assert_eq!(bytes.len(), len, "the forgery must fit the filter block");
+        d[off..off + len].copy_from_slice(&bytes);
+        let mut h = xxhash_rust::xxh3::Xxh3::with_seed(u64::from_le_bytes(*b"amq-lsm\0"));
+        h.update(&d[off..off + len]);
+        h.update(&[2]);
+        let sum = (h.digest() as u32).to_le_bytes();
+        d[off + len + 1..off + len + 5].copy_from_slice(&sum);
+    })
+    .unwrap();
+    forge_meta(&env, &path, 10, FilterKind::ParquetBloom.id());
+    let db = Db::open(DIR, options(&env)).unwrap();
+    let s = db.stats();
+    assert_eq!(s.untrusted_filters, 1);
+    assert_eq!(s.levels[0].filter_kinds, vec![None]);
+    assert_eq!(
+        gets_are_right_or_typed_errors(&db, &model, &name, "Parquet filter"),
+        0
+    );
+    assert_eq!(db.stats().filter_probes, 0, "the untrusted filter was probed");
+}
+
 #[test]
 fn a_valid_filter_of_other_keys_is_not_trusted() {
     // A filter block that passes every checksum but was built from other

@@ -1,6 +1,8 @@
 //! [`Subject`](crate::Subject) implementations: ours in [`ours`] (Bloom),
 //! [`ours_static`] and [`ours_cuckoo`], the other crates' in
-//! [`competitors`], and a safe owner for `sbbf-rs` in [`sbbf`].
+//! [`competitors`], a safe owner for `sbbf-rs` in [`sbbf`], and the Parquet
+//! split-block comparison (ours, `sbbf-rs`, `parquet`'s `Sbbf`, all hashing
+//! values) in [`parquet`].
 
 /// Implements [`Subject`](crate::Subject) for one of amq's filters, given its
 /// name and how to build it from a key slice (an expression returning
@@ -54,4 +56,5 @@ pub mod competitors;
 pub mod ours;
 pub mod ours_cuckoo;
 pub mod ours_static;
+pub mod parquet;
 pub mod sbbf;

@@ -64,6 +64,12 @@ impl SplitBlockBloom {
         self.lines.len() * ALIGNMENT
     }
 
+    /// The bitset: the buckets in order, each eight little-endian `u32`s
+    /// (Parquet's layout).
+    pub fn bitset(&self) -> Vec<u8> {
+        self.lines.iter().flat_map(|l| l.0).collect()
+    }
+
     /// Which implementation `sbbf-rs` picked for this CPU (e.g. "avx2").
     pub fn implementation(&self) -> &'static str {
         self.imp.which()

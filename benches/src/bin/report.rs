@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin report -- [--n 1000000] [--absent N] [--runs 5]
-//!     [--only bloom|static|deletable] [--svg docs/space-fpr.svg] [--md FILE]
+//!     [--only bloom|static|deletable|parquet] [--svg docs/space-fpr.svg] [--md FILE]
 //! ```
 //!
 //! `--only` measures one comparison (its filters still interleaved round by
@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use amq_bench::keys::KeySet;
 use amq_bench::report::{markdown, Measure};
 use amq_bench::svg::{space_fpr_chart, thousands, Point};
-use amq_bench::{bloom_filters, cuckoo_filters, static_filters, AsSubjects};
+use amq_bench::{bloom_filters, cuckoo_filters, parquet_filters, static_filters, AsSubjects};
 
 struct Args {
     n: usize,
@@ -54,15 +54,15 @@ fn parse_args() -> Result<Args, String> {
             "--md" => args.md = Some(value()?),
             "--only" => {
                 let v = value()?;
-                if !["bloom", "static", "deletable"].contains(&v.as_str()) {
-                    return Err(format!("--only {v}: expected bloom, static or deletable"));
+                if !["bloom", "static", "deletable", "parquet"].contains(&v.as_str()) {
+                    return Err(format!("--only {v}: expected bloom, static, deletable or parquet"));
                 }
                 args.only = Some(v);
             }
             "--bench" => {} // passed by `cargo bench`; harmless
             "-h" | "--help" => {
                 return Err(
-                    "usage: report [--n N] [--absent N] [--runs R] [--only bloom|static|deletable] [--svg FILE] [--md FILE]"
+                    "usage: report [--n N] [--absent N] [--runs R] [--only bloom|static|deletable|parquet] [--svg FILE] [--md FILE]"
                         .into(),
                 )
             }
@@ -112,6 +112,10 @@ fn main() -> ExitCode {
     if wanted("deletable") {
         m.section("Deletable filters (sized for n keys)");
         cuckoo_filters(&mut AsSubjects(&mut m));
+    }
+    if wanted("parquet") {
+        m.section("Parquet split-block Bloom filters (INT64 values, 1% target; every operation hashes its value with XXH64)");
+        parquet_filters(&mut m);
     }
     m.finish();
 

@@ -19,7 +19,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq::{AnyFilter, Filter, FilterKind};
+use amq::{AnyFilter, Filter, FilterKind, HashScheme};
 
 use super::props::Properties;
 use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, TRAILER_LEN};
@@ -147,6 +147,14 @@ impl Table {
             ));
         }
         Ok(match AnyFilter::from_bytes(&bytes) {
+            // A filter driven by another hash than the store's key hash
+            // (a Parquet filter of the keys' values) would miss keys the
+            // table holds when probed with key hashes.
+            Ok(f) if f.hash_scheme() != HashScheme::Xxh3Seeded => FilterState::Untrusted(format!(
+                "a {:?} filter takes {:?} hashes, not the store's key hashes",
+                f.kind(),
+                f.hash_scheme()
+            )),
             // A filter that passes its checksums but holds another number of
             // keys than the table was built from other keys (or forged): it
             // could answer "absent" for keys the table holds.
