@@ -56,6 +56,7 @@ pub mod format;
 pub mod hash;
 mod kernel_cap;
 pub mod math;
+pub mod plan;
 mod prefetch;
 pub mod ribbon;
 #[cfg(feature = "serde")]

@@ -5,8 +5,8 @@
 //! double-hashing probe sequence of the standard and counting filters.
 
 pub(crate) mod blocked;
-mod counting;
-mod standard;
+pub(crate) mod counting;
+pub(crate) mod standard;
 
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
