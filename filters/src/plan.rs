@@ -186,7 +186,7 @@ impl fmt::Display for Params {
 /// // 8 bits per key for a static set: the lowest FPR that fits.
 /// let plan = Planner::for_keys(1_000_000).budget_bits_per_key(8.0).plan()?;
 /// assert_eq!(plan.kind(), FilterKind::Ribbon);
-/// assert!(plan.bits_per_key() <= 8.0 && plan.fpr() < 0.0045);
+/// assert!(plan.bits_per_key() <= 8.0 && plan.fpr() < 0.005);
 ///
 /// // Impossible parameters are typed errors, not panics.
 /// assert!(Planner::for_keys(0).fpr(0.01).rank().is_err());
