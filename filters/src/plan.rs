@@ -79,9 +79,12 @@ pub enum Priority {
 /// A relative query cost class: how much memory one query touches, which is
 /// what decides its time once a filter outgrows the cache.
 ///
-/// Ordered from cheapest to dearest. Measured (`docs/choosing.md`, with the
-/// commands): at 1M keys a query of each class takes about 9, 9–17 and
-/// 13–25 ns, at 10M keys about 25, 30–58 and 45–90 ns.
+/// Ordered from cheapest to dearest. Measured at 1M keys (`docs/choosing.md`
+/// has the report's command and both tables), a query of each class took
+/// 7.6–7.9, 7.6–18 and 15–61 ns. The class counts cache lines, which does
+/// not depend on the host; the times do: at 10M keys `BinaryFuse8` (medium)
+/// answered faster than the blocked Bloom filter (low) on one host and
+/// slower on another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum QueryCost {
     /// One 64-byte cache line: the blocked Bloom filter.
