@@ -443,7 +443,7 @@ impl Planner {
             params: shape.params,
             cost: t.cost,
             reason: if self.concurrent_inserts {
-                "the one kind with concurrent inserts: use it as an AtomicBlockedBloom (with_capacity_concurrent)"
+                "the one kind with concurrent inserts, as an AtomicBlockedBloom (with_capacity_concurrent)"
             } else {
                 t.reason
             },
@@ -577,6 +577,11 @@ fn traits_of(kind: FilterKind) -> Traits {
         },
         ..FIXED
     };
+    // The fingerprint filters, by width: why a lower target excludes them.
+    const ABOVE_2_8: &str = "its FPR is fixed at 2^-8 = 0.39%, above the target";
+    const ABOVE_2_16: &str = "its FPR is fixed at 2^-16 = 0.0015%, above the target";
+    const XOR: &str = "static, fixed FPR; three slots per query, 1.23 slots per key";
+    const FUSE: &str = "static, fixed FPR, fast to build; three slots per query, 1.125 slots per key";
     match kind {
         FilterKind::StandardBloom => Traits {
             cost: QueryCost::High,
@@ -607,28 +612,28 @@ fn traits_of(kind: FilterKind) -> Traits {
             ..BLOOM
         },
         FilterKind::Xor8 => Traits {
-            why_fixed_fpr: "its FPR is fixed at 2^-8 = 0.39%, above the target",
-            reason: "static, fixed FPR 0.39%; three slots per query; 1.23 slots per key",
+            why_fixed_fpr: ABOVE_2_8,
+            reason: XOR,
             ..FIXED
         },
         FilterKind::Xor16 => Traits {
-            why_fixed_fpr: "its FPR is fixed at 2^-16 = 0.0015%, above the target",
-            reason: "static, fixed FPR 0.0015%; three slots per query; 1.23 slots per key",
+            why_fixed_fpr: ABOVE_2_16,
+            reason: XOR,
             ..FIXED
         },
         FilterKind::BinaryFuse8 => Traits {
-            why_fixed_fpr: "its FPR is fixed at 2^-8 = 0.39%, above the target",
-            reason: "static, fixed FPR 0.39%, fast to build; 1.125 slots per key from 1M keys",
+            why_fixed_fpr: ABOVE_2_8,
+            reason: FUSE,
             ..FIXED
         },
         FilterKind::BinaryFuse16 => Traits {
-            why_fixed_fpr: "its FPR is fixed at 2^-16 = 0.0015%, above the target",
-            reason: "static, fixed FPR 0.0015%, fast to build; 1.125 slots per key from 1M keys",
+            why_fixed_fpr: ABOVE_2_16,
+            reason: FUSE,
             ..FIXED
         },
         FilterKind::BinaryFuse32 => Traits {
             why_fixed_fpr: "its FPR is fixed at 2^-32 = 2.3e-8%, above the target",
-            reason: "static, fixed FPR 2.3e-8%, fast to build; 1.125 slots per key from 1M keys",
+            reason: FUSE,
             ..FIXED
         },
         FilterKind::Ribbon => Traits {
