@@ -115,16 +115,25 @@ fn check(ranking: &Ranking, n: usize, absent: usize) -> Result<(), amq::Error> {
             .filter(|&i| f.contains_hash(remix(i, 0xab5e_0002)))
             .count();
         println!(
-            "| {:?} | {:.2} | {:.2} | {:.4}% | {:.4}% ({hits}) | {:.1} |",
+            "| {:?} | {:.2} | {:.2} | {} | {} ({hits}) | {:.1} |",
             plan.kind(),
             plan.bits_per_key(),
             f.bits_per_key(),
-            100.0 * plan.fpr(),
-            100.0 * hits as f64 / absent as f64,
+            percent(plan.fpr()),
+            percent(hits as f64 / absent as f64),
             build_ns
         );
     }
     Ok(())
+}
+
+/// A probability as a percentage: four decimals, or scientific when smaller.
+fn percent(p: f64) -> String {
+    if p == 0.0 || p >= 1e-6 {
+        format!("{:.4}%", 100.0 * p)
+    } else {
+        format!("{:.2e}%", 100.0 * p)
+    }
 }
 
 fn main() -> ExitCode {

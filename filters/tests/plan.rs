@@ -24,7 +24,7 @@
 //! `1,000..200,000` and the FPR in `1e-6..1e-1` (12 cases), caps the probes
 //! at 2M per candidate, and builds 1M keys once for every kind at 1%;
 //! `10M` keys are only predicted (and the blocked Bloom filter built).
-//! `AMQ_PLAN_GRID=full` runs the whole grid `n = 1e3..1e7` with 48 cases,
+//! `AMQ_PLAN_GRID=full` runs the whole grid `n = 1e3..1e7` with 24 cases,
 //! 100M probes per candidate and every kind built at 10M keys
 //! (`docs/testing.md`; about ten minutes in release).
 
@@ -151,7 +151,7 @@ fn keys_strategy() -> impl Strategy<Value = usize> {
 }
 
 proptest! {
-    #![proptest_config(common::proptest_config(if full_grid() { 48 } else { 12 }))]
+    #![proptest_config(common::proptest_config(if full_grid() { 24 } else { 12 }))]
 
     /// The FPR grid, static set: every kind is a candidate unless its fixed
     /// FPR is above the target (or cuckoo's floor is), so this covers them all.
