@@ -34,7 +34,7 @@
 //! 2. **Sizing**: each remaining kind is sized as its own constructor would
 //!    size it ([`AnyFilter::build`], [`AnyFilter::with_capacity`]), and its
 //!    bytes and FPR are computed from that size with the formulas of
-//!    [`math`](crate::math), [`cuckoo_fpr`](crate::cuckoo::cuckoo_fpr) and
+//!    [`math`], [`cuckoo_fpr`] and
 //!    the fixed `2^-F` of fingerprint filters, without allocating. With a
 //!    target FPR, a kind whose fixed FPR is above it, or which cannot reach it
 //!    (cuckoo below 0.0116%), is excluded; with a budget, each tunable kind
@@ -51,7 +51,7 @@
 //! # Adding a kind
 //!
 //! A new [`FilterKind`] needs one arm in each `match` of this module (what it
-//! supports and costs in [`traits_of`], how it is sized in [`shape_of`]);
+//! supports and costs in `traits_of`, how it is sized in `shape_of`);
 //! the compiler points at both (`docs/adding-a-filter.md`).
 
 use core::fmt;

@@ -22,7 +22,7 @@
 //! bucket. (Taking both from the same bits is what makes the FPR of some other
 //! implementations miss the formula: keys in one bucket then share
 //! fingerprint bits.) Bucket indices are 32 bits, so a table has at most
-//! `2^32` buckets (`2^34` slots); larger requests get [`Error::TooLarge`](crate::Error::TooLarge).
+//! `2^32` buckets (`2^34` slots); larger requests get [`Error::TooLarge`].
 //!
 //! **Partial-key cuckoo hashing, for any bucket count.** The alternate bucket
 //! must be computable from a bucket and the fingerprint alone, since the key
@@ -60,7 +60,7 @@
 //! the authors' reference code, we keep it in a one-entry **stash**, so the
 //! insert that got there succeeded and every key is still found (queries also
 //! check the stash). While the stash is occupied the table counts as full:
-//! every further insert returns [`Error::Full`](crate::Error::Full) and changes
+//! every further insert returns [`Error::Full`] and changes
 //! nothing. Removing any key frees a slot; the stashed fingerprint is then
 //! moved back into the table (with kicks; if those fail again the last victim
 //! takes the stash, still losing nothing).
@@ -75,14 +75,14 @@
 //! # Removal
 //!
 //! `remove` deletes one copy of the key's fingerprint from `i₁`, `i₂` or the
-//! stash. If there is none the key is definitely absent: [`Error::NotPresent`](crate::Error::NotPresent)
+//! stash. If there is none the key is definitely absent: [`Error::NotPresent`]
 //! and nothing changes. Removing a key that was never inserted but is a false
 //! positive (another key has the same fingerprint and bucket pair) removes the
 //! *other* key's fingerprint, which can make that key a false negative. This
 //! is inherent to every filter that forgets keys: only remove keys you
 //! inserted. One key can be inserted at most `2b = 8` times (its two buckets
 //! hold 8 slots; 4 if they coincide): a further copy is refused with
-//! [`Error::Full`](crate::Error::Full) without touching the stash, so a hot
+//! [`Error::Full`] without touching the stash, so a hot
 //! duplicate never blocks other keys.
 //!
 //! # False-positive rate
