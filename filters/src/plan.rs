@@ -35,7 +35,10 @@
 //!    size it ([`AnyFilter::build`], [`AnyFilter::with_capacity`]), and its
 //!    bytes and FPR are computed from that size with the formulas of
 //!    [`math`], [`cuckoo_fpr`] and
-//!    the fixed `2^-F` of fingerprint filters, without allocating. With a
+//!    the fixed `2^-F` of fingerprint filters, without allocating. A
+//!    standard or counting Bloom filter too small for its FPR is left out:
+//!    its double hashing has an FPR floor the formula ignores (about
+//!    `0.05–0.16 / m` measured, see `bloom::DOUBLE_HASHING_FLOOR`). With a
 //!    target FPR, a kind whose fixed FPR is above it, or which cannot reach it
 //!    (cuckoo below 0.0116%), is excluded; with a budget, each tunable kind
 //!    takes the largest size that fits, and a kind that does not fit at all
@@ -58,7 +61,7 @@ use core::fmt;
 
 use alloc::vec::Vec;
 
-use crate::bloom::{blocked, counting, standard, standard_bits_per_key_for_fpr};
+use crate::bloom::{blocked, counting, standard, standard_bits_per_key_for_fpr, DOUBLE_HASHING_FLOOR};
 use crate::build::{cuckoo_fingerprint_bits, ribbon_params};
 use crate::cuckoo::{cuckoo_fpr, SLOTS};
 use crate::error::invalid;
@@ -433,6 +436,12 @@ impl Planner {
             }
             Goal::Budget(budget) => largest_within(t, budget, sized)?,
         };
+        if shape.fpr_floor > FLOOR_SHARE * shape.fpr {
+            return Err((
+                Cause::Target,
+                "too few bits for so low an FPR: its double hashing's FPR floor (0.2 / bits) would be over 5% of it",
+            ));
+        }
         Ok(Plan {
             kind,
             sizing,
@@ -451,6 +460,11 @@ impl Planner {
         })
     }
 }
+
+/// The largest share of a kind's predicted FPR that an FPR floor the formula
+/// leaves out may reach before the kind is left out (so the prediction stays
+/// within 5% of what the filter delivers).
+const FLOOR_SHARE: f64 = 0.05;
 
 /// What the candidates are sized for.
 #[derive(Debug, Clone, Copy)]
@@ -660,6 +674,10 @@ struct Shape {
     bytes: u64,
     /// [`Filter::expected_fpr`](crate::Filter::expected_fpr) with `n` keys.
     fpr: f64,
+    /// A bound on an FPR floor its formula leaves out (the standard and
+    /// counting filters' double hashing, `bloom::DOUBLE_HASHING_FLOOR`); 0
+    /// where there is none.
+    fpr_floor: f64,
     params: Params,
 }
 
@@ -673,6 +691,7 @@ impl Shape {
         Shape {
             bytes: slots * F::BYTES as u64,
             fpr: fingerprint_fpr::<F>(n as u64),
+            fpr_floor: 0.0,
             params: Params::Fingerprint { bits: F::BITS },
         }
     }
@@ -693,6 +712,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             Shape {
                 bytes: words * 8,
                 fpr: math::standard_bloom_fpr(words * 64, probes, keys),
+                fpr_floor: DOUBLE_HASHING_FLOOR / (words * 64) as f64,
                 params: Params::Bloom { probes },
             }
         }
@@ -706,6 +726,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             Shape {
                 bytes: bits / 8,
                 fpr: math::blocked_bloom_fpr(bits, blocked::BLOCK_BITS, probes, keys),
+                fpr_floor: 0.0,
                 params: Params::Bloom { probes },
             }
         }
@@ -718,6 +739,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             Shape {
                 bytes: words * 8,
                 fpr: math::standard_bloom_fpr(words * 16, probes, keys),
+                fpr_floor: DOUBLE_HASHING_FLOOR / (words * 16) as f64,
                 params: Params::Counting { probes },
             }
         }
@@ -728,6 +750,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             Shape {
                 bytes: bytes as u64,
                 fpr: cuckoo_fpr(fingerprint_bits, load),
+                fpr_floor: 0.0,
                 params: Params::Cuckoo { fingerprint_bits },
             }
         }
@@ -741,6 +764,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             Shape {
                 bytes: predicted.bytes as u64,
                 fpr: predicted.fpr,
+                fpr_floor: 0.0,
                 params: Params::Ribbon {
                     result_bits: predicted.mean_columns,
                 },
