@@ -174,7 +174,7 @@ fn atomic_blocked_bloom_filled_from_four_threads_equals_sequential_build() {
 /// `filters/src/bloom/mod.rs`): at small sizes and low FPRs the measured FPR
 /// exceeds the formula by about 0.05–0.16 / m, which the planner bounds by
 /// `DOUBLE_HASHING_FLOOR / m` = 0.2 / m. Prints the table the constant's
-/// documentation quotes (about a minute in release):
+/// documentation quotes (11 s in release here):
 /// `cargo test --release -p amq --test bloom_fpr -- --ignored double_hashing_floor --nocapture`
 #[test]
 #[ignore]
