@@ -26,7 +26,8 @@
 //! `10M` keys are only predicted (and the blocked Bloom filter built).
 //! `AMQ_PLAN_GRID=full` runs the whole grid `n = 1e3..1e7` with 24 cases,
 //! 100M probes per candidate and every kind built at 10M keys
-//! (`docs/testing.md`; about ten minutes in release).
+//! (`docs/testing.md`; 12 minutes in release on the shared 2-core machine, build
+//! included).
 
 mod common;
 
