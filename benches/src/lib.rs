@@ -140,13 +140,16 @@ pub fn static_filters(v: &mut impl Visitor) {
     v.visit::<adapters::ours_static::Ribbon7>();
 }
 
-/// The deletable-filter comparison: ours beside `cuckoofilter` and `qfilter`.
+/// The deletable-filter comparison: ours (cuckoo at three widths, counting
+/// Bloom at 1%) beside `cuckoofilter` and `qfilter`.
 pub fn cuckoo_filters(v: &mut impl DeletableVisitor) {
     use adapters::competitors::{CuckooFilterCrate, QuotientFilter};
+    use adapters::ours::CountingBloomOnePercent;
     use adapters::ours_cuckoo::{AmqCuckoo12, AmqCuckoo16, AmqCuckoo8};
     v.visit::<AmqCuckoo8>();
     v.visit::<AmqCuckoo12>();
     v.visit::<AmqCuckoo16>();
+    v.visit::<CountingBloomOnePercent>();
     v.visit::<CuckooFilterCrate>();
     v.visit::<QuotientFilter>();
 }

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use crate::format;
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
-    FilterKind, FromBytes, HashScheme, ParquetBloom, Ribbon, StandardBloom, Xor16, Xor8,
+    FilterKind, FromBytes, HashScheme, Insert, ParquetBloom, Remove, Ribbon, StandardBloom, Xor16, Xor8,
 };
 
 /// A filter of any kind. Decode one with [`AnyFilter::from_bytes`] when the
@@ -132,5 +132,73 @@ impl Filter for AnyFilter {
     }
     fn to_bytes(&self) -> Vec<u8> {
         dispatch!(self, f => f.to_bytes())
+    }
+}
+
+/// Forwards to the kinds that take inserts (the Bloom family and cuckoo);
+/// the static kinds return [`Error::InvalidParameter`] and stay unchanged.
+///
+/// ```
+/// use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, Insert};
+/// let mut f = AnyFilter::with_capacity(FilterKind::BlockedBloom, FilterSizing::Fpr(0.01), 100)?;
+/// f.insert(b"k")?;
+/// assert!(f.contains(b"k"));
+/// let mut x = AnyFilter::build(FilterKind::Xor8, FilterSizing::Fpr(0.01), &[1, 2, 3])?;
+/// assert!(matches!(x.insert(b"k"), Err(Error::InvalidParameter { .. })));
+/// # Ok::<(), Error>(())
+/// ```
+impl Insert for AnyFilter {
+    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+        match self {
+            AnyFilter::StandardBloom(f) => Insert::insert_hash(f, hash),
+            AnyFilter::BlockedBloom(f) => Insert::insert_hash(f, hash),
+            AnyFilter::CountingBloom(f) => Insert::insert_hash(f, hash),
+            AnyFilter::Cuckoo(f) => Insert::insert_hash(f, hash),
+            AnyFilter::ParquetBloom(f) => Insert::insert_hash(f, hash),
+            AnyFilter::Ribbon(_)
+            | AnyFilter::Xor8(_)
+            | AnyFilter::Xor16(_)
+            | AnyFilter::BinaryFuse8(_)
+            | AnyFilter::BinaryFuse16(_)
+            | AnyFilter::BinaryFuse32(_) => Err(Error::InvalidParameter {
+                name: "kind",
+                reason: "a static filter takes no inserts",
+            }),
+        }
+    }
+}
+
+/// Forwards to the kinds that forget keys (counting Bloom and cuckoo); the
+/// others return [`Error::InvalidParameter`] and stay unchanged.
+///
+/// ```
+/// use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, Insert, Remove};
+/// let mut f = AnyFilter::with_capacity(FilterKind::Cuckoo, FilterSizing::Fpr(0.01), 100)?;
+/// f.insert(b"k")?;
+/// f.remove(b"k")?;
+/// assert!(!f.contains(b"k"));
+/// let mut b = AnyFilter::with_capacity(FilterKind::StandardBloom, FilterSizing::Fpr(0.01), 100)?;
+/// b.insert(b"k")?;
+/// assert!(matches!(b.remove(b"k"), Err(Error::InvalidParameter { .. })));
+/// # Ok::<(), Error>(())
+/// ```
+impl Remove for AnyFilter {
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        match self {
+            AnyFilter::CountingBloom(f) => Remove::remove_hash(f, hash),
+            AnyFilter::Cuckoo(f) => Remove::remove_hash(f, hash),
+            AnyFilter::StandardBloom(_)
+            | AnyFilter::BlockedBloom(_)
+            | AnyFilter::ParquetBloom(_)
+            | AnyFilter::Ribbon(_)
+            | AnyFilter::Xor8(_)
+            | AnyFilter::Xor16(_)
+            | AnyFilter::BinaryFuse8(_)
+            | AnyFilter::BinaryFuse16(_)
+            | AnyFilter::BinaryFuse32(_) => Err(Error::InvalidParameter {
+                name: "kind",
+                reason: "this kind cannot forget a key",
+            }),
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! [`AnyFilter::build`]: a filter of any kind, built from a whole set of key
-//! hashes in one call.
+//! hashes in one call; [`AnyFilter::with_capacity`]: an empty one of any
+//! kind that takes inserts.
 //!
 //! This is the one place that knows how to size and fill every kind, so a
 //! caller that only holds a [`FilterKind`] chosen at run time (a storage
@@ -8,10 +9,11 @@
 
 use alloc::vec::Vec;
 
-use crate::cuckoo::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS};
+use crate::cuckoo::{fingerprint_bits_for_budget, fingerprint_bits_for_fpr, FINGERPRINT_BITS};
 use crate::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, HashScheme, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16, Xor8,
+    FilterKind, HashScheme, Insert, ParquetBloom, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16,
+    Xor8,
 };
 
 /// How big a filter built by [`AnyFilter::build`] should be.
@@ -90,34 +92,16 @@ impl AnyFilter {
     pub fn build(kind: FilterKind, sizing: FilterSizing, hashes: &[u64]) -> Result<AnyFilter, Error> {
         let sizing = sizing.validate()?;
         Ok(match kind {
-            FilterKind::StandardBloom => {
-                let n = hashes.len().max(1);
-                let mut f = match sizing {
-                    FilterSizing::BitsPerKey(b) => StandardBloom::with_bits_per_key(n, b)?,
-                    FilterSizing::Fpr(p) => StandardBloom::with_fpr(n, p)?,
-                };
-                hashes.iter().for_each(|&h| f.insert_hash(h));
-                AnyFilter::StandardBloom(f)
-            }
-            FilterKind::BlockedBloom => {
-                let n = hashes.len().max(1);
-                let mut f = match sizing {
-                    FilterSizing::BitsPerKey(b) => BlockedBloom::with_bits_per_key(n, b)?,
-                    FilterSizing::Fpr(p) => BlockedBloom::with_fpr(n, p)?,
-                };
-                hashes.iter().for_each(|&h| f.insert_hash(h));
-                AnyFilter::BlockedBloom(f)
+            FilterKind::StandardBloom | FilterKind::BlockedBloom => {
+                let mut f = AnyFilter::with_capacity(kind, sizing, hashes.len().max(1))?;
+                fill(&mut f, hashes)?;
+                f
             }
             FilterKind::CountingBloom => {
                 let distinct = distinct(hashes);
-                let n = distinct.len().max(1);
-                // Each counter is 4 bits, so b bits per key is b/4 counters.
-                let mut f = match sizing {
-                    FilterSizing::BitsPerKey(b) => CountingBloom::with_counters_per_key(n, b / 4.0)?,
-                    FilterSizing::Fpr(p) => CountingBloom::with_fpr(n, p)?,
-                };
-                distinct.iter().for_each(|&h| f.insert_hash(h));
-                AnyFilter::CountingBloom(f)
+                let mut f = AnyFilter::with_capacity(kind, sizing, distinct.len().max(1))?;
+                fill(&mut f, &distinct)?;
+                f
             }
             FilterKind::Cuckoo => AnyFilter::Cuckoo(build_cuckoo(sizing, &distinct(hashes))?),
             FilterKind::Xor8 => AnyFilter::Xor8(Xor8::build(hashes)?),
@@ -126,11 +110,7 @@ impl AnyFilter {
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::build(hashes)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
             FilterKind::Ribbon => {
-                let params = match sizing {
-                    FilterSizing::BitsPerKey(b) => RibbonParams::with_bits_per_key(b)?,
-                    FilterSizing::Fpr(p) => RibbonParams::with_fpr(p)?,
-                };
-                AnyFilter::Ribbon(<Ribbon as StaticFilter>::build(hashes, &params)?)
+                AnyFilter::Ribbon(<Ribbon as StaticFilter>::build(hashes, &ribbon_params(sizing)?)?)
             }
             FilterKind::ParquetBloom => {
                 return Err(Error::WrongHashScheme {
@@ -139,6 +119,117 @@ impl AnyFilter {
                 })
             }
         })
+    }
+
+    /// An empty filter of `kind` with room for `expected_keys` keys at
+    /// `sizing`, to fill with [`Insert`](crate::Insert) (which [`AnyFilter`]
+    /// implements). For the kinds that take inserts: the Bloom family and
+    /// cuckoo.
+    ///
+    /// A Bloom filter takes any number of keys, its FPR rising past
+    /// `expected_keys`; a cuckoo table holds about 5% more than
+    /// `expected_keys` and then refuses inserts with [`Error::Full`].
+    ///
+    /// Errors: a static kind (xor, binary fuse, Ribbon: built from all keys
+    /// at once, see [`AnyFilter::build`]) or `expected_keys` 0 is an
+    /// [`Error::InvalidParameter`], as is a sizing the kind cannot meet.
+    ///
+    /// ```
+    /// use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, Insert};
+    /// let mut f = AnyFilter::with_capacity(FilterKind::Cuckoo, FilterSizing::Fpr(0.01), 1000)?;
+    /// f.insert(b"key")?;
+    /// assert!(f.contains(b"key"));
+    /// assert!(matches!(
+    ///     AnyFilter::with_capacity(FilterKind::Ribbon, FilterSizing::Fpr(0.01), 1000),
+    ///     Err(Error::InvalidParameter { .. })
+    /// ));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn with_capacity(
+        kind: FilterKind,
+        sizing: FilterSizing,
+        expected_keys: usize,
+    ) -> Result<AnyFilter, Error> {
+        let sizing = sizing.validate()?;
+        let n = expected_keys;
+        Ok(match (kind, sizing) {
+            (FilterKind::StandardBloom, FilterSizing::BitsPerKey(b)) => {
+                AnyFilter::StandardBloom(StandardBloom::with_bits_per_key(n, b)?)
+            }
+            (FilterKind::StandardBloom, FilterSizing::Fpr(p)) => {
+                AnyFilter::StandardBloom(StandardBloom::with_fpr(n, p)?)
+            }
+            (FilterKind::BlockedBloom, FilterSizing::BitsPerKey(b)) => {
+                AnyFilter::BlockedBloom(BlockedBloom::with_bits_per_key(n, b)?)
+            }
+            (FilterKind::BlockedBloom, FilterSizing::Fpr(p)) => {
+                AnyFilter::BlockedBloom(BlockedBloom::with_fpr(n, p)?)
+            }
+            // Each counter is 4 bits, so b bits per key is b/4 counters.
+            (FilterKind::CountingBloom, FilterSizing::BitsPerKey(b)) => {
+                AnyFilter::CountingBloom(CountingBloom::with_counters_per_key(n, b / 4.0)?)
+            }
+            (FilterKind::CountingBloom, FilterSizing::Fpr(p)) => {
+                AnyFilter::CountingBloom(CountingBloom::with_fpr(n, p)?)
+            }
+            // Empty, so no hash scheme is mixed yet: its inserts hash with
+            // Parquet's XXH64 (`Insert::insert`), or take XXH64 values.
+            (FilterKind::ParquetBloom, FilterSizing::BitsPerKey(b)) => {
+                AnyFilter::ParquetBloom(ParquetBloom::with_bits_per_key(n, b)?)
+            }
+            (FilterKind::ParquetBloom, FilterSizing::Fpr(p)) => {
+                AnyFilter::ParquetBloom(ParquetBloom::with_fpr(n, p)?)
+            }
+            (FilterKind::Cuckoo, _) => AnyFilter::Cuckoo(CuckooFilter::with_fingerprint_bits(
+                n,
+                cuckoo_fingerprint_bits(sizing)?,
+            )?),
+            (
+                FilterKind::Xor8
+                | FilterKind::Xor16
+                | FilterKind::BinaryFuse8
+                | FilterKind::BinaryFuse16
+                | FilterKind::BinaryFuse32
+                | FilterKind::Ribbon,
+                _,
+            ) => return Err(NOT_INSERTABLE),
+        })
+    }
+}
+
+/// Inserts every hash, matching on the kind once rather than per key (a
+/// Bloom insert cannot fail, so its loop needs no `Result` either).
+fn fill(f: &mut AnyFilter, hashes: &[u64]) -> Result<(), Error> {
+    match f {
+        AnyFilter::StandardBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
+        AnyFilter::BlockedBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
+        AnyFilter::CountingBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
+        other => hashes.iter().try_for_each(|&h| other.insert_hash(h))?,
+    }
+    Ok(())
+}
+
+/// The error of [`AnyFilter::with_capacity`] for a static kind.
+const NOT_INSERTABLE: Error = Error::InvalidParameter {
+    name: "kind",
+    reason: "a static filter takes no inserts: build it from all its keys with AnyFilter::build",
+};
+
+/// The Ribbon parameters for `sizing`.
+pub(crate) fn ribbon_params(sizing: FilterSizing) -> Result<RibbonParams, Error> {
+    match sizing {
+        FilterSizing::BitsPerKey(b) => RibbonParams::with_bits_per_key(b),
+        FilterSizing::Fpr(p) => RibbonParams::with_fpr(p),
+    }
+}
+
+/// The cuckoo fingerprint width for `sizing`: the narrowest that meets an
+/// FPR; for bits per key, the widest whose cost at the design load
+/// (`f / 0.95` bits per key) fits, or the narrowest if none does.
+pub(crate) fn cuckoo_fingerprint_bits(sizing: FilterSizing) -> Result<u32, Error> {
+    match sizing {
+        FilterSizing::BitsPerKey(b) => Ok(fingerprint_bits_for_budget(b).unwrap_or(FINGERPRINT_BITS[0])),
+        FilterSizing::Fpr(p) => fingerprint_bits_for_fpr(p),
     }
 }
 
@@ -154,22 +245,7 @@ fn distinct(hashes: &[u64]) -> Vec<u64> {
 const CUCKOO_GROWTH_ATTEMPTS: u32 = 4;
 
 fn build_cuckoo(sizing: FilterSizing, distinct: &[u64]) -> Result<CuckooFilter, Error> {
-    let bits = match sizing {
-        // The widest fingerprint whose cost at the design load, f / 0.95
-        // bits per key, fits the budget; the narrowest if none does.
-        FilterSizing::BitsPerKey(b) => FINGERPRINT_BITS
-            .into_iter()
-            .rev()
-            .find(|&f| f as f64 / DESIGN_LOAD <= b)
-            .unwrap_or(FINGERPRINT_BITS[0]),
-        FilterSizing::Fpr(p) => FINGERPRINT_BITS
-            .into_iter()
-            .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= p)
-            .ok_or(Error::InvalidParameter {
-                name: "fpr",
-                reason: "below the 0.0116% that 16-bit fingerprints reach",
-            })?,
-    };
+    let bits = cuckoo_fingerprint_bits(sizing)?;
     let mut capacity = distinct.len().max(1);
     for _ in 0..CUCKOO_GROWTH_ATTEMPTS {
         let mut f = CuckooFilter::with_fingerprint_bits(capacity, bits)?;

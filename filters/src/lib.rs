@@ -1,23 +1,38 @@
 //! # amq — approximate-membership filters
 //!
-//! The whole filter family behind one trait, each driven by one 64-bit key
-//! hash so a caller can hash a key once and probe many filters with it.
+//! The family of approximate-membership filters (Bloom, blocked and counting
+//! Bloom, cuckoo, xor, binary fuse, Ribbon) behind one trait, each driven by
+//! one 64-bit key hash so a caller can hash a key once and probe many filters
+//! with it, and stored in one versioned byte format. The [`plan`] module
+//! picks the kind for a key count, an FPR or a memory budget, and the
+//! caller's needs, and builds it in one call.
 //!
-//! | filter | keys | bits/key (FPR), measured at 1M keys (`cargo run --release -p amq --example tour`) | module |
-//! |--------|------|-------------------------------------|--------|
-//! | [`StandardBloom`] | insert | 9.59 (1.00%) | [`bloom`] |
-//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.0 (0.97%) | [`bloom`] |
-//! | [`CountingBloom`] | insert, remove | 38.4 (1.00%) | [`bloom`] |
-//! | [`CuckooFilter`] | insert, remove | 8.42 (2.91%), 12.63 (0.18%), 16.84 (0.012%) | [`cuckoo`] |
-//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.39%), 19.68 | [`xor`] |
-//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.40%), 18.09, 36.18 | [`xor`] |
-//! | [`Ribbon`] | built once; any FPR | 6.90 (1.01%), 7.19 (0.80%) | [`ribbon`] |
-//! | [`ParquetBloom`] | insert; Apache Parquet's bytes and value hash | 10.53 (0.99%) | [`parquet`] |
+//! Measured at 1M keys by the comparison report
+//! (`cargo run --release -p amq-bench --bin report -- --n 1000000 --absent 10000000 --runs 5`;
+//! the README and `docs/choosing.md` have the timings):
 //!
-//! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%.
+//! | filter | keys | bits/key (FPR measured) | module |
+//! |--------|------|-------------------------|--------|
+//! | [`StandardBloom`] | insert | 10.00 (0.819%) | [`bloom`] |
+//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.957%) | [`bloom`] |
+//! | [`CountingBloom`] | insert, remove | 38.37 (0.998%) | [`bloom`] |
+//! | [`CuckooFilter`] | insert, remove | 8.42 (2.95%), 12.63 (0.185%), 16.84 (0.0114%) | [`cuckoo`] |
+//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.391%), 19.68 (0.0013%) | [`xor`] |
+//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.391%), 18.09 (0.0016%), 36.18 | [`xor`] |
+//! | [`Ribbon`] | built once; any FPR | 7.19 (0.780%) at 7 result bits | [`ribbon`] |
+//! | [`ParquetBloom`] | insert; Apache Parquet's bytes and value hash | 10.53 (0.99%, by `cargo run --release -p amq --example tour`) | [`parquet`] |
+//!
+//! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%,
+//! where Ribbon takes 6.90
+//! (`cargo run --release -p amq --example plan -- --n 1000000 --fpr 0.01`).
 //!
 //! ```
-//! use amq::{hash_key, BlockedBloom, Filter, StandardBloom};
+//! use amq::plan::Planner;
+//! use amq::{hash_key, BlockedBloom, Filter, FilterKind, StandardBloom};
+//!
+//! // Which filter? A static set of 1,000 keys at 1%: Ribbon.
+//! let plan = Planner::for_keys(1_000).fpr(0.01).plan().unwrap();
+//! assert_eq!(plan.kind(), FilterKind::Ribbon);
 //!
 //! let mut a = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
 //! let mut b = StandardBloom::with_fpr(1_000, 0.01).unwrap();
@@ -58,6 +73,7 @@ pub mod hash;
 mod kernel_cap;
 pub mod math;
 pub mod parquet;
+pub mod plan;
 mod prefetch;
 mod prepared;
 pub mod ribbon;

@@ -1,7 +1,11 @@
-//! amq's Bloom filters as [`Subject`](crate::Subject)s, at the comparison's
-//! 10 bits/key.
+//! amq's Bloom filters as [`Subject`](crate::Subject)s: the standard and
+//! blocked filters at the Bloom comparison's 10 bits/key, and the counting
+//! filter (a [`Deletable`](crate::Deletable)) sized for 1% in the deletable
+//! comparison.
 
-use amq::{BlockedBloom, StandardBloom};
+use amq::{BlockedBloom, CountingBloom, StandardBloom};
+
+use crate::Deletable;
 
 /// Bits per key of the Bloom comparison.
 pub const BLOOM_BITS_PER_KEY: f64 = 10.0;
@@ -19,3 +23,53 @@ amq_subject!(BlockedBloom, "amq-BlockedBloom", |keys| {
         f
     })
 });
+
+/// FPR the counting Bloom filter of the deletable comparison is sized for.
+pub const COUNTING_FPR: f64 = 0.01;
+
+/// amq's [`CountingBloom`] sized for [`COUNTING_FPR`] at the key count.
+pub struct CountingBloomOnePercent(CountingBloom);
+
+amq_subject!(newtype CountingBloomOnePercent, "amq-CountingBloom", |keys| {
+    CountingBloom::with_fpr(keys.len().max(1), COUNTING_FPR).map(|mut f| {
+        keys.iter().for_each(|&k| f.insert_hash(k));
+        CountingBloomOnePercent(f)
+    })
+});
+
+impl Deletable for CountingBloomOnePercent {
+    fn with_capacity(keys: usize) -> Result<Self, String> {
+        CountingBloom::with_fpr(keys.max(1), COUNTING_FPR)
+            .map(CountingBloomOnePercent)
+            .map_err(|e| format!("amq-CountingBloom: {e:?}"))
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.insert_hash(key);
+        true
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove_hash(key).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeySet;
+    use crate::Subject;
+
+    #[test]
+    fn the_counting_filter_is_sized_for_one_percent_and_removes() {
+        let keys = KeySet::new(20_000, 0);
+        let mut f = CountingBloomOnePercent::build(&keys.present).unwrap();
+        assert!(keys.present.iter().all(|&k| f.contains(k)));
+        assert!((f.expected_fpr().unwrap() - COUNTING_FPR).abs() < 1e-3);
+        assert!(f.remove(keys.present[0]));
+        assert!(f.insert(keys.present[0]));
+        assert!(f.contains(keys.present[0]));
+    }
+}

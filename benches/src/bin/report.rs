@@ -110,7 +110,7 @@ fn main() -> ExitCode {
         static_filters(&mut m);
     }
     if wanted("deletable") {
-        m.section("Deletable filters (sized for n keys)");
+        m.section("Deletable filters (sized for n keys; counting Bloom for 1%)");
         cuckoo_filters(&mut AsSubjects(&mut m));
     }
     if wanted("parquet") {

@@ -295,7 +295,7 @@ fn contains_many_portable(blocks: &[Block], num_probes: u32, hashes: &[u64], out
 }
 
 /// Shared sizing: `(blocks, probes)` for `n` keys at `bits_per_key`.
-fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
+pub(crate) fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
     check_keys(n)?;
     check_bits_per_key(bits_per_key)?;
     let blocks = units_for(n, bits_per_key, BLOCK_BITS as u64, 64, u32::MAX as u64)?;
@@ -305,7 +305,7 @@ fn size(n: usize, bits_per_key: f64) -> Result<(u32, u32), Error> {
 /// Bits per key a blocked filter needs for `fpr`: the standard Bloom figure,
 /// raised in steps of 1/16 bit until the blocked formula meets the target
 /// (an error if that takes more than 1000 bits per key).
-fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
+pub(crate) fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
     let mut bpk = bits_per_key_for_fpr(fpr)?;
     let n64 = n.min(1 << 20) as u64; // the formula only depends on n / blocks
     while bpk <= 1000.0 {

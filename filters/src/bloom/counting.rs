@@ -31,6 +31,17 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert, Rem
 
 const SATURATED: u64 = 15;
 
+/// `(words, probes)` of a filter for `expected_keys` at `counters_per_key`
+/// (sixteen counters per word): what
+/// [`CountingBloom::with_counters_per_key`] allocates, and what the planner
+/// (`plan.rs`) predicts from without allocating.
+pub(crate) fn shape(expected_keys: usize, counters_per_key: f64) -> Result<(u64, u32), Error> {
+    check_keys(expected_keys)?;
+    check_per_key("counters_per_key", counters_per_key)?;
+    let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
+    Ok((words, math::optimal_bloom_probes(counters_per_key)))
+}
+
 /// A counting Bloom filter with 4-bit saturating counters.
 ///
 /// **Saturation.** A counter that reaches 15 stays at 15 for good: removals
@@ -80,12 +91,10 @@ impl CountingBloom {
     /// to a multiple of 16) and the optimal probe count. It uses four times
     /// as many bits as counters.
     pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        check_per_key("counters_per_key", counters_per_key)?;
-        let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
+        let (words, num_probes) = shape(expected_keys, counters_per_key)?;
         Ok(CountingBloom {
             words: zeroed_vec(words as usize)?,
-            num_probes: math::optimal_bloom_probes(counters_per_key),
+            num_probes,
             num_keys: 0,
         })
     }

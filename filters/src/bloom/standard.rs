@@ -19,6 +19,16 @@ use crate::format::{self, ByteWriter, Frame};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
+/// `(words, probes)` of a filter for `expected_keys` at `bits_per_key`: what
+/// [`StandardBloom::with_bits_per_key`] allocates, and what the planner
+/// (`plan.rs`) predicts from without allocating.
+pub(crate) fn shape(expected_keys: usize, bits_per_key: f64) -> Result<(u64, u32), Error> {
+    check_keys(expected_keys)?;
+    check_bits_per_key(bits_per_key)?;
+    let words = units_for(expected_keys, bits_per_key, 64, 8, u64::MAX / 64)?;
+    Ok((words, math::optimal_bloom_probes(bits_per_key)))
+}
+
 /// A standard Bloom filter over `u64` words, probed by double hashing.
 ///
 /// ```
@@ -60,12 +70,10 @@ impl StandardBloom {
     /// 64-bit words) with the optimal number of probes, `round(bits_per_key ·
     /// ln 2)` clamped to `1..=30`.
     pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        check_bits_per_key(bits_per_key)?;
-        let words = units_for(expected_keys, bits_per_key, 64, 8, u64::MAX / 64)?;
+        let (words, num_probes) = shape(expected_keys, bits_per_key)?;
         Ok(StandardBloom {
             words: zeroed_vec(words as usize)?,
-            num_probes: math::optimal_bloom_probes(bits_per_key),
+            num_probes,
             num_keys: 0,
         })
     }

@@ -4,8 +4,7 @@
 use core::hint::select_unpredictable;
 
 use super::table::{BucketTable, Lanes, SLOTS};
-use super::{cuckoo_fpr, DESIGN_LOAD, FINGERPRINT_BITS, MAX_KICKS};
-use crate::error::invalid;
+use super::{cuckoo_fpr, fingerprint_bits_for_fpr, shape, MAX_KICKS};
 use crate::hash::reduce32;
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, Insert, Remove};
@@ -135,14 +134,7 @@ impl CuckooFilter {
     /// assert!(matches!(CuckooFilter::with_fpr(1000, 1e-6), Err(Error::InvalidParameter { .. })));
     /// ```
     pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        if !(fpr > 0.0 && fpr < 1.0) {
-            return Err(invalid("fpr", "must be strictly between 0 and 1"));
-        }
-        let bits = FINGERPRINT_BITS
-            .into_iter()
-            .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= fpr)
-            .ok_or(invalid("fpr", "below the 0.0116% that 16-bit fingerprints reach"))?;
-        Self::with_fingerprint_bits(expected_keys, bits)
+        Self::with_fingerprint_bits(expected_keys, fingerprint_bits_for_fpr(fpr)?)
     }
 
     /// A filter for `expected_keys` keys with `bits`-bit fingerprints (8, 12
@@ -162,22 +154,7 @@ impl CuckooFilter {
     /// ));
     /// ```
     pub fn with_fingerprint_bits(expected_keys: usize, bits: u32) -> Result<Self, Error> {
-        if !FINGERPRINT_BITS.contains(&bits) {
-            return Err(invalid("fingerprint_bits", "must be 8, 12 or 16"));
-        }
-        if expected_keys == 0 {
-            return Err(invalid("expected_keys", "must be at least 1"));
-        }
-        // ⌈expected_keys / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
-        // (DESIGN_LOAD is 95%, pinned by a test).
-        let buckets = (expected_keys as u128 * 100).div_ceil(SLOTS as u128 * 95);
-        let buckets = u32::try_from(buckets).map_err(|_| Error::TooLarge)?;
-        let lanes = Lanes::new(bits);
-        // Every byte must be addressable (matters on 32-bit targets).
-        let bytes = BucketTable::words_for(lanes, buckets) * 8;
-        if bytes > isize::MAX as u64 {
-            return Err(Error::TooLarge);
-        }
+        let (lanes, buckets) = shape(expected_keys, bits)?;
         Ok(CuckooFilter {
             table: BucketTable::new(lanes, buckets)?,
             stash: Stash::EMPTY,
@@ -551,6 +528,8 @@ impl Remove for CuckooFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cuckoo::DESIGN_LOAD;
+    use crate::error::invalid;
     use crate::hash::remix;
 
     #[test]

@@ -22,7 +22,7 @@
 //! bucket. (Taking both from the same bits is what makes the FPR of some other
 //! implementations miss the formula: keys in one bucket then share
 //! fingerprint bits.) Bucket indices are 32 bits, so a table has at most
-//! `2^32` buckets (`2^34` slots); larger requests get [`Error::TooLarge`](crate::Error::TooLarge).
+//! `2^32` buckets (`2^34` slots); larger requests get [`Error::TooLarge`].
 //!
 //! **Partial-key cuckoo hashing, for any bucket count.** The alternate bucket
 //! must be computable from a bucket and the fingerprint alone, since the key
@@ -60,7 +60,7 @@
 //! the authors' reference code, we keep it in a one-entry **stash**, so the
 //! insert that got there succeeded and every key is still found (queries also
 //! check the stash). While the stash is occupied the table counts as full:
-//! every further insert returns [`Error::Full`](crate::Error::Full) and changes
+//! every further insert returns [`Error::Full`] and changes
 //! nothing. Removing any key frees a slot; the stashed fingerprint is then
 //! moved back into the table (with kicks; if those fail again the last victim
 //! takes the stash, still losing nothing).
@@ -75,14 +75,14 @@
 //! # Removal
 //!
 //! `remove` deletes one copy of the key's fingerprint from `i₁`, `i₂` or the
-//! stash. If there is none the key is definitely absent: [`Error::NotPresent`](crate::Error::NotPresent)
+//! stash. If there is none the key is definitely absent: [`Error::NotPresent`]
 //! and nothing changes. Removing a key that was never inserted but is a false
 //! positive (another key has the same fingerprint and bucket pair) removes the
 //! *other* key's fingerprint, which can make that key a false negative. This
 //! is inherent to every filter that forgets keys: only remove keys you
 //! inserted. One key can be inserted at most `2b = 8` times (its two buckets
 //! hold 8 slots; 4 if they coincide): a further copy is refused with
-//! [`Error::Full`](crate::Error::Full) without touching the stash, so a hot
+//! [`Error::Full`] without touching the stash, so a hot
 //! duplicate never blocks other keys.
 //!
 //! # False-positive rate
@@ -114,6 +114,10 @@ pub(crate) mod table;
 pub use filter::CuckooFilter;
 pub use table::SLOTS;
 
+use crate::error::invalid;
+use crate::Error;
+use table::{BucketTable, Lanes};
+
 /// Longest chain of evictions one insert tries before parking the last
 /// victim in the stash. The paper and its reference code use 500 plain
 /// random-walk steps; 1000 look-ahead steps reach a higher load (measured in
@@ -144,4 +148,54 @@ pub fn cuckoo_fpr(fingerprint_bits: u32, load: f64) -> f64 {
     let values = libm::pow(2.0, fingerprint_bits as f64) - 1.0;
     let probed = 2.0 * SLOTS as f64 * load;
     1.0 - libm::exp(probed * libm::log1p(-1.0 / values))
+}
+
+/// The narrowest fingerprint width whose FPR at [`DESIGN_LOAD`] is at most
+/// `fpr` (what [`CuckooFilter::with_fpr`] uses).
+pub(crate) fn fingerprint_bits_for_fpr(fpr: f64) -> Result<u32, Error> {
+    if !(fpr > 0.0 && fpr < 1.0) {
+        return Err(invalid("fpr", "must be strictly between 0 and 1"));
+    }
+    FINGERPRINT_BITS
+        .into_iter()
+        .find(|&f| cuckoo_fpr(f, DESIGN_LOAD) <= fpr)
+        .ok_or(invalid("fpr", "below the 0.0116% that 16-bit fingerprints reach"))
+}
+
+/// The widest fingerprint width whose `f / DESIGN_LOAD` bits per key fit in
+/// `bits_per_key`, if one does.
+pub(crate) fn fingerprint_bits_for_budget(bits_per_key: f64) -> Option<u32> {
+    FINGERPRINT_BITS
+        .into_iter()
+        .rev()
+        .find(|&f| f as f64 / DESIGN_LOAD <= bits_per_key)
+}
+
+/// The table of a filter for `expected_keys` keys with `bits`-bit
+/// fingerprints: its lanes and `⌈expected_keys / (SLOTS · DESIGN_LOAD)⌉`
+/// buckets, checked to be addressable.
+pub(crate) fn shape(expected_keys: usize, bits: u32) -> Result<(Lanes, u32), Error> {
+    if !FINGERPRINT_BITS.contains(&bits) {
+        return Err(invalid("fingerprint_bits", "must be 8, 12 or 16"));
+    }
+    if expected_keys == 0 {
+        return Err(invalid("expected_keys", "must be at least 1"));
+    }
+    // ⌈expected_keys / (SLOTS · DESIGN_LOAD)⌉ in exact integer arithmetic
+    // (DESIGN_LOAD is 95%, pinned by a test).
+    let buckets = (expected_keys as u128 * 100).div_ceil(SLOTS as u128 * 95);
+    let buckets = u32::try_from(buckets).map_err(|_| Error::TooLarge)?;
+    let lanes = Lanes::new(bits);
+    // Every byte must be addressable (matters on 32-bit targets).
+    BucketTable::bytes_for(lanes, buckets)?;
+    Ok((lanes, buckets))
+}
+
+/// Heap bytes ([`Filter::size_in_bytes`](crate::Filter::size_in_bytes)) and
+/// buckets of a filter made by
+/// [`CuckooFilter::with_fingerprint_bits`]`(expected_keys, bits)`, computed
+/// without allocating it.
+pub(crate) fn table_size(expected_keys: usize, bits: u32) -> Result<(usize, u32), Error> {
+    let (lanes, buckets) = shape(expected_keys, bits)?;
+    Ok((BucketTable::bytes_for(lanes, buckets)?, buckets))
 }

@@ -166,7 +166,7 @@ impl BucketTable {
 
     /// Table bytes for `num_buckets` buckets of `lanes`, padding included,
     /// or [`Error::TooLarge`] if they are not addressable.
-    fn bytes_for(lanes: Lanes, num_buckets: u32) -> Result<usize, Error> {
+    pub(crate) fn bytes_for(lanes: Lanes, num_buckets: u32) -> Result<usize, Error> {
         usize::try_from(Self::words_for(lanes, num_buckets))
             .ok()
             .and_then(|w| w.checked_mul(8))

@@ -392,6 +392,57 @@ impl Ribbon {
     }
 }
 
+/// What [`Ribbon::build`] makes from `n` distinct keys with `params`,
+/// predicted without building it (see [`Prediction`]): the keys spread
+/// evenly over the shards, every shard solved at its first attempt's size.
+/// Real shards hold a binomial share of the keys and rarely need a second
+/// size, so a built filter's bytes differ from this by a fraction of a
+/// percent.
+pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    let num_shards = n.div_ceil(SHARD_KEYS);
+    if num_shards == 0 {
+        return Ok(Prediction::default());
+    }
+    // `bigger` shards of `base + 1` keys, the rest of `base` (at least 1).
+    let (base, bigger) = (n / num_shards, n % num_shards);
+    let (mut words, mut blocks, mut fpr, mut max_columns) = (0usize, 0usize, 0.0, 0);
+    for (keys, shards) in [(base, num_shards - bigger), (base + 1, bigger)] {
+        if shards == 0 {
+            continue;
+        }
+        let g = params.geometry(keys, 0)?;
+        words = g
+            .num_words()
+            .and_then(|w| w.checked_mul(shards))
+            .and_then(|w| w.checked_add(words))
+            .ok_or(Error::TooLarge)?;
+        blocks = blocks.saturating_add(g.num_blocks.saturating_mul(shards));
+        fpr += g.expected_fpr() * shards as f64;
+        max_columns = max_columns.max(g.max_columns());
+    }
+    let bytes = words
+        .checked_add(padding_words(max_columns))
+        .and_then(|w| w.checked_mul(8))
+        .and_then(|b| b.checked_add(num_shards.checked_mul(core::mem::size_of::<Shard>())?))
+        .ok_or(Error::TooLarge)?;
+    Ok(Prediction {
+        bytes,
+        fpr: fpr / num_shards as f64,
+        mean_columns: words as f64 / blocks as f64,
+    })
+}
+
+/// A Ribbon filter's size and FPR as [`predict`] computes them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Prediction {
+    /// [`Filter::size_in_bytes`].
+    pub(crate) bytes: usize,
+    /// [`Filter::expected_fpr`].
+    pub(crate) fpr: f64,
+    /// Result bits (columns) per slot, averaged over the blocks.
+    pub(crate) mean_columns: f64,
+}
+
 /// The zero words after the solution: enough for the widest block.
 fn padding(shards: &[Shard]) -> usize {
     let max_columns = shards.iter().map(|s| s.geometry().max_columns()).max();

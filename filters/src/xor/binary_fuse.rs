@@ -233,6 +233,12 @@ impl<const A: usize> Geometry<A> for Segments {
     }
 }
 
+/// Table slots of a binary fuse filter of `n` distinct keys (what the
+/// planner predicts its space from).
+pub(crate) fn slots_for(n: usize, arity: FuseArity) -> Result<u64, Error> {
+    Ok(Segments::for_keys(n, arity)?.len())
+}
+
 /// Segment length `L` for `n` keys (Graf & Lemire 2022, §4).
 fn segment_len(n: usize, arity: FuseArity) -> u64 {
     let ln_n = log(n.max(1) as f64);

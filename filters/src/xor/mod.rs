@@ -75,8 +75,19 @@ pub use binary_fuse::{
 pub use fingerprint::Fingerprint;
 pub use xor::{Xor, Xor16, Xor8, XorFingerprint};
 
+/// Table slots of an xor filter of `n` distinct keys.
+pub(crate) fn xor_slots(n: usize) -> Result<usize, crate::Error> {
+    xor::slots_for(n)
+}
+
+/// Table slots of a 3-wise binary fuse filter (what
+/// [`BinaryFuse::build`] makes) of `n` distinct keys.
+pub(crate) fn fuse_slots(n: usize) -> Result<u64, crate::Error> {
+    binary_fuse::slots_for(n, FuseArity::Three)
+}
+
 /// `2^-F` for a filter with keys; 0 for an empty one.
-fn fingerprint_fpr<F: Fingerprint>(num_keys: u64) -> f64 {
+pub(crate) fn fingerprint_fpr<F: Fingerprint>(num_keys: u64) -> f64 {
     if num_keys == 0 {
         0.0
     } else {

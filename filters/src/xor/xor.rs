@@ -65,6 +65,12 @@ impl Blocks {
     }
 }
 
+/// Table slots of an xor filter of `n` distinct keys (what the planner
+/// predicts its space from).
+pub(crate) fn slots_for(n: usize) -> Result<usize, Error> {
+    Ok(Geometry::<3>::num_slots(&Blocks::for_keys(n)?))
+}
+
 impl Geometry<3> for Blocks {
     type State = peel::JointState;
     const SCATTERED: bool = true;
