@@ -111,6 +111,9 @@ pub enum FormatError {
     /// this build reads (the field is named). Parquet readers skip such a
     /// filter, which is what a caller should do too.
     UnsupportedParquetFilter(&'static str),
+    /// The zero padding a version-2 frame puts before its payload (so the
+    /// payload starts on a 64-byte boundary) holds a non-zero byte.
+    NonZeroPadding,
 }
 
 impl fmt::Display for Error {
@@ -151,6 +154,7 @@ impl fmt::Display for FormatError {
             FormatError::WrongHashScheme { kind, found } => {
                 write!(f, "a {kind:?} filter is not driven by {found:?} hashes")
             }
+            FormatError::NonZeroPadding => f.write_str("non-zero padding before the payload"),
             FormatError::InvalidParquetHeader(why) => write!(f, "invalid Parquet Bloom filter header: {why}"),
             FormatError::UnsupportedParquetFilter(field) => {
                 write!(f, "Parquet Bloom filter with an unsupported {field}")

@@ -11,8 +11,17 @@
 //! | 8         | 4    | parameter length `P`                              |
 //! | 12        | 8    | payload length `L`                                |
 //! | 20        | P    | kind-specific parameters                          |
-//! | 20 + P    | L    | payload (the filter's words, little-endian)       |
-//! | 20 + P + L| 8    | xxh3-64 (seed 0) of every byte before it          |
+//! | 20 + P    | Z    | zero padding (version 2; `Z = 0` in version 1)    |
+//! | O = 20+P+Z| L    | payload (the filter's words, little-endian)       |
+//! | O + L     | 8    | xxh3-64 (seed 0) of every byte before it          |
+//!
+//! Version 2 pads so that the payload offset `O` is a multiple of
+//! [`PAYLOAD_ALIGN`] (64): a frame placed at a 64-byte-aligned address then
+//! has its payload on a cache-line boundary, so a blocked Bloom block read in
+//! place ([`crate::view`]) costs one cache line, not two (in version 1 the
+//! payload of a `BlockedBloom` starts at byte 36, so every block straddles a
+//! line). The padding must be zero: a non-zero byte there is
+//! [`FormatError::NonZeroPadding`]. Version 1 frames still decode.
 //!
 //! Schema-critical: any change to this layout, to a kind's parameters or
 //! payload, or to the key hash must bump [`FORMAT_VERSION`] (or the hash
@@ -33,8 +42,22 @@ use crate::{Error, FilterKind, FormatError, HashScheme};
 
 /// The four magic bytes every serialized filter starts with.
 pub const MAGIC: [u8; 4] = *b"AMQF";
-/// The format version this build writes.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this build writes. Version 1 (no payload padding)
+/// still decodes.
+pub const FORMAT_VERSION: u16 = 2;
+/// Version 2 starts the payload at a multiple of this many bytes from the
+/// start of the frame (a cache line).
+pub const PAYLOAD_ALIGN: usize = 64;
+
+/// Zero bytes between the parameters and the payload of a frame whose
+/// parameters are `params_len` bytes, in `version`.
+pub fn payload_padding(version: u16, params_len: usize) -> usize {
+    if version < 2 {
+        0
+    } else {
+        (PAYLOAD_ALIGN - (HEADER_LEN + params_len) % PAYLOAD_ALIGN) % PAYLOAD_ALIGN
+    }
+}
 /// Fixed header length in bytes.
 pub const HEADER_LEN: usize = 20;
 /// Checksum trailer length in bytes.
@@ -98,7 +121,8 @@ pub(crate) fn encode(
     payload_len: usize,
     write_payload: impl FnOnce(&mut ByteWriter),
 ) -> Vec<u8> {
-    let total = HEADER_LEN + params.len() + payload_len + CHECKSUM_LEN;
+    let pad = payload_padding(FORMAT_VERSION, params.len());
+    let total = HEADER_LEN + params.len() + pad + payload_len + CHECKSUM_LEN;
     let mut w = ByteWriter::with_capacity(total);
     w.bytes(&MAGIC)
         .u16(FORMAT_VERSION)
@@ -106,7 +130,8 @@ pub(crate) fn encode(
         .u8(kind.hash_scheme().id())
         .u32(params.len() as u32)
         .u64(payload_len as u64)
-        .bytes(params);
+        .bytes(params)
+        .bytes(&[0; PAYLOAD_ALIGN][..pad]);
     let start = w.len();
     write_payload(&mut w);
     assert_eq!(
@@ -127,6 +152,9 @@ pub(crate) struct Frame<'a> {
     pub(crate) scheme: HashScheme,
     pub(crate) params: Reader<'a>,
     pub(crate) payload: Reader<'a>,
+    /// Where the payload starts in the frame (a multiple of
+    /// [`PAYLOAD_ALIGN`] from version 2 on).
+    pub(crate) payload_offset: usize,
 }
 
 /// Reads the kind byte of a serialized filter after checking the whole frame
@@ -151,24 +179,48 @@ fn check_scheme(frame: &Frame<'_>) -> Result<(), FormatError> {
     }
 }
 
+/// Whether decoding hashes the frame to check its checksum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checksum {
+    /// Bytes from outside (a file, the network): check it.
+    Verify,
+    /// Bytes already verified once (a block cache entry): every other check
+    /// is still made, so an unverified frame can give wrong answers but
+    /// never a panic or an out-of-bounds read.
+    Trusted,
+}
+
+/// [`decode`] with the checksum verified or trusted.
+pub(crate) fn decode_with(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatError> {
+    let frame = parse_frame(bytes, checksum)?;
+    check_scheme(&frame)?;
+    Ok(frame)
+}
+
 /// Everything of [`decode`] but the check that the scheme fits the kind.
 fn decode_frame(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
+    parse_frame(bytes, Checksum::Verify)
+}
+
+fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatError> {
     let mut r = Reader::new(bytes);
     if r.take(4)? != MAGIC {
         return Err(FormatError::BadMagic);
     }
     let version = r.u16()?;
-    if version != FORMAT_VERSION {
+    if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(FormatError::UnsupportedVersion(version));
     }
     let kind_id = r.u8()?;
     let scheme = r.u8()?;
     let params_len = r.u32()? as usize;
     let payload_len = r.u64()?;
+    let pad = payload_padding(version, params_len);
     // Check the declared lengths against the input before touching anything
     // they describe.
     let body = (params_len as u64)
-        .checked_add(payload_len)
+        .checked_add(pad as u64)
+        .and_then(|b| b.checked_add(payload_len))
         .and_then(|b| b.checked_add(CHECKSUM_LEN as u64))
         .ok_or(FormatError::Truncated)?;
     let available = (bytes.len() - HEADER_LEN) as u64;
@@ -180,11 +232,16 @@ fn decode_frame(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
     }
     let payload_len = payload_len as usize; // fits: it is at most bytes.len()
     let params = r.take(params_len)?;
+    let padding = r.take(pad)?;
+    let payload_offset = HEADER_LEN + params_len + pad;
     let payload = r.take(payload_len)?;
     let stored = r.u64()?;
     let covered = &bytes[..bytes.len() - CHECKSUM_LEN];
-    if xxh3_64(covered) != stored {
+    if checksum == Checksum::Verify && xxh3_64(covered) != stored {
         return Err(FormatError::ChecksumMismatch);
+    }
+    if padding.iter().any(|&b| b != 0) {
+        return Err(FormatError::NonZeroPadding);
     }
     let kind = FilterKind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
     let scheme = HashScheme::from_id(scheme).ok_or(FormatError::UnknownHashScheme(scheme))?;
@@ -193,6 +250,7 @@ fn decode_frame(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
         scheme,
         params: Reader::new(params),
         payload: Reader::new(payload),
+        payload_offset,
     })
 }
 
@@ -290,8 +348,11 @@ mod tests {
     #[test]
     fn round_trip_frame() {
         let bytes = sample();
-        assert_eq!(bytes.len(), HEADER_LEN + 5 + 16 + CHECKSUM_LEN);
+        // 20 header + 5 params + 39 zeros: the payload starts at byte 64.
+        assert_eq!(bytes.len(), 64 + 16 + CHECKSUM_LEN);
+        assert!(bytes[25..64].iter().all(|&b| b == 0));
         let mut f = decode_kind(&bytes, FilterKind::StandardBloom).unwrap();
+        assert_eq!(f.payload_offset, 64);
         assert_eq!(f.params.u32().unwrap(), 7);
         assert_eq!(f.params.u8().unwrap(), 3);
         f.params.finish().unwrap();
@@ -315,6 +376,68 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert_eq!(decode(&longer).unwrap_err(), FormatError::TrailingBytes);
+    }
+
+    /// The same frame in version 1: no padding, version bytes `01 00`.
+    fn sample_v1() -> Vec<u8> {
+        let v2 = sample();
+        let mut b = v2[..25].to_vec();
+        b[4] = 1;
+        b.extend_from_slice(&v2[64..64 + 16]);
+        let sum = xxh3_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn version_1_frames_still_decode() {
+        let b = sample_v1();
+        assert_eq!(b.len(), HEADER_LEN + 5 + 16 + CHECKSUM_LEN);
+        let mut f = decode(&b).unwrap();
+        assert_eq!(f.payload_offset, 25);
+        assert_eq!(f.params.u32().unwrap(), 7);
+        assert_eq!(f.payload.u64s(2, 0).unwrap(), [1, 2]);
+        for n in 0..b.len() {
+            assert!(decode(&b[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    #[test]
+    fn padding_rules() {
+        assert_eq!(payload_padding(1, 5), 0);
+        assert_eq!(payload_padding(2, 5), 39);
+        assert_eq!(payload_padding(2, 44), 0);
+        assert_eq!(payload_padding(2, 45), 63);
+        // A non-zero padding byte under a valid checksum is still refused.
+        let mut b = sample();
+        b[40] = 1;
+        let end = b.len() - CHECKSUM_LEN;
+        let sum = xxh3_64(&b[..end]);
+        b[end..].copy_from_slice(&sum.to_le_bytes());
+        assert_eq!(decode(&b).unwrap_err(), FormatError::NonZeroPadding);
+        // Versions 0 and 3 are not this build's.
+        for v in [0u16, 3] {
+            let mut b = sample();
+            b[4..6].copy_from_slice(&v.to_le_bytes());
+            assert_eq!(decode(&b).unwrap_err(), FormatError::UnsupportedVersion(v));
+        }
+    }
+
+    #[test]
+    fn trusted_decoding_skips_only_the_checksum() {
+        let mut b = sample();
+        let end = b.len() - 1;
+        b[end] ^= 1;
+        assert_eq!(decode(&b).unwrap_err(), FormatError::ChecksumMismatch);
+        assert!(decode_with(&b, Checksum::Trusted).is_ok());
+        b[40] = 1;
+        assert_eq!(
+            decode_with(&b, Checksum::Trusted).unwrap_err(),
+            FormatError::NonZeroPadding
+        );
+        for n in 0..b.len() {
+            assert!(decode_with(&b[..n], Checksum::Trusted).is_err(), "prefix {n}");
+        }
     }
 
     #[test]

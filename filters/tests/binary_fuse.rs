@@ -173,13 +173,13 @@ fn corruption_is_detected_or_harmless() {
 fn golden_bytes() {
     let keys = [1u64, 2, 3];
     let f = BinaryFuse8::build(&keys).unwrap();
-    common::assert_golden("BinaryFuse8", &f.to_bytes(), FUSE8_GOLDEN);
+    common::assert_golden_frame("BinaryFuse8", &f.to_bytes(), FUSE8_GOLDEN);
     let f = BinaryFuse16::build(&keys).unwrap();
-    common::assert_golden("BinaryFuse16", &f.to_bytes(), FUSE16_GOLDEN);
+    common::assert_golden_frame("BinaryFuse16", &f.to_bytes(), FUSE16_GOLDEN);
     let f = BinaryFuse32::build(&keys).unwrap();
-    common::assert_golden("BinaryFuse32", &f.to_bytes(), FUSE32_GOLDEN);
+    common::assert_golden_frame("BinaryFuse32", &f.to_bytes(), FUSE32_GOLDEN);
     let f = BinaryFuse8::build_with(&keys, &FuseParams::FOUR_WISE).unwrap();
-    common::assert_golden("BinaryFuse8 4-wise", &f.to_bytes(), FUSE8_FOUR_GOLDEN);
+    common::assert_golden_frame("BinaryFuse8 4-wise", &f.to_bytes(), FUSE8_FOUR_GOLDEN);
 }
 
 const FUSE8_GOLDEN: &str = "414d514601000701190000001800000000000000efba76d7bf8ca3fa0308000000010000000300000000000000000000000000000000000000000000000057660000005c0084fa4d8d521eb504";

@@ -41,18 +41,21 @@ fn assert_frame(bytes: &[u8], kind: FilterKind, params_len: u32, payload_len: u6
     assert_eq!(CHECKSUM_LEN, 8);
     assert_eq!(&bytes[0..4], b"AMQF");
     assert_eq!(MAGIC, *b"AMQF");
-    assert_eq!(u16_at(bytes, 4), 1, "format version");
-    assert_eq!(FORMAT_VERSION, 1);
+    assert_eq!(u16_at(bytes, 4), 2, "format version");
+    assert_eq!(FORMAT_VERSION, 2);
     assert_eq!(bytes[6], kind.id(), "kind byte");
     assert_eq!(bytes[7], HashScheme::Xxh3Seeded.id(), "hash scheme byte");
     assert_eq!(bytes[7], 1);
     assert_eq!(u32_at(bytes, 8), params_len, "params length");
     assert_eq!(u64_at(bytes, 12), payload_len, "payload length");
     let (p, l) = (params_len as usize, payload_len as usize);
-    assert_eq!(bytes.len(), 20 + p + l + 8, "total length");
-    let sum_at = 20 + p + l;
+    // Zeros after the parameters, so the payload starts at a multiple of 64.
+    let o = (20 + p).div_ceil(64) * 64;
+    assert!(bytes[20 + p..o].iter().all(|&b| b == 0), "padding");
+    assert_eq!(bytes.len(), o + l + 8, "total length");
+    let sum_at = o + l;
     assert_eq!(u64_at(bytes, sum_at), xxh3_64(&bytes[..sum_at]), "checksum");
-    (&bytes[20..20 + p], &bytes[20 + p..sum_at])
+    (&bytes[20..20 + p], &bytes[o..sum_at])
 }
 
 fn words_le(words: &[u64]) -> Vec<u8> {
@@ -158,7 +161,7 @@ fn golden_standard_bloom() {
         }
     }
     assert_eq!(payload, word.to_le_bytes());
-    common::assert_golden("StandardBloom", &bytes, GOLDEN_STANDARD);
+    common::assert_golden_frame("StandardBloom", &bytes, GOLDEN_STANDARD);
 }
 
 #[test]
@@ -173,8 +176,8 @@ fn golden_blocked_bloom_and_its_atomic_twin() {
         (1, 11, 3)
     );
     assert_eq!(payload, words_le(&reference_blocked_words(&key_hashes(), 11, 1)));
-    common::assert_golden("BlockedBloom", &bytes, GOLDEN_BLOCKED);
-    common::assert_golden("AtomicBlockedBloom", &tiny_atomic().to_bytes(), GOLDEN_BLOCKED);
+    common::assert_golden_frame("BlockedBloom", &bytes, GOLDEN_BLOCKED);
+    common::assert_golden_frame("AtomicBlockedBloom", &tiny_atomic().to_bytes(), GOLDEN_BLOCKED);
 }
 
 #[test]
@@ -196,7 +199,7 @@ fn golden_counting_bloom() {
         }
     }
     assert_eq!(payload, words_le(&words));
-    common::assert_golden("CountingBloom", &bytes, GOLDEN_COUNTING);
+    common::assert_golden_frame("CountingBloom", &bytes, GOLDEN_COUNTING);
 }
 
 // ---------------------------------------------------------------------------
@@ -375,7 +378,7 @@ fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
                 }))
             );
         }
-        for version in [0u16, 2, 0x0100, u16::MAX] {
+        for version in [0u16, 3, 0x0100, u16::MAX] {
             let mut b = bytes.clone();
             b[4..6].copy_from_slice(&version.to_le_bytes());
             common::reseal(&mut b);

@@ -392,14 +392,14 @@ fn golden_bytes() {
     for key in [&b"apple"[..], b"pear", b"plum", b"fig"] {
         f.insert(key).unwrap();
     }
-    common::assert_golden("cuckoo 12-bit", &f.to_bytes(), GOLDEN_12);
+    common::assert_golden_frame("cuckoo 12-bit", &f.to_bytes(), GOLDEN_12);
 
     let mut full = CuckooFilter::with_fingerprint_bits(1, 8).unwrap();
     for key in [&b"a"[..], b"b", b"c", b"d", b"e"] {
         full.insert(key).unwrap();
     }
     assert!(full.is_full());
-    common::assert_golden("cuckoo 8-bit with stash", &full.to_bytes(), GOLDEN_8_STASH);
+    common::assert_golden_frame("cuckoo 8-bit with stash", &full.to_bytes(), GOLDEN_8_STASH);
 }
 
 /// Bucket 0 holds "apple" (fp 0xe40) and "pear" (0xdb3), bucket 1 "plum"

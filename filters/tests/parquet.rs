@@ -115,9 +115,11 @@ fn golden_amq_frame() {
     assert_eq!(&bytes[12..20], 64u64.to_le_bytes());
     assert_eq!(&bytes[20..24], 2u32.to_le_bytes());
     assert_eq!(&bytes[24..32], 7u64.to_le_bytes());
-    assert_eq!(&bytes[32..96], f.parquet_bitset());
-    assert_eq!(bytes.len(), 96 + 8);
-    common::assert_golden(
+    // Zero padding to the 64-byte payload offset of format version 2.
+    assert!(bytes[32..64].iter().all(|&b| b == 0));
+    assert_eq!(&bytes[64..128], f.parquet_bitset());
+    assert_eq!(bytes.len(), 128 + 8);
+    common::assert_golden_frame(
         "ParquetBloom amq frame",
         &bytes,
         &format!("414d51460100 0b02 0c000000 4000000000000000 02000000 0700000000000000 {GOLDEN_BITSET} {CHECKSUM}"),

@@ -267,7 +267,7 @@ fn corruption_is_detected_or_harmless() {
 fn golden_bytes() {
     let keys = hashes(1, 3);
     let f = Ribbon::build(&keys, &bits(2)).unwrap();
-    common::assert_golden("ribbon r=2, 3 keys", &f.to_bytes(), GOLDEN);
+    common::assert_golden_frame("ribbon r=2, 3 keys", &f.to_bytes(), GOLDEN);
 }
 
 const GOLDEN: &str = "

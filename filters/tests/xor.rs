@@ -92,9 +92,9 @@ fn corruption_is_detected_or_harmless() {
 #[test]
 fn golden_bytes() {
     let f = Xor8::build(&[1, 2, 3]).unwrap();
-    common::assert_golden("Xor8", &f.to_bytes(), XOR8_GOLDEN);
+    common::assert_golden_frame("Xor8", &f.to_bytes(), XOR8_GOLDEN);
     let f = Xor16::build(&[1, 2, 3]).unwrap();
-    common::assert_golden("Xor16", &f.to_bytes(), XOR16_GOLDEN);
+    common::assert_golden_frame("Xor16", &f.to_bytes(), XOR16_GOLDEN);
 }
 
 const XOR8_GOLDEN: &str = "414d514601000501180000002400000000000000efba76d7bf8ca3fa0c00000000000000030000000000000000000000006657000000005c000000000000000000000000000000000000000000000000632b00b5ae749b4f";

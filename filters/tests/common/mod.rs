@@ -179,6 +179,49 @@ pub fn assert_golden(name: &str, bytes: &[u8], golden_hex: &str) {
     assert_eq!(actual, golden, "{name}: serialized bytes changed (format break?)");
 }
 
+/// The version-2 frame holding what the version-1 frame `v1` holds: version
+/// bytes `02 00`, zeros after the parameters up to a 64-byte payload offset,
+/// a fresh checksum. Written from `docs/format.md`, independently of the
+/// encoder, so the golden strings of version 1 pin version 2 too.
+pub fn upgrade_v1_frame(v1: &[u8]) -> Vec<u8> {
+    assert_eq!(&v1[4..6], [1, 0], "not a version-1 frame");
+    let params_len = u32::from_le_bytes(v1[8..12].try_into().unwrap()) as usize;
+    let params_end = 20 + params_len;
+    let mut v2 = v1[..params_end].to_vec();
+    v2[4] = 2;
+    while v2.len() % 64 != 0 {
+        v2.push(0);
+    }
+    v2.extend_from_slice(&v1[params_end..v1.len() - 8]);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v2);
+    v2.extend_from_slice(&sum.to_le_bytes());
+    v2
+}
+
+/// Pins a kind's bytes in both format versions: `bytes` (what the filter
+/// writes today) must be the version-2 form of the version-1 golden string,
+/// and the version-1 golden bytes must still decode to a filter that writes
+/// exactly `bytes` again.
+pub fn assert_golden_frame(name: &str, bytes: &[u8], golden_v1_hex: &str) {
+    let v1 = from_hex(golden_v1_hex);
+    let v2 = upgrade_v1_frame(&v1);
+    assert_golden(name, bytes, &to_hex(&v2));
+    let back = AnyFilter::from_bytes(&v1).unwrap_or_else(|e| panic!("{name}: version 1 no longer decodes: {e}"));
+    assert_eq!(back.to_bytes(), bytes, "{name}: version 1 decodes to another filter");
+}
+
+pub fn from_hex(hex: &str) -> Vec<u8> {
+    let digits: Vec<u8> = hex.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    digits
+        .chunks(2)
+        .map(|d| u8::from_str_radix(std::str::from_utf8(d).unwrap(), 16).unwrap())
+        .collect()
+}
+
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// False positives among `count` hashes `remix(i, seed)` that are absent
 /// from `keys`. Streamed, so a large `count` needs no allocation; the few
 /// positives are checked against the sorted keys.
