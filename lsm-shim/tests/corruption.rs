@@ -261,10 +261,10 @@ fn an_unknown_filter_kind_or_hash_scheme_falls_back_to_no_filter() {
 #[test]
 fn a_filter_driven_by_another_hash_is_not_trusted() {
     let env = Arc::new(FaultEnv::new());
-    // A StandardBloom of 120 keys at 8 bits/key is a 168-byte frame, as is
-    // a 4-block ParquetBloom: the forgery fits in place.
+    // A StandardBloom of 120 keys at 8.5 bits/key (1,024 bits) is a 200-byte
+    // frame, as is a 4-block ParquetBloom: the forgery fits in place.
     let mut o = options(&env);
-    o.filter_policy = FilterPolicy::uniform(FilterKind::StandardBloom, FilterSizing::BitsPerKey(8.0));
+    o.filter_policy = FilterPolicy::uniform(FilterKind::StandardBloom, FilterSizing::BitsPerKey(8.5));
     let db = Db::open(DIR, o).unwrap();
     let mut model = BTreeMap::new();
     for i in 0..120 {
