@@ -56,6 +56,10 @@ pub enum Error {
         /// The scheme of the hashes offered.
         found: HashScheme,
     },
+    /// The bytes hold a valid filter of a kind that cannot be read in place
+    /// ([`FilterView`](crate::FilterView)); decode it with
+    /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes) instead.
+    NoView(FilterKind),
 }
 
 /// Why a byte string is not a valid serialized filter.
@@ -133,6 +137,7 @@ impl fmt::Display for Error {
             Error::WrongHashScheme { expected, found } => {
                 write!(f, "the filter takes {expected:?} hashes, not {found:?} hashes")
             }
+            Error::NoView(kind) => write!(f, "a {kind:?} filter cannot be read in place"),
         }
     }
 }

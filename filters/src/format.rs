@@ -152,9 +152,6 @@ pub(crate) struct Frame<'a> {
     pub(crate) scheme: HashScheme,
     pub(crate) params: Reader<'a>,
     pub(crate) payload: Reader<'a>,
-    /// Where the payload starts in the frame (a multiple of
-    /// [`PAYLOAD_ALIGN`] from version 2 on).
-    pub(crate) payload_offset: usize,
 }
 
 /// Reads the kind byte of a serialized filter after checking the whole frame
@@ -233,7 +230,6 @@ fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatErro
     let payload_len = payload_len as usize; // fits: it is at most bytes.len()
     let params = r.take(params_len)?;
     let padding = r.take(pad)?;
-    let payload_offset = HEADER_LEN + params_len + pad;
     let payload = r.take(payload_len)?;
     let stored = r.u64()?;
     let covered = &bytes[..bytes.len() - CHECKSUM_LEN];
@@ -250,14 +246,22 @@ fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatErro
         scheme,
         params: Reader::new(params),
         payload: Reader::new(payload),
-        payload_offset,
     })
 }
 
 /// Like [`decode`], but also requires the frame to hold `expected`.
 /// (A frame of another kind is `WrongKind` whatever its scheme.)
 pub(crate) fn decode_kind(bytes: &[u8], expected: FilterKind) -> Result<Frame<'_>, FormatError> {
-    let frame = decode_frame(bytes)?;
+    decode_kind_with(bytes, expected, Checksum::Verify)
+}
+
+/// [`decode_kind`] with the checksum verified or trusted.
+pub(crate) fn decode_kind_with(
+    bytes: &[u8],
+    expected: FilterKind,
+    checksum: Checksum,
+) -> Result<Frame<'_>, FormatError> {
+    let frame = parse_frame(bytes, checksum)?;
     if frame.kind != expected {
         return Err(FormatError::WrongKind {
             expected,
@@ -352,7 +356,6 @@ mod tests {
         assert_eq!(bytes.len(), 64 + 16 + CHECKSUM_LEN);
         assert!(bytes[25..64].iter().all(|&b| b == 0));
         let mut f = decode_kind(&bytes, FilterKind::StandardBloom).unwrap();
-        assert_eq!(f.payload_offset, 64);
         assert_eq!(f.params.u32().unwrap(), 7);
         assert_eq!(f.params.u8().unwrap(), 3);
         f.params.finish().unwrap();
@@ -394,7 +397,6 @@ mod tests {
         let b = sample_v1();
         assert_eq!(b.len(), HEADER_LEN + 5 + 16 + CHECKSUM_LEN);
         let mut f = decode(&b).unwrap();
-        assert_eq!(f.payload_offset, 25);
         assert_eq!(f.params.u32().unwrap(), 7);
         assert_eq!(f.payload.u64s(2, 0).unwrap(), [1, 2]);
         for n in 0..b.len() {

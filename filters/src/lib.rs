@@ -79,6 +79,7 @@ mod prepared;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
+mod view;
 pub mod xor;
 mod zeroed;
 
@@ -94,6 +95,7 @@ pub use hash::{hash_key, HashScheme};
 pub use parquet::ParquetBloom;
 pub use prepared::PreparedHash;
 pub use ribbon::{Ribbon, RibbonParams};
+pub use view::FilterView;
 pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};
 
 /// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).

@@ -62,6 +62,16 @@ impl PreparedHash {
     pub fn hash(&self) -> u64 {
         self.hash
     }
+
+    /// The blocked Bloom probe for `num_probes`, prepared now unless it was
+    /// already.
+    #[inline(always)]
+    pub(crate) fn blocked(&mut self, num_probes: u32) -> &BlockedProbe {
+        if self.blocked.num_probes() != num_probes {
+            self.blocked = BlockedProbe::new(self.hash, num_probes);
+        }
+        &self.blocked
+    }
 }
 
 impl AnyFilter {
@@ -78,12 +88,7 @@ impl AnyFilter {
     #[inline(always)]
     pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
         match self {
-            AnyFilter::BlockedBloom(f) => {
-                if key.blocked.num_probes() != f.num_probes() {
-                    key.blocked = f.prepare(key.hash);
-                }
-                f.contains_prepared(&key.blocked)
-            }
+            AnyFilter::BlockedBloom(f) => f.contains_prepared(key.blocked(f.num_probes())),
             other => other.contains_hash(key.hash),
         }
     }

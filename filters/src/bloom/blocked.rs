@@ -100,6 +100,9 @@ mod avx2;
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx512;
 mod kernel;
+mod view;
+
+pub use view::BlockedBloomView;
 
 #[cfg(target_has_atomic = "64")]
 pub(crate) use atomic::AtomicBlock;
@@ -255,11 +258,28 @@ impl BlockedProbe {
 /// this is faster, because the mask's data-dependent stores go through memory.)
 #[inline(always)]
 fn block_matches(block: &[u64; WORDS], hash: u64, num_probes: u32) -> bool {
+    block_matches_by(|w| block[w], hash, num_probes)
+}
+
+/// [`block_matches`] over a block read through `word` (word `0..8` of the
+/// key's block): the owned filter reads its array, a borrowed view
+/// ([`BlockedBloomView`]) the little-endian bytes in place.
+#[inline(always)]
+fn block_matches_by(word: impl Fn(usize) -> u64, hash: u64, num_probes: u32) -> bool {
     let mut all = 1u64;
     for bit in probe_bits(hash, num_probes) {
-        all &= block[(bit >> 6) as usize] >> (bit & 63);
+        all &= word((bit >> 6) as usize) >> (bit & 63);
     }
     all & 1 == 1
+}
+
+/// Whether a block read through `word` has every bit of a prepared probe
+/// mask: the OR of the bits it lacks, word by word, is zero (branch-free,
+/// and vectorised by the compiler).
+#[inline(always)]
+fn mask_matches(mask: &[u64; WORDS], word: impl Fn(usize) -> u64) -> bool {
+    let missing = mask.iter().enumerate().fold(0, |acc, (w, m)| acc | (m & !word(w)));
+    missing == 0
 }
 
 /// The batched query loop: for each batch of [`BATCH`] hashes, compute and
@@ -467,10 +487,7 @@ impl BlockedBloom {
             return self.contains_hash(probe.hash);
         }
         let block = &self.blocks[block_of(probe.hash, self.blocks.len() as u32)].0;
-        // OR of the probe bits the block lacks, word by word: branch-free,
-        // and vectorised by the compiler.
-        let missing = probe.mask.iter().zip(block).fold(0, |acc, (m, b)| acc | (m & !b));
-        missing == 0
+        mask_matches(&probe.mask, |w| block[w])
     }
 
     /// ORs `other` into `self` (same block count and probes, else
@@ -505,37 +522,19 @@ impl BlockedBloom {
         ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
-        let num_blocks = frame.params.u32()?;
-        let num_probes = frame.params.u32()?;
-        let num_keys = frame.params.u64()?;
-        frame.params.finish()?;
-        if num_blocks == 0 {
-            return Err(FormatError::InvalidParameters("block count must be positive").into());
-        }
-        if !(1..=MAX_PROBES as u32).contains(&num_probes) {
-            return Err(FormatError::InvalidParameters("probe count must be 1..=24").into());
-        }
-        if num_keys > max_keys(num_blocks as u64 * BLOCK_BITS as u64) {
-            return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
-        }
-        let words = (num_blocks as usize).saturating_mul(WORDS);
-        if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters("payload length does not match block count").into());
-        }
-        let bytes = frame.payload.take(words.saturating_mul(8))?;
-        frame.payload.finish()?;
-        let mut blocks: Vec<Block> = zeroed_vec(num_blocks as usize)?;
-        for (block, chunk) in blocks.iter_mut().zip(bytes.chunks_exact(64)) {
+    pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
+        let parts = parse_frame(frame)?;
+        let mut blocks: Vec<Block> = zeroed_vec(parts.payload.len() / BLOCK_BYTES)?;
+        for (block, chunk) in blocks.iter_mut().zip(parts.payload.chunks_exact(BLOCK_BYTES)) {
             for (w, c) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
                 *w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
             }
         }
         Ok(BlockedBloom {
             blocks,
-            num_probes,
-            num_keys,
-            kernel: Kernel::detect(num_probes),
+            num_probes: parts.num_probes,
+            num_keys: parts.num_keys,
+            kernel: Kernel::detect(parts.num_probes),
         })
     }
 
@@ -548,6 +547,47 @@ impl BlockedBloom {
             }
         })
     }
+}
+
+/// Bytes per block (one cache line).
+pub(crate) const BLOCK_BYTES: usize = WORDS * 8;
+
+/// A validated `BlockedBloom` frame: its parameters and its payload, not
+/// yet copied (what the owned filter and the borrowed view both read).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockedParts<'a> {
+    pub(crate) num_probes: u32,
+    pub(crate) num_keys: u64,
+    /// Whole blocks (at least one) of [`BLOCK_BYTES`], words little-endian.
+    pub(crate) payload: &'a [u8],
+}
+
+/// Checks a `BlockedBloom` frame's parameters against each other and its
+/// payload length.
+pub(crate) fn parse_frame(mut frame: Frame<'_>) -> Result<BlockedParts<'_>, Error> {
+    let num_blocks = frame.params.u32()?;
+    let num_probes = frame.params.u32()?;
+    let num_keys = frame.params.u64()?;
+    frame.params.finish()?;
+    if num_blocks == 0 {
+        return Err(FormatError::InvalidParameters("block count must be positive").into());
+    }
+    if !(1..=MAX_PROBES as u32).contains(&num_probes) {
+        return Err(FormatError::InvalidParameters("probe count must be 1..=24").into());
+    }
+    if num_keys > max_keys(num_blocks as u64 * BLOCK_BITS as u64) {
+        return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
+    }
+    let len = (num_blocks as usize).saturating_mul(BLOCK_BYTES);
+    if frame.payload.remaining() != len {
+        return Err(FormatError::InvalidParameters("payload length does not match block count").into());
+    }
+    let payload = frame.payload.take(len)?;
+    Ok(BlockedParts {
+        num_probes,
+        num_keys,
+        payload,
+    })
 }
 
 impl Filter for BlockedBloom {

@@ -10,9 +10,9 @@ pub(crate) mod standard;
 
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
-pub use blocked::{BlockedBloom, BlockedProbe};
+pub use blocked::{BlockedBloom, BlockedBloomView, BlockedProbe};
 pub use counting::CountingBloom;
-pub use standard::StandardBloom;
+pub use standard::{StandardBloom, StandardBloomView};
 
 use crate::error::invalid;
 use crate::math;

@@ -15,9 +15,13 @@ use super::{
     check_bits_per_key, check_keys, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for,
     ProbeSeq,
 };
-use crate::format::{self, ByteWriter, Frame};
+use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
+
+mod view;
+
+pub use view::StandardBloomView;
 
 /// `(words, probes)` of a filter for `expected_keys` at `bits_per_key`: what
 /// [`StandardBloom::with_bits_per_key`] allocates, and what the planner
@@ -152,15 +156,7 @@ impl StandardBloom {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let m = self.num_bits();
-        let mut probes = ProbeSeq::new(hash);
-        for _ in 0..self.num_probes {
-            let bit = probes.next_in(m);
-            if self.words[(bit >> 6) as usize] & (1 << (bit & 63)) == 0 {
-                return false;
-            }
-        }
-        true
+        probes_all_set(|w| self.words[w], self.num_bits(), self.num_probes, hash)
     }
 
     /// Whether `key` may be in the set.
@@ -169,32 +165,71 @@ impl StandardBloom {
         self.contains_hash(crate::hash_key(key))
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
-        let num_bits = frame.params.u64()?;
-        let num_probes = frame.params.u32()?;
-        let num_keys = frame.params.u64()?;
-        frame.params.finish()?;
-        if num_bits == 0 || num_bits % 64 != 0 {
-            return Err(FormatError::InvalidParameters("bit count must be a positive multiple of 64").into());
-        }
-        if !(1..=30).contains(&num_probes) {
-            return Err(FormatError::InvalidParameters("probe count must be 1..=30").into());
-        }
-        if num_keys > max_keys(num_bits) {
-            return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
-        }
-        let words = usize::try_from(num_bits / 64).map_err(|_| FormatError::Truncated)?;
-        if frame.payload.remaining() != words.saturating_mul(8) {
-            return Err(FormatError::InvalidParameters("payload length does not match bit count").into());
-        }
-        let words = frame.payload.u64s(words, 0)?;
-        frame.payload.finish()?;
+    pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
+        let parts = parse_frame(frame)?;
+        let mut payload = Reader::new(parts.payload);
+        let words = payload.u64s(parts.payload.len() / 8, 0)?;
         Ok(StandardBloom {
             words,
-            num_probes,
-            num_keys,
+            num_probes: parts.num_probes,
+            num_keys: parts.num_keys,
         })
     }
+}
+
+/// Whether all `num_probes` probe bits of `hash` in `0..num_bits` are set,
+/// reading word `i` through `word` (the owned words, or a borrowed view's
+/// little-endian bytes in place, [`StandardBloomView`]). Stops at the first
+/// clear bit: each probe can be a cache miss of its own, so a miss should
+/// cost as few as possible.
+#[inline(always)]
+fn probes_all_set(word: impl Fn(usize) -> u64, num_bits: u64, num_probes: u32, hash: u64) -> bool {
+    let mut probes = ProbeSeq::new(hash);
+    for _ in 0..num_probes {
+        let bit = probes.next_in(num_bits);
+        if word((bit >> 6) as usize) & (1 << (bit & 63)) == 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// A validated `StandardBloom` frame: its parameters and its payload, not
+/// yet copied (what the owned filter and the borrowed view both read).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StandardParts<'a> {
+    pub(crate) num_probes: u32,
+    pub(crate) num_keys: u64,
+    /// Exactly `num_bits / 8` bytes: the words, little-endian.
+    pub(crate) payload: &'a [u8],
+}
+
+/// Checks a `StandardBloom` frame's parameters against each other and its
+/// payload length.
+pub(crate) fn parse_frame(mut frame: Frame<'_>) -> Result<StandardParts<'_>, Error> {
+    let num_bits = frame.params.u64()?;
+    let num_probes = frame.params.u32()?;
+    let num_keys = frame.params.u64()?;
+    frame.params.finish()?;
+    if num_bits == 0 || num_bits % 64 != 0 {
+        return Err(FormatError::InvalidParameters("bit count must be a positive multiple of 64").into());
+    }
+    if !(1..=30).contains(&num_probes) {
+        return Err(FormatError::InvalidParameters("probe count must be 1..=30").into());
+    }
+    if num_keys > max_keys(num_bits) {
+        return Err(FormatError::InvalidParameters("more than 64 keys per bit").into());
+    }
+    let len = usize::try_from(num_bits / 8).map_err(|_| FormatError::Truncated)?;
+    if frame.payload.remaining() != len {
+        return Err(FormatError::InvalidParameters("payload length does not match bit count").into());
+    }
+    let payload = frame.payload.take(len)?;
+    Ok(StandardParts {
+        num_probes,
+        num_keys,
+        payload,
+    })
 }
 
 impl Filter for StandardBloom {

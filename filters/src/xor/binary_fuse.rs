@@ -42,7 +42,7 @@ use alloc::vec::Vec;
 
 use libm::{ceil, floor, log};
 
-use super::fingerprint::{self, Fingerprint};
+use super::fingerprint::{self, Fingerprint, LeTable};
 use super::peel::{self, Geometry};
 use super::query;
 use crate::format::{self, ByteWriter, Frame};
@@ -147,7 +147,7 @@ impl FuseParams {
 
 /// The segmented slot layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Segments {
+pub(crate) struct Segments {
     arity: FuseArity,
     /// `L`, a power of two, at most [`MAX_SEGMENT_LEN`].
     segment_len: u64,
@@ -165,6 +165,11 @@ impl Segments {
             segment_count,
             start_slots: segment_count * segment_len,
         }
+    }
+
+    /// The number of slots per key.
+    pub(crate) fn arity(&self) -> FuseArity {
+        self.arity
     }
 
     /// Slots in the table: `(c + A - 1)·L`, or 0 when `c = 0`.
@@ -381,7 +386,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.segments.arity {
             FuseArity::Three => {
-                query::contains::<F, _, 3>(&self.fingerprints, &self.segments, self.seed, hash)
+                query::contains::<F, _, _, 3>(&self.fingerprints, &self.segments, self.seed, hash)
             }
             FuseArity::Four => self.contains_hash_four_wise(hash),
         }
@@ -389,7 +394,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
 
     #[inline(never)]
     fn contains_hash_four_wise(&self, hash: u64) -> bool {
-        query::contains::<F, _, 4>(&self.fingerprints, &self.segments, self.seed, hash)
+        query::contains::<F, _, _, 4>(&self.fingerprints, &self.segments, self.seed, hash)
     }
 
     /// Whether `key` may be in the set (hashed once with
@@ -426,30 +431,49 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
         self.seed
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
-        let seed = frame.params.u64()?;
-        let arity = frame.params.u8()?;
-        let segment_len = frame.params.u32()? as u64;
-        let segment_count = frame.params.u32()? as u64;
-        let num_keys = frame.params.u64()?;
-        frame.params.finish()?;
-        let arity =
-            FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
-        if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
-            return Err(
-                FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into(),
-            );
-        }
-        let segments = Segments::new(arity, segment_len, segment_count);
-        // `segments.len()` < 2^51: both factors came from u32s.
-        let fingerprints = fingerprint::read_table(frame.payload, segments.len(), num_keys)?;
+    pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
+        let (parts, table) = parse_frame::<F>(frame)?;
         Ok(BinaryFuse {
-            fingerprints,
-            segments,
-            seed,
-            num_keys,
+            fingerprints: table.to_vec()?,
+            segments: parts.segments,
+            seed: parts.seed,
+            num_keys: parts.num_keys,
         })
     }
+}
+
+/// A validated binary fuse frame's parameters (its table stays in place).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FuseParts {
+    pub(crate) seed: u64,
+    pub(crate) segments: Segments,
+    pub(crate) num_keys: u64,
+}
+
+/// Checks a binary fuse frame: arity, segment shape, key count, payload
+/// length.
+pub(crate) fn parse_frame<F: FuseFingerprint>(mut frame: Frame<'_>) -> Result<(FuseParts, LeTable<'_, F>), Error> {
+    let seed = frame.params.u64()?;
+    let arity = frame.params.u8()?;
+    let segment_len = frame.params.u32()? as u64;
+    let segment_count = frame.params.u32()? as u64;
+    let num_keys = frame.params.u64()?;
+    frame.params.finish()?;
+    let arity = FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
+    if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
+        return Err(FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into());
+    }
+    let segments = Segments::new(arity, segment_len, segment_count);
+    // `segments.len()` < 2^51: both factors came from u32s.
+    let table = fingerprint::check_table(frame.payload, segments.len(), num_keys)?;
+    Ok((
+        FuseParts {
+            seed,
+            segments,
+            num_keys,
+        },
+        table,
+    ))
 }
 
 impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
@@ -460,16 +484,16 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
         match self.segments.arity {
-            FuseArity::Three => query::contains_many::<F, _, 3>(fps, segs, seed, hashes, out),
-            FuseArity::Four => query::contains_many::<F, _, 4>(fps, segs, seed, hashes, out),
+            FuseArity::Three => query::contains_many::<F, _, _, 3>(fps, segs, seed, hashes, out),
+            FuseArity::Four => query::contains_many::<F, _, _, 4>(fps, segs, seed, hashes, out),
         }
     }
     #[inline]
     fn prefetch_hash(&self, hash: u64) {
         let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
         match self.segments.arity {
-            FuseArity::Three => query::prefetch_slots::<F, _, 3>(fps, segs, seed, hash),
-            FuseArity::Four => query::prefetch_slots::<F, _, 4>(fps, segs, seed, hash),
+            FuseArity::Three => query::prefetch_slots::<F, _, _, 3>(fps, segs, seed, hash),
+            FuseArity::Four => query::prefetch_slots::<F, _, _, 4>(fps, segs, seed, hash),
         }
     }
     fn size_in_bytes(&self) -> usize {

@@ -7,6 +7,7 @@
 use alloc::vec::Vec;
 use core::fmt::Debug;
 use core::hash::Hash;
+use core::marker::PhantomData;
 use core::ops::BitXor;
 
 use crate::format::{ByteWriter, Reader};
@@ -107,15 +108,83 @@ pub(crate) fn read_all<F: Fingerprint>(r: &mut Reader<'_>, count: usize) -> Resu
     Ok(fps)
 }
 
-/// Decodes the whole fingerprint table of an xor or binary fuse filter:
-/// checks the slot count (at most 2^32), the key count (positive and at most
-/// the slot count, or both zero) and that the payload holds exactly `slots`
-/// fingerprints, then reads them. Shared so both layouts validate alike.
-pub(crate) fn read_table<F: Fingerprint>(
-    mut payload: Reader<'_>,
+/// Where a query reads its fingerprints: an owned table (`[F]`) or the
+/// little-endian payload of a serialized one ([`LeTable`], what a borrowed
+/// view reads in place). The query is written once over this.
+pub(crate) trait Table<F: Fingerprint> {
+    /// Number of slots.
+    fn num_slots(&self) -> usize;
+    /// The fingerprint in slot `i < num_slots()`.
+    fn at(&self, i: usize) -> F;
+    /// Starts loading slot `i < num_slots()`.
+    fn prefetch(&self, i: usize);
+}
+
+impl<F: Fingerprint> Table<F> for [F] {
+    #[inline(always)]
+    fn num_slots(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> F {
+        self[i]
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        crate::prefetch::prefetch(&self[i]);
+    }
+}
+
+impl<F: Fingerprint> Table<F> for Vec<F> {
+    #[inline(always)]
+    fn num_slots(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> F {
+        self[i]
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        crate::prefetch::prefetch(&self[i]);
+    }
+}
+
+/// A serialized fingerprint table read in place: slot `i` is the `F::BYTES`
+/// little-endian bytes at `i · F::BYTES`. Built only over a payload whose
+/// length [`check_table`] has checked, so every slot a geometry yields is in
+/// bounds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeTable<'a, F> {
+    bytes: &'a [u8],
+    width: PhantomData<F>,
+}
+
+impl<F: Fingerprint> Table<F> for LeTable<'_, F> {
+    #[inline(always)]
+    fn num_slots(&self) -> usize {
+        self.bytes.len() / F::BYTES
+    }
+    #[inline(always)]
+    fn at(&self, i: usize) -> F {
+        F::read_le(&self.bytes[i * F::BYTES..i * F::BYTES + F::BYTES])
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        crate::prefetch::prefetch(&self.bytes[i * F::BYTES]);
+    }
+}
+
+/// Checks the fingerprint table of an xor or binary fuse filter: the slot
+/// count (at most 2^32), the key count (positive and at most the slot count,
+/// or both zero) and that the payload holds exactly `slots` fingerprints.
+/// Returns the table in place. Shared by both layouts and by their owned
+/// and borrowed forms, so all validate alike.
+pub(crate) fn check_table<'a, F: Fingerprint>(
+    mut payload: Reader<'a>,
     slots: u64,
     num_keys: u64,
-) -> Result<Vec<F>, Error> {
+) -> Result<LeTable<'a, F>, Error> {
     if slots > u32::MAX as u64 {
         return Err(FormatError::InvalidParameters("more than 2^32 slots").into());
     }
@@ -125,13 +194,27 @@ pub(crate) fn read_table<F: Fingerprint>(
         )
         .into());
     }
-    let slots = slots as usize; // at most u32::MAX, checked above
-    if payload.remaining() != slots.saturating_mul(F::BYTES) {
+    let len = (slots as usize).saturating_mul(F::BYTES); // slots ≤ u32::MAX
+    if payload.remaining() != len {
         return Err(FormatError::InvalidParameters("payload length does not match the slot count").into());
     }
-    let fingerprints = read_all(&mut payload, slots)?;
-    payload.finish()?;
-    Ok(fingerprints)
+    let bytes = payload.take(len)?;
+    Ok(LeTable {
+        bytes,
+        width: PhantomData,
+    })
+}
+
+impl<F: Fingerprint> LeTable<'_, F> {
+    /// Bytes in the table.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The table copied out (what the owned filter holds).
+    pub(crate) fn to_vec(self) -> Result<Vec<F>, Error> {
+        read_all(&mut Reader::new(self.bytes), self.num_slots())
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,7 @@ mod binary_fuse;
 mod fingerprint;
 pub(crate) mod peel;
 mod query;
+mod view;
 // The file is named after the filter, as its sibling `binary_fuse.rs` is.
 #[allow(clippy::module_inception)]
 mod xor;
@@ -73,6 +74,7 @@ pub use binary_fuse::{
     MAX_SEGMENT_LEN, MAX_START_LOAD,
 };
 pub use fingerprint::Fingerprint;
+pub use view::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, BinaryFuseView, Xor16View, Xor8View, XorView};
 pub use xor::{Xor, Xor16, Xor8, XorFingerprint};
 
 /// Table slots of an xor filter of `n` distinct keys.

@@ -1,23 +1,24 @@
 //! The query shared by the xor and binary fuse filters, single and batched.
 
-use super::fingerprint::Fingerprint;
+use super::fingerprint::{Fingerprint, Table};
 use super::peel::Geometry;
 use crate::hash::remix;
-use crate::prefetch::prefetch;
 
 /// Keys per batch in [`contains_many`]: enough outstanding prefetches to
 /// cover memory latency (3–4 loads per key), small enough for the stack.
 const BATCH: usize = 32;
 
 /// Whether the key with hash `hash` may be in the table: the xor of its slots
-/// equals its fingerprint. An empty table holds no key.
+/// equals its fingerprint. An empty table holds no key. `fingerprints` is
+/// an owned table or a serialized one read in place ([`Table`]).
 #[inline(always)]
-pub(crate) fn contains<F, G, const A: usize>(fingerprints: &[F], geometry: &G, seed: u64, hash: u64) -> bool
+pub(crate) fn contains<F, T, G, const A: usize>(fingerprints: &T, geometry: &G, seed: u64, hash: u64) -> bool
 where
     F: Fingerprint,
+    T: Table<F> + ?Sized,
     G: Geometry<A>,
 {
-    if fingerprints.is_empty() {
+    if fingerprints.num_slots() == 0 {
         return false;
     }
     let mixed = remix(hash, seed);
@@ -26,24 +27,29 @@ where
 
 /// Starts loading the slots [`contains`] will read for `hash`.
 #[inline(always)]
-pub(crate) fn prefetch_slots<F, G, const A: usize>(fingerprints: &[F], geometry: &G, seed: u64, hash: u64)
+pub(crate) fn prefetch_slots<F, T, G, const A: usize>(fingerprints: &T, geometry: &G, seed: u64, hash: u64)
 where
     F: Fingerprint,
+    T: Table<F> + ?Sized,
     G: Geometry<A>,
 {
-    if fingerprints.is_empty() {
+    if fingerprints.num_slots() == 0 {
         return;
     }
     for s in geometry.slots(remix(hash, seed)) {
-        prefetch(&fingerprints[s]);
+        fingerprints.prefetch(s);
     }
 }
 
 #[inline(always)]
-fn matches<F: Fingerprint, const A: usize>(fingerprints: &[F], slots: &[usize; A], mixed: u64) -> bool {
+fn matches<F, T, const A: usize>(fingerprints: &T, slots: &[usize; A], mixed: u64) -> bool
+where
+    F: Fingerprint,
+    T: Table<F> + ?Sized,
+{
     let mut x = F::from_hash(mixed);
     for &s in slots {
-        x = x ^ fingerprints[s];
+        x = x ^ fingerprints.at(s);
     }
     x == F::default()
 }
@@ -53,18 +59,19 @@ fn matches<F: Fingerprint, const A: usize>(fingerprints: &[F], slots: &[usize; A
 ///
 /// # Panics
 /// If `hashes.len() != out.len()`.
-pub(crate) fn contains_many<F, G, const A: usize>(
-    fingerprints: &[F],
+pub(crate) fn contains_many<F, T, G, const A: usize>(
+    fingerprints: &T,
     geometry: &G,
     seed: u64,
     hashes: &[u64],
     out: &mut [bool],
 ) where
     F: Fingerprint,
+    T: Table<F> + ?Sized,
     G: Geometry<A>,
 {
     assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-    if fingerprints.is_empty() {
+    if fingerprints.num_slots() == 0 {
         out.fill(false);
         return;
     }
@@ -75,7 +82,7 @@ pub(crate) fn contains_many<F, G, const A: usize>(
             mixed[i] = remix(h, seed);
             slots[i] = geometry.slots(mixed[i]);
             for &s in &slots[i] {
-                prefetch(&fingerprints[s]);
+                fingerprints.prefetch(s);
             }
         }
         for (i, o) in os.iter_mut().enumerate() {

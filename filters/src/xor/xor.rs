@@ -18,7 +18,7 @@
 
 use alloc::vec::Vec;
 
-use super::fingerprint::{self, Fingerprint};
+use super::fingerprint::{self, Fingerprint, LeTable};
 use super::peel::{self, Geometry};
 use super::query;
 use crate::format::{self, ByteWriter, Frame};
@@ -43,7 +43,7 @@ impl XorFingerprint for u16 {
 
 /// The three-block slot layout of an xor filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Blocks {
+pub(crate) struct Blocks {
     block_len: u64,
 }
 
@@ -190,21 +190,36 @@ impl<F: XorFingerprint> Xor<F> {
         self.seed
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
-        let seed = frame.params.u64()?;
-        let block_len = frame.params.u64()?;
-        let num_keys = frame.params.u64()?;
-        frame.params.finish()?;
-        // An overflowing product is reported like any other oversized table.
-        let slots = block_len.saturating_mul(3);
-        let fingerprints = fingerprint::read_table(frame.payload, slots, num_keys)?;
+    pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
+        let (parts, table) = parse_frame::<F>(frame)?;
         Ok(Xor {
-            fingerprints,
-            blocks: Blocks { block_len },
-            seed,
-            num_keys,
+            fingerprints: table.to_vec()?,
+            blocks: parts.blocks,
+            seed: parts.seed,
+            num_keys: parts.num_keys,
         })
     }
+}
+
+/// A validated xor filter frame's parameters (its table stays in place).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct XorParts {
+    pub(crate) seed: u64,
+    pub(crate) blocks: Blocks,
+    pub(crate) num_keys: u64,
+}
+
+/// Checks an xor filter frame: parameters, key count, payload length.
+pub(crate) fn parse_frame<F: XorFingerprint>(mut frame: Frame<'_>) -> Result<(XorParts, LeTable<'_, F>), Error> {
+    let seed = frame.params.u64()?;
+    let block_len = frame.params.u64()?;
+    let num_keys = frame.params.u64()?;
+    frame.params.finish()?;
+    // An overflowing product is reported like any other oversized table.
+    let slots = block_len.saturating_mul(3);
+    let table = fingerprint::check_table(frame.payload, slots, num_keys)?;
+    let blocks = Blocks { block_len };
+    Ok((XorParts { seed, blocks, num_keys }, table))
 }
 
 impl<F: XorFingerprint> Filter for Xor<F> {

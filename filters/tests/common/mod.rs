@@ -189,7 +189,7 @@ pub fn upgrade_v1_frame(v1: &[u8]) -> Vec<u8> {
     let params_end = 20 + params_len;
     let mut v2 = v1[..params_end].to_vec();
     v2[4] = 2;
-    while v2.len() % 64 != 0 {
+    while !v2.len().is_multiple_of(64) {
         v2.push(0);
     }
     v2.extend_from_slice(&v1[params_end..v1.len() - 8]);

@@ -1,0 +1,191 @@
+//! Borrowed filter views: queries answered straight from the bytes of a
+//! serialized filter (a memory-mapped file, a block-cache entry), with no
+//! copy and no allocation.
+//!
+//! A storage engine that keeps filters in a block cache, or maps its files,
+//! holds each filter as bytes. Decoding them ([`AnyFilter::from_bytes`])
+//! copies the whole payload into a fresh allocation on every cache miss;
+//! a view checks the header in O(1) and reads the payload where it lies.
+//! Every view runs the owned filter's own query over the bytes (each kind's
+//! `view.rs` says how), so owned and borrowed answer identically; the tests
+//! (`tests/views.rs`) check that for random filters and keys.
+//!
+//! Kinds with a view: [`StandardBloom`](crate::StandardBloom),
+//! [`BlockedBloom`](crate::BlockedBloom), [`Xor8`](crate::Xor8),
+//! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32
+//! and [`Ribbon`](crate::Ribbon). The others ([`CountingBloom`](crate::CountingBloom),
+//! [`CuckooFilter`](crate::CuckooFilter), [`ParquetBloom`](crate::ParquetBloom))
+//! give [`Error::NoView`].
+//!
+//! # Checksums
+//!
+//! [`FilterView::new`] verifies the frame's checksum: O(n), for bytes that
+//! just came from outside. [`FilterView::trusted`] skips only that, for bytes
+//! verified once already (when they were read into the cache). Both check
+//! the header, the parameters and every length, so no byte string makes a
+//! view read out of bounds or panic; trusted bytes changed after their check
+//! can only give wrong answers.
+//!
+//! # Alignment
+//!
+//! Views read little-endian words with unaligned loads, so they work on
+//! bytes at any address (the tests run them at every offset of a cache
+//! line). Alignment only affects speed: from format version 2 the payload
+//! starts at a multiple of 64 bytes into the frame, so a frame placed on a
+//! cache-line boundary has its Bloom blocks on cache lines (one line per
+//! blocked Bloom query, not two). Version-1 frames are viewed too, with
+//! their payload wherever it falls.
+
+use alloc::vec::Vec;
+
+use crate::bloom::{BlockedBloomView, StandardBloomView};
+use crate::format::{self, Checksum, FORMAT_VERSION};
+use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
+use crate::{Error, Filter, FilterKind, PreparedHash};
+
+/// A filter of any kind that has a view, read in place from its bytes.
+///
+/// ```
+/// use amq::{AnyFilter, Filter, FilterKind, FilterSizing, FilterView};
+///
+/// let keys: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// for kind in [FilterKind::BlockedBloom, FilterKind::BinaryFuse8, FilterKind::Xor16] {
+///     let bytes = AnyFilter::build(kind, FilterSizing::BitsPerKey(10.0), &keys).unwrap().to_bytes();
+///     let view = FilterView::new(&bytes).unwrap();
+///     assert_eq!(view.kind(), kind);
+///     assert!(keys.iter().all(|&h| view.contains_hash(h)));
+/// }
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum FilterView<'a> {
+    /// A [`StandardBloomView`].
+    StandardBloom(StandardBloomView<'a>),
+    /// A [`BlockedBloomView`].
+    BlockedBloom(BlockedBloomView<'a>),
+    /// An [`Xor8View`].
+    Xor8(Xor8View<'a>),
+    /// An [`Xor16View`].
+    Xor16(Xor16View<'a>),
+    /// A [`BinaryFuse8View`].
+    BinaryFuse8(BinaryFuse8View<'a>),
+    /// A [`BinaryFuse16View`].
+    BinaryFuse16(BinaryFuse16View<'a>),
+    /// A [`BinaryFuse32View`].
+    BinaryFuse32(BinaryFuse32View<'a>),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $v:ident => $body:expr) => {
+        match $self {
+            FilterView::StandardBloom($v) => $body,
+            FilterView::BlockedBloom($v) => $body,
+            FilterView::Xor8($v) => $body,
+            FilterView::Xor16($v) => $body,
+            FilterView::BinaryFuse8($v) => $body,
+            FilterView::BinaryFuse16($v) => $body,
+            FilterView::BinaryFuse32($v) => $body,
+        }
+    };
+}
+
+impl<'a> FilterView<'a> {
+    /// A view of whatever kind the header names, every check made (checksum
+    /// included, once). [`Error::NoView`] for a valid filter of a kind
+    /// without a view; otherwise the errors of
+    /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes).
+    pub fn new(bytes: &'a [u8]) -> Result<Self, Error> {
+        format::decode_with(bytes, Checksum::Verify)?;
+        Self::trusted(bytes)
+    }
+
+    /// A view over bytes whose checksum was verified before: every check but
+    /// the checksum, in O(1).
+    pub fn trusted(bytes: &'a [u8]) -> Result<Self, Error> {
+        let kind = format::decode_with(bytes, Checksum::Trusted)?.kind;
+        Ok(match kind {
+            FilterKind::StandardBloom => FilterView::StandardBloom(StandardBloomView::trusted(bytes)?),
+            FilterKind::BlockedBloom => FilterView::BlockedBloom(BlockedBloomView::trusted(bytes)?),
+            FilterKind::Xor8 => FilterView::Xor8(Xor8View::trusted(bytes)?),
+            FilterKind::Xor16 => FilterView::Xor16(Xor16View::trusted(bytes)?),
+            FilterKind::BinaryFuse8 => FilterView::BinaryFuse8(BinaryFuse8View::trusted(bytes)?),
+            FilterKind::BinaryFuse16 => FilterView::BinaryFuse16(BinaryFuse16View::trusted(bytes)?),
+            FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
+            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom | FilterKind::Ribbon => {
+                return Err(Error::NoView(kind))
+            }
+        })
+    }
+
+    /// Whether `kind` can be read in place.
+    ///
+    /// ```
+    /// use amq::{FilterKind, FilterView};
+    /// assert!(FilterView::supports(FilterKind::BinaryFuse16));
+    /// assert!(!FilterView::supports(FilterKind::Cuckoo));
+    /// ```
+    pub fn supports(kind: FilterKind) -> bool {
+        !matches!(
+            kind,
+            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom | FilterKind::Ribbon
+        )
+    }
+
+    /// The view as a trait object.
+    pub fn as_filter(&self) -> &dyn Filter {
+        dispatch!(self, v => v)
+    }
+
+    /// [`AnyFilter::contains_prepared`](crate::AnyFilter::contains_prepared)
+    /// for a view: a blocked Bloom view tests the probe mask prepared once
+    /// per key; the other kinds answer from the hash.
+    #[inline]
+    pub fn contains_prepared(&self, prepared: &mut PreparedHash) -> bool {
+        match self {
+            FilterView::BlockedBloom(v) => v.contains_prepared(prepared.blocked(v.num_probes())),
+            other => other.contains_hash(prepared.hash()),
+        }
+    }
+}
+
+impl Filter for FilterView<'_> {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        dispatch!(self, v => v.contains_hash(hash))
+    }
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        dispatch!(self, v => v.contains_many(hashes, out))
+    }
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        dispatch!(self, v => v.prefetch_hash(hash))
+    }
+    fn size_in_bytes(&self) -> usize {
+        dispatch!(self, v => v.size_in_bytes())
+    }
+    fn num_keys(&self) -> usize {
+        dispatch!(self, v => v.num_keys())
+    }
+    fn expected_fpr(&self) -> f64 {
+        dispatch!(self, v => v.expected_fpr())
+    }
+    fn kind(&self) -> FilterKind {
+        dispatch!(self, v => v.kind())
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        dispatch!(self, v => v.to_bytes())
+    }
+}
+
+/// What a view's [`Filter::to_bytes`] returns: the frame itself when it is
+/// in the current format version (the encoders are deterministic, so
+/// that is what the owned filter would write), else the owned filter's
+/// bytes (`reencode`). Should a trusted frame no longer decode, the frame
+/// is returned as it is: `to_bytes` has no error to give, and the bytes
+/// will fail their checksum wherever they are read next.
+pub(crate) fn current_bytes(frame: &[u8], reencode: impl FnOnce() -> Result<Vec<u8>, Error>) -> Vec<u8> {
+    if frame.get(4..6) == Some(&FORMAT_VERSION.to_le_bytes()[..]) {
+        return frame.to_vec();
+    }
+    reencode().unwrap_or_else(|_| frame.to_vec())
+}

@@ -1,0 +1,219 @@
+//! Borrowed views (`amq::FilterView` and the per-kind views): they answer
+//! exactly as the owned filters do, at any address, for both format
+//! versions; bytes that are truncated, corrupt or of a kind without a view
+//! give typed errors, never a panic or an out-of-bounds read.
+
+mod common;
+
+use amq::bloom::{BlockedBloomView, StandardBloomView};
+use amq::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
+use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, PreparedHash};
+use proptest::prelude::*;
+
+/// The kinds with a view.
+const VIEW_KINDS: [FilterKind; 7] = [
+    FilterKind::StandardBloom,
+    FilterKind::BlockedBloom,
+    FilterKind::Xor8,
+    FilterKind::Xor16,
+    FilterKind::BinaryFuse8,
+    FilterKind::BinaryFuse16,
+    FilterKind::BinaryFuse32,
+];
+
+fn build(kind: FilterKind, keys: &[u64], bits_per_key: f64) -> AnyFilter {
+    AnyFilter::build(kind, FilterSizing::BitsPerKey(bits_per_key), keys).unwrap()
+}
+
+/// The version-1 frame holding what the version-2 frame `v2` holds (the
+/// inverse of `common::upgrade_v1_frame`).
+fn downgrade(v2: &[u8]) -> Vec<u8> {
+    let params_end = 20 + u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
+    let payload_at = params_end.div_ceil(64) * 64;
+    let mut v1 = v2[..params_end].to_vec();
+    v1[4] = 1;
+    v1.extend_from_slice(&v2[payload_at..v2.len() - 8]);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v1);
+    v1.extend_from_slice(&sum.to_le_bytes());
+    assert_eq!(common::upgrade_v1_frame(&v1), v2);
+    v1
+}
+
+/// Everything a view says equals what the owned filter says.
+fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[u64]) {
+    assert_eq!(view.kind(), owned.kind());
+    assert_eq!(view.num_keys(), owned.num_keys());
+    assert_eq!(view.size_in_bytes(), owned.size_in_bytes());
+    assert_eq!(view.expected_fpr().to_bits(), owned.expected_fpr().to_bits());
+    assert_eq!(view.to_bytes(), owned.to_bytes());
+    let mut many = vec![false; probes.len()];
+    view.contains_many(probes, &mut many);
+    let mut prepared_owned = PreparedHash::new(0);
+    for (&h, &m) in probes.iter().zip(&many) {
+        let want = owned.contains_hash(h);
+        assert_eq!(view.contains_hash(h), want, "hash {h:#x} in {:?}", owned.kind());
+        assert_eq!(m, want, "contains_many, hash {h:#x}");
+        let mut p = PreparedHash::new(h);
+        assert_eq!(view.contains_prepared(&mut p), want);
+        prepared_owned = PreparedHash::new(h);
+        assert_eq!(owned.contains_prepared(&mut prepared_owned), want);
+        view.prefetch_hash(h);
+    }
+    let _ = prepared_owned;
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random filters of every kind with a view: the view answers as the
+    /// owned filter for its keys (no false negatives) and for other hashes,
+    /// in both format versions.
+    #[test]
+    fn views_answer_as_the_owned_filters(
+        kind_index in 0usize..VIEW_KINDS.len(),
+        n in 0usize..3_000,
+        seed in any::<u64>(),
+        bits_per_key in 4.0f64..20.0,
+    ) {
+        let kind = VIEW_KINDS[kind_index];
+        let keys = common::hashes(seed, n);
+        let owned = build(kind, &keys, bits_per_key);
+        let bytes = owned.to_bytes();
+        let mut probes = keys.clone();
+        probes.extend(common::hashes(seed ^ 0x5555, 2_000));
+        let view = FilterView::new(&bytes).unwrap();
+        assert_agrees(&view, &owned, &probes);
+        prop_assert!(keys.iter().all(|&h| view.contains_hash(h)), "false negative");
+        let v1 = downgrade(&bytes);
+        let old = FilterView::new(&v1).unwrap();
+        assert_agrees(&old, &owned, &probes);
+        assert_agrees(&FilterView::trusted(&v1).unwrap(), &owned, &probes);
+    }
+}
+
+/// Views read with unaligned loads: a frame at any offset of a cache line
+/// answers the same.
+#[test]
+fn views_work_at_every_alignment() {
+    let keys = common::hashes(7, 5_000);
+    let probes: Vec<u64> = keys.iter().copied().chain(common::hashes(8, 5_000)).collect();
+    for kind in VIEW_KINDS {
+        let owned = build(kind, &keys, 10.0);
+        let bytes = owned.to_bytes();
+        let mut buf = vec![0u8; bytes.len() + 64];
+        for offset in 0..64 {
+            buf[offset..offset + bytes.len()].copy_from_slice(&bytes);
+            let at = &buf[offset..offset + bytes.len()];
+            let view = FilterView::new(at).unwrap();
+            assert_agrees(&view, &owned, &probes);
+        }
+    }
+}
+
+/// The per-kind views agree with `FilterView` and refuse other kinds.
+#[test]
+fn typed_views_take_only_their_kind() {
+    let keys = common::hashes(3, 1_000);
+    for kind in VIEW_KINDS {
+        let bytes = build(kind, &keys, 10.0).to_bytes();
+        let results: [(FilterKind, Result<(), Error>); 7] = [
+            (FilterKind::StandardBloom, StandardBloomView::new(&bytes).map(|_| ())),
+            (FilterKind::BlockedBloom, BlockedBloomView::new(&bytes).map(|_| ())),
+            (FilterKind::Xor8, Xor8View::new(&bytes).map(|_| ())),
+            (FilterKind::Xor16, Xor16View::new(&bytes).map(|_| ())),
+            (FilterKind::BinaryFuse8, BinaryFuse8View::new(&bytes).map(|_| ())),
+            (FilterKind::BinaryFuse16, BinaryFuse16View::new(&bytes).map(|_| ())),
+            (FilterKind::BinaryFuse32, BinaryFuse32View::new(&bytes).map(|_| ())),
+        ];
+        for (expected, r) in results {
+            if expected == kind {
+                assert_eq!(r, Ok(()), "{kind:?}");
+            } else {
+                assert_eq!(
+                    r,
+                    Err(Error::Format(FormatError::WrongKind { expected, found: kind })),
+                    "{kind:?} as {expected:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Kinds without a view say so; so does `supports`.
+#[test]
+fn kinds_without_a_view_are_a_typed_error() {
+    let keys = common::hashes(4, 500);
+    for kind in FilterKind::ALL {
+        let sizing = FilterSizing::BitsPerKey(12.0);
+        let Ok(owned) = AnyFilter::build(*kind, sizing, &keys) else {
+            // ParquetBloom takes Parquet hashes: built another way.
+            let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
+            p.insert(b"x");
+            let bytes = p.to_bytes();
+            assert_eq!(FilterView::new(&bytes).unwrap_err(), Error::NoView(*kind));
+            assert!(!FilterView::supports(*kind));
+            continue;
+        };
+        let bytes = owned.to_bytes();
+        match FilterView::new(&bytes) {
+            Ok(v) => {
+                assert!(FilterView::supports(*kind));
+                assert_eq!(v.kind(), *kind);
+            }
+            Err(e) => {
+                assert_eq!(e, Error::NoView(*kind));
+                assert!(!FilterView::supports(*kind));
+            }
+        }
+    }
+}
+
+/// Every truncation is an error; every single-bit flip is an error for a
+/// checked view, and for a trusted one either an error or a view whose
+/// queries stay in bounds (they may answer wrongly: that is what the
+/// checksum is for).
+#[test]
+fn damaged_bytes_never_panic() {
+    let keys = common::hashes(11, 40);
+    let probes = common::hashes(12, 300);
+    for kind in VIEW_KINDS {
+        let bytes = build(kind, &keys, 10.0).to_bytes();
+        for n in 0..bytes.len() {
+            assert!(FilterView::new(&bytes[..n]).is_err(), "{kind:?} prefix {n}");
+            assert!(FilterView::trusted(&bytes[..n]).is_err(), "{kind:?} prefix {n}");
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[i] ^= 1 << bit;
+                assert!(FilterView::new(&b).is_err(), "{kind:?} byte {i} bit {bit}");
+                if let Ok(v) = FilterView::trusted(&b) {
+                    let mut out = vec![false; probes.len()];
+                    v.contains_many(&probes, &mut out);
+                    for &h in &probes {
+                        v.contains_hash(h);
+                        v.contains_prepared(&mut PreparedHash::new(h));
+                    }
+                    let _ = v.to_bytes();
+                }
+            }
+        }
+    }
+}
+
+/// A trusted view of bytes with a bad checksum still reads them (the
+/// caller vouched for them); a checked one refuses.
+#[test]
+fn trusted_skips_only_the_checksum() {
+    let keys = common::hashes(5, 1_000);
+    let owned = build(FilterKind::BlockedBloom, &keys, 10.0);
+    let mut bytes = owned.to_bytes();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    assert_eq!(
+        FilterView::new(&bytes).unwrap_err(),
+        Error::Format(FormatError::ChecksumMismatch)
+    );
+    let v = FilterView::trusted(&bytes).unwrap();
+    assert!(keys.iter().all(|&h| v.contains_hash(h)));
+}
