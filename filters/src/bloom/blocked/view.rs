@@ -3,10 +3,14 @@
 //!
 //! The payload of a `BlockedBloom` frame is its blocks, eight little-endian
 //! `u64` words each, in order (`docs/format.md`). A query needs one block, so
-//! the view reads the words it tests straight from the bytes: the same
-//! probe positions and the same test as the owned filter
+//! the view loads that block from the bytes (one 64-byte load) and tests
+//! the owned filter's probe bits in it with its portable kernel
 //! ([`block_matches_by`]), so both answer identically for every hash (the
-//! tests check it). In a version-2 frame the payload starts 64 bytes into
+//! tests check it). The owned filter's SIMD kernels read aligned `Block`s;
+//! copying the bytes into one costs more than the kernel saves (measured:
+//! `docs/benchmarks.md`, "Borrowed views"), so a view runs the portable
+//! test, and a prepared probe ([`Self::contains_prepared`]) is its fast
+//! path: one load and an 8-word compare. In a version-2 frame the payload starts 64 bytes into
 //! the frame, so a frame placed on a cache-line boundary (an aligned block
 //! cache entry, a page of a mapped file) reads one cache line per query.
 
@@ -14,7 +18,7 @@ use alloc::vec::Vec;
 
 use super::{
     block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BATCH, BLOCK_BITS,
-    BLOCK_BYTES,
+    BLOCK_BYTES, WORDS,
 };
 use crate::bloom::count_as_usize;
 use crate::format::{self, Checksum};
@@ -78,20 +82,27 @@ impl<'a> BlockedBloomView<'a> {
         })
     }
 
-    /// Word `w` (`0..8`) of block `block` (`< num_blocks`).
+    /// Block `block` (`< num_blocks`), loaded whole: one bounds check and
+    /// one 64-byte load, which the compiler turns into vector loads.
     #[inline(always)]
-    fn word(&self, block: usize, w: usize) -> u64 {
-        let at = block * BLOCK_BYTES + w * 8;
-        let mut le = [0u8; 8];
-        le.copy_from_slice(&self.payload[at..at + 8]);
-        u64::from_le_bytes(le)
+    fn words(&self, block: usize) -> [u64; WORDS] {
+        let at = block * BLOCK_BYTES;
+        let bytes: &[u8; BLOCK_BYTES] = match self.payload[at..at + BLOCK_BYTES].try_into() {
+            Ok(b) => b,
+            Err(_) => &[0; BLOCK_BYTES], // unreachable: the slice has that length
+        };
+        core::array::from_fn(|w| {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(&bytes[w * 8..w * 8 + 8]);
+            u64::from_le_bytes(le)
+        })
     }
 
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let block = block_of(hash, self.num_blocks);
-        block_matches_by(|w| self.word(block, w), hash, self.num_probes)
+        let block = self.words(block_of(hash, self.num_blocks));
+        block_matches_by(|w| block[w], hash, self.num_probes)
     }
 
     /// [`BlockedBloom::contains_prepared`] on the bytes: one block load and
@@ -101,8 +112,8 @@ impl<'a> BlockedBloomView<'a> {
         if probe.num_probes != self.num_probes {
             return self.contains_hash(probe.hash);
         }
-        let block = block_of(probe.hash, self.num_blocks);
-        mask_matches(&probe.mask, |w| self.word(block, w))
+        let block = self.words(block_of(probe.hash, self.num_blocks));
+        mask_matches(&probe.mask, |w| block[w])
     }
 
     /// Number of 512-bit blocks.
@@ -140,7 +151,8 @@ impl Filter for BlockedBloomView<'_> {
                 prefetch(&self.payload[*b * BLOCK_BYTES]);
             }
             for ((o, &h), &b) in os.iter_mut().zip(hs).zip(&blocks) {
-                *o = block_matches_by(|w| self.word(b, w), h, self.num_probes);
+                let block = self.words(b);
+                *o = block_matches_by(|w| block[w], h, self.num_probes);
             }
         }
     }
