@@ -87,10 +87,10 @@ impl<'a> BlockedBloomView<'a> {
     #[inline(always)]
     fn words(&self, block: usize) -> [u64; WORDS] {
         let at = block * BLOCK_BYTES;
-        let bytes: &[u8; BLOCK_BYTES] = match self.payload[at..at + BLOCK_BYTES].try_into() {
-            Ok(b) => b,
-            Err(_) => &[0; BLOCK_BYTES], // unreachable: the slice has that length
-        };
+        // The fallback is unreachable: the slice has exactly that length.
+        let bytes: &[u8; BLOCK_BYTES] = self.payload[at..at + BLOCK_BYTES]
+            .try_into()
+            .unwrap_or(&[0; BLOCK_BYTES]);
         core::array::from_fn(|w| {
             let mut le = [0u8; 8];
             le.copy_from_slice(&bytes[w * 8..w * 8 + 8]);
