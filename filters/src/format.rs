@@ -147,6 +147,8 @@ pub(crate) fn encode(
 /// A validated frame: its kind, and readers over its parameters and payload.
 #[derive(Debug)]
 pub(crate) struct Frame<'a> {
+    /// The format version the frame was written in (1 ..= [`FORMAT_VERSION`]).
+    pub(crate) version: u16,
     pub(crate) kind: FilterKind,
     /// Known to this build, and the one `kind` uses.
     pub(crate) scheme: HashScheme,
@@ -242,6 +244,7 @@ fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatErro
     let kind = FilterKind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
     let scheme = HashScheme::from_id(scheme).ok_or(FormatError::UnknownHashScheme(scheme))?;
     Ok(Frame {
+        version,
         kind,
         scheme,
         params: Reader::new(params),

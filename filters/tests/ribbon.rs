@@ -267,8 +267,25 @@ fn corruption_is_detected_or_harmless() {
 fn golden_bytes() {
     let keys = hashes(1, 3);
     let f = Ribbon::build(&keys, &bits(2)).unwrap();
-    common::assert_golden_frame("ribbon r=2, 3 keys", &f.to_bytes(), GOLDEN);
+    let bytes = f.to_bytes();
+    common::assert_golden("ribbon r=2, 3 keys", &bytes, GOLDEN_V2);
+    // Version 1 (shard records first, without word offsets) still decodes.
+    let v1 = Ribbon::from_bytes(&common::from_hex(GOLDEN)).unwrap();
+    assert_eq!(v1, f);
+    assert_eq!(v1.to_bytes(), bytes);
 }
+
+/// Format version 2: parameters keys, shards, words; zeros to byte 64; the
+/// words; then each shard's two packed words (`ribbon/shard.rs`): word
+/// offset 0 | 2 result bits << 48 | seed 0 << 56, and 1 start | extra-column
+/// start block 2 << 32.
+const GOLDEN_V2: &str = "
+    414d5146 0200 0a 01 18000000 3000000000000000
+    0300000000000000 0100000000000000 0400000000000000
+    0000000000000000 0000000000000000 00000000
+    0200000000000000 0500000000000000 0000000000000000 0000000000000000
+    0000000000000200 0100000002000000
+    69a4660f02dc4c6b";
 
 const GOLDEN: &str = "
     414d5146 0100 0a 01 10000000 2a00000000000000

@@ -167,7 +167,7 @@ use self::order::Grouped;
 use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row};
 use self::shard::Shard;
 use self::solution::{padding_words, solve_into, Geometry, GroupWords, Window};
-use crate::format::{self, ByteWriter, Frame};
+use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
 /// Seeds tried per shard before construction gives up with
@@ -179,9 +179,13 @@ pub const MAX_ATTEMPTS: u32 = 64;
 /// the prefetches of the whole batch are in flight.
 const BATCH: usize = 16;
 
-/// Serialized bytes per shard descriptor: blocks (u32), extra-column start
-/// block (u32), result bits (u8), seed (u8).
-const SHARD_RECORD_BYTES: usize = 10;
+/// Serialized bytes per shard descriptor in format version 1: blocks (u32),
+/// extra-column start block (u32), result bits (u8), seed (u8).
+const SHARD_RECORD_BYTES_V1: usize = 10;
+/// Serialized bytes per shard descriptor in format version 2: the shard's
+/// two packed words (`shard.rs`), word offset included, so a view finds any
+/// shard's words in O(1).
+pub(crate) const SHARD_RECORD_BYTES_V2: usize = 16;
 
 /// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
 /// about 2.7% above `log2(1/FPR)` bits per key. See the [module
@@ -311,18 +315,7 @@ impl Ribbon {
     /// when its shard holds no keys.
     #[inline(always)]
     fn locate(&self, hash: u64) -> Option<(Window, u32)> {
-        let a = mixed(hash);
-        // Independent of the shard: overlaps with the descriptor's load.
-        let p = spread(hash);
-        let shard = self.shards.get(shard_of(a, self.shards.len() as u64))?;
-        let num_starts = shard.num_starts();
-        if num_starts == 0 {
-            return None;
-        }
-        let q = seeded(p, shard.seed());
-        let start = start_of(q, num_starts as u64);
-        let window = Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q));
-        Some((window, result_of(a)))
+        locate_with(self.shards.len(), |i| self.shards.get(i).copied(), hash)
     }
 
     /// Whether `key` may be in the set.
@@ -331,13 +324,36 @@ impl Ribbon {
         self.contains_hash(crate::hash_key(key))
     }
 
-    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
+    pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
+        if frame.version < 2 {
+            return Self::from_frame_v1(frame);
+        }
+        let parts = parse_frame_v2(frame)?;
+        let mut shards = Vec::new();
+        shards
+            .try_reserve_exact(parts.num_shards)
+            .map_err(|_| Error::TooLarge)?;
+        let (total_words, total_slots, _) = check_records_v2(parts.records, |s| shards.push(s))?;
+        check_totals(&parts, total_words, total_slots)?;
+        let mut words = Reader::new(parts.words);
+        let words = words.u64s(parts.words.len() / 8, padding(&shards))?;
+        Ok(Ribbon {
+            words,
+            shards,
+            num_keys: parts.num_keys,
+            kernel: Kernel::detect(),
+        })
+    }
+
+    /// Format version 1: the shard records (10 bytes, no word offsets)
+    /// before the words.
+    fn from_frame_v1(mut frame: Frame<'_>) -> Result<Self, Error> {
         let num_keys = frame.params.u64()?;
         let num_shards = frame.params.u64()?;
         frame.params.finish()?;
         let bad = FormatError::InvalidParameters;
         // Bound the shard count by the input before allocating for it.
-        if num_shards > (frame.payload.remaining() / SHARD_RECORD_BYTES) as u64 {
+        if num_shards > (frame.payload.remaining() / SHARD_RECORD_BYTES_V1) as u64 {
             return Err(FormatError::Truncated.into());
         }
         if (num_shards == 0) != (num_keys == 0) {
@@ -358,16 +374,7 @@ impl Ribbon {
                 base_columns,
                 upper_start,
             };
-            if !(1..=MAX_RESULT_BITS).contains(&base_columns) {
-                return Err(bad("result bits must be in 1..=32").into());
-            }
-            if upper_start > g.num_blocks || (base_columns == MAX_RESULT_BITS && upper_start != g.num_blocks)
-            {
-                return Err(bad("extra-column start block out of range").into());
-            }
-            if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
-                return Err(bad("invalid shard").into());
-            }
+            check_shard(&g, seed)?;
             shards.push(Shard::new(total_words, &g, seed).map_err(|_| bad("shard too large"))?);
             total_words = g
                 .num_words()
@@ -390,6 +397,130 @@ impl Ribbon {
             kernel: Kernel::detect(),
         })
     }
+}
+
+/// A version-2 Ribbon frame split into its parts, lengths checked (the
+/// shard records themselves are checked by [`check_records_v2`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RibbonParts<'a> {
+    pub(crate) num_keys: u64,
+    pub(crate) num_shards: usize,
+    /// The solution words, little-endian: `words.len() / 8` of them.
+    pub(crate) words: &'a [u8],
+    /// `num_shards` records of [`SHARD_RECORD_BYTES_V2`].
+    pub(crate) records: &'a [u8],
+}
+
+/// Splits a version-2 frame: parameters `u64` keys, `u64` shards, `u64`
+/// words `W`; payload `W` words, then the shard records.
+pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Error> {
+    let num_keys = frame.params.u64()?;
+    let num_shards = frame.params.u64()?;
+    let num_words = frame.params.u64()?;
+    frame.params.finish()?;
+    let bad = FormatError::InvalidParameters;
+    if (num_shards == 0) != (num_keys == 0) {
+        return Err(bad("key count does not match the shard count").into());
+    }
+    let expected = num_words
+        .checked_mul(8)
+        .and_then(|w| w.checked_add(num_shards.checked_mul(SHARD_RECORD_BYTES_V2 as u64)?))
+        .ok_or(FormatError::Truncated)?;
+    if expected != frame.payload.remaining() as u64 {
+        return Err(bad("payload length does not match the word and shard counts").into());
+    }
+    // Both fit: their sum is the payload length.
+    let words = frame.payload.take(num_words as usize * 8)?;
+    let records = frame.payload.take(num_shards as usize * SHARD_RECORD_BYTES_V2)?;
+    frame.payload.finish()?;
+    Ok(RibbonParts {
+        num_keys,
+        num_shards: num_shards as usize,
+        words,
+        records,
+    })
+}
+
+/// Checks what the shard records imply against the rest of the frame.
+pub(crate) fn check_totals(parts: &RibbonParts<'_>, total_words: usize, total_slots: u64) -> Result<(), Error> {
+    let bad = FormatError::InvalidParameters;
+    if parts.num_keys > total_slots {
+        return Err(bad("more keys than slots").into());
+    }
+    if parts.words.len() != total_words.saturating_mul(8) {
+        return Err(bad("payload length does not match the shards").into());
+    }
+    Ok(())
+}
+
+/// The window of the key with this hash and its fingerprint bits, reading
+/// shard `i` of `num_shards` through `shard_at` (the owned table, or a
+/// view's shard records in place); `None` when its shard holds no keys.
+#[inline(always)]
+pub(crate) fn locate_with(
+    num_shards: usize,
+    shard_at: impl Fn(usize) -> Option<Shard>,
+    hash: u64,
+) -> Option<(Window, u32)> {
+    let a = mixed(hash);
+    // Independent of the shard: overlaps with the descriptor's load.
+    let p = spread(hash);
+    let shard = shard_at(shard_of(a, num_shards as u64))?;
+    let num_starts = shard.num_starts();
+    if num_starts == 0 {
+        return None;
+    }
+    let q = seeded(p, shard.seed());
+    let start = start_of(q, num_starts as u64);
+    let window = Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q));
+    Some((window, result_of(a)))
+}
+
+/// Checks one shard's geometry and seed as decoded (either version).
+fn check_shard(g: &Geometry, seed: u8) -> Result<(), Error> {
+    let bad = FormatError::InvalidParameters;
+    if !(1..=MAX_RESULT_BITS).contains(&g.base_columns) {
+        return Err(bad("result bits must be in 1..=32").into());
+    }
+    if g.upper_start > g.num_blocks || (g.base_columns == MAX_RESULT_BITS && g.upper_start != g.num_blocks) {
+        return Err(bad("extra-column start block out of range").into());
+    }
+    if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
+        return Err(bad("invalid shard").into());
+    }
+    Ok(())
+}
+
+/// The shard records of a version-2 frame, checked: each record is the
+/// shard's two packed words (`shard.rs`), and must be exactly what
+/// [`Shard::new`] makes of the geometry it claims at the running word
+/// offset, so an offset, a start count or a field out of range is refused.
+/// Calls `each` with every shard in order; returns the total words, the
+/// total slots and the summed per-shard FPR.
+pub(crate) fn check_records_v2(records: &[u8], mut each: impl FnMut(Shard)) -> Result<(usize, u64, f64), Error> {
+    let bad = FormatError::InvalidParameters;
+    let (mut total_words, mut total_slots, mut fpr) = (0usize, 0u64, 0.0);
+    for record in records.chunks_exact(SHARD_RECORD_BYTES_V2) {
+        let word = |i: usize| {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(&record[8 * i..8 * i + 8]);
+            u64::from_le_bytes(le)
+        };
+        let claimed = Shard::from_raw(word(0), word(1));
+        let g = claimed.geometry();
+        check_shard(&g, claimed.seed())?;
+        if Shard::new(total_words, &g, claimed.seed()) != Ok(claimed) {
+            return Err(bad("shard record does not match its geometry or offset").into());
+        }
+        total_words = g
+            .num_words()
+            .and_then(|w| total_words.checked_add(w))
+            .ok_or(FormatError::Truncated)?;
+        total_slots = total_slots.saturating_add(g.num_slots() as u64);
+        fpr += g.expected_fpr();
+        each(claimed);
+    }
+    Ok((total_words, total_slots, fpr))
 }
 
 /// What [`Ribbon::build`] makes from `n` distinct keys with `params`,
@@ -618,19 +749,17 @@ impl Filter for Ribbon {
     }
 
     fn to_bytes(&self) -> Vec<u8> {
-        let mut p = ByteWriter::default();
-        p.u64(self.num_keys).u64(self.shards.len() as u64);
         let words = &self.words[..self.words.len() - padding(&self.shards)];
-        let payload_len = self.shards.len() * SHARD_RECORD_BYTES + words.len() * 8;
+        let mut p = ByteWriter::default();
+        p.u64(self.num_keys)
+            .u64(self.shards.len() as u64)
+            .u64(words.len() as u64);
+        let payload_len = words.len() * 8 + self.shards.len() * SHARD_RECORD_BYTES_V2;
         format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
-            for shard in &self.shards {
-                let g = shard.geometry();
-                w.u32(g.num_blocks as u32)
-                    .u32(g.upper_start as u32)
-                    .u8(g.base_columns as u8)
-                    .u8(shard.seed());
-            }
             w.u64s(words);
+            for shard in &self.shards {
+                w.u64s(&shard.to_raw());
+            }
         })
     }
 }
@@ -646,16 +775,43 @@ mod tests {
     use super::*;
     use alloc::vec;
 
-    /// A frame with a valid checksum around hand-made shard records.
+    /// A version-1 frame with a valid checksum around hand-made shard
+    /// records (records first, 10 bytes each, then the words).
     fn frame(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize) -> Vec<u8> {
         let mut p = ByteWriter::default();
         p.u64(num_keys).u64(shards.len() as u64);
-        let len = shards.len() * SHARD_RECORD_BYTES + words * 8;
+        let params = p.into_vec();
+        let mut w = ByteWriter::default();
+        w.bytes(b"AMQF").u16(1).u8(FilterKind::Ribbon.id()).u8(1);
+        w.u32(params.len() as u32)
+            .u64((shards.len() * SHARD_RECORD_BYTES_V1 + words * 8) as u64)
+            .bytes(&params);
+        for &(blocks, upper, r, seed) in shards {
+            w.u32(blocks).u32(upper).u8(r).u8(seed);
+        }
+        w.u64s(&vec![0; words]);
+        let mut b = w.into_vec();
+        let sum = xxhash_rust::xxh3::xxh3_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// The same shards as a version-2 frame: the words, then each shard's
+    /// packed words as `shard.rs` lays them out, offsets running (or as
+    /// `offset_error` skews them).
+    fn frame_v2(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize, offset_error: u64) -> Vec<u8> {
+        let mut p = ByteWriter::default();
+        p.u64(num_keys).u64(shards.len() as u64).u64(words as u64);
+        let len = words * 8 + shards.len() * SHARD_RECORD_BYTES_V2;
         format::encode(FilterKind::Ribbon, &p.into_vec(), len, |w| {
-            for &(blocks, upper, r, seed) in shards {
-                w.u32(blocks).u32(upper).u8(r).u8(seed);
-            }
             w.u64s(&vec![0; words]);
+            let mut first_word = offset_error;
+            for &(blocks, upper, r, seed) in shards {
+                let starts = (blocks as u64 * 64).saturating_sub(127);
+                w.u64(first_word | (r as u64) << 48 | (seed as u64) << 56)
+                    .u64(starts | (upper as u64) << 32);
+                first_word += blocks as u64 * r as u64 + (blocks - upper.min(blocks)) as u64;
+            }
         })
     }
 
@@ -663,34 +819,63 @@ mod tests {
     fn decoder_checks_every_shard_field() {
         // Well formed: 2 blocks, 3 columns, the second block with 4.
         assert!(Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)).is_ok());
-        let bad = [
-            frame(5, &[(2, 1, 0, 0)], 2),                // 0 columns
-            frame(5, &[(2, 1, 33, 0)], 67),              // 33 columns
-            frame(5, &[(2, 3, 3, 0)], 6),                // extra columns past the end
-            frame(5, &[(2, 1, 32, 0)], 65),              // 33 columns in block 1
-            frame(5, &[(1, 1, 3, 0)], 3),                // one block: no room for a row
-            frame(5, &[(2, 2, 3, 64)], 6),               // seed beyond the attempts
-            frame(500, &[(2, 2, 3, 0)], 6),              // more keys than slots
-            frame(0, &[(2, 2, 3, 0)], 6),                // shards but no keys
-            frame(5, &[], 0),                            // keys but no shards
-            frame(5, &[(2, 2, 3, 0)], 7),                // payload longer than the shards
-            frame(5, &[(2, 2, 3, 0)], 5),                // payload shorter
-            frame(5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
+        assert_eq!(
+            Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)),
+            Ribbon::from_bytes(&frame_v2(5, &[(2, 1, 3, 0)], 7, 0))
+        );
+        let bad: [(u64, &[(u32, u32, u8, u8)], usize); 12] = [
+            (5, &[(2, 1, 0, 0)], 2),                // 0 columns
+            (5, &[(2, 1, 33, 0)], 67),              // 33 columns
+            (5, &[(2, 3, 3, 0)], 6),                // extra columns past the end
+            (5, &[(2, 1, 32, 0)], 65),              // 33 columns in block 1
+            (5, &[(1, 1, 3, 0)], 3),                // one block: no room for a row
+            (5, &[(2, 2, 3, 64)], 6),               // seed beyond the attempts
+            (500, &[(2, 2, 3, 0)], 6),              // more keys than slots
+            (0, &[(2, 2, 3, 0)], 6),                // shards but no keys
+            (5, &[], 0),                            // keys but no shards
+            (5, &[(2, 2, 3, 0)], 7),                // payload longer than the shards
+            (5, &[(2, 2, 3, 0)], 5),                // payload shorter
+            (5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
         ];
-        for (i, bytes) in bad.iter().enumerate() {
-            assert!(Ribbon::from_bytes(bytes).is_err(), "case {i} decoded");
+        for (i, (keys, shards, words)) in bad.iter().enumerate() {
+            assert!(Ribbon::from_bytes(&frame(*keys, shards, *words)).is_err(), "v1 case {i} decoded");
+            assert!(
+                Ribbon::from_bytes(&frame_v2(*keys, shards, *words, 0)).is_err(),
+                "v2 case {i} decoded"
+            );
         }
+        // Version 2 only: a word offset that is not the running sum.
+        let two = [(2, 1, 3, 0), (2, 2, 3, 1)];
+        assert!(Ribbon::from_bytes(&frame_v2(5, &two, 13, 0)).is_ok());
+        assert!(Ribbon::from_bytes(&frame_v2(5, &two, 13, 1)).is_err());
+        // A start count that no block count gives.
+        let mut b = frame_v2(5, &[(2, 1, 3, 0)], 7, 0);
+        let shape_at = b.len() - 8 - 8;
+        b[shape_at] ^= 2;
+        let end = b.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[..end]);
+        b[end..].copy_from_slice(&sum.to_le_bytes());
+        assert!(Ribbon::from_bytes(&b).is_err());
     }
 
     #[test]
     fn huge_shard_count_is_refused_before_allocating() {
         let mut p = ByteWriter::default();
-        p.u64(1).u64(u64::MAX);
+        p.u64(1).u64(u64::MAX).u64(0);
         let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
         assert_eq!(
             Ribbon::from_bytes(&bytes),
             Err(Error::Format(FormatError::Truncated))
         );
+        let mut p = ByteWriter::default();
+        p.u64(1).u64(u64::MAX);
+        let mut b = frame(1, &[], 0);
+        b.truncate(20);
+        b[8..12].copy_from_slice(&16u32.to_le_bytes());
+        b.extend_from_slice(&p.into_vec());
+        let sum = xxhash_rust::xxh3::xxh3_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        assert_eq!(Ribbon::from_bytes(&b), Err(Error::Format(FormatError::Truncated)));
     }
 
     #[test]

@@ -36,6 +36,18 @@ impl Shard {
         })
     }
 
+    /// The two packed words, as format version 2 stores them.
+    pub(crate) fn to_raw(self) -> [u64; 2] {
+        [self.location, self.shape]
+    }
+
+    /// A shard from its two packed words, unchecked: a decoder compares it
+    /// with [`Shard::new`] of the geometry it claims before trusting it.
+    #[inline(always)]
+    pub(crate) fn from_raw(location: u64, shape: u64) -> Self {
+        Shard { location, shape }
+    }
+
     #[inline(always)]
     pub(crate) fn first_word(&self) -> usize {
         (self.location & ((1 << FIRST_WORD_BITS) - 1)) as usize
