@@ -50,6 +50,7 @@ fn main() {
         FilterKind::Xor8,
         FilterKind::BinaryFuse8,
         FilterKind::BinaryFuse16,
+        FilterKind::Ribbon,
     ];
     for kind in kinds {
         let owned = AnyFilter::build(kind, FilterSizing::BitsPerKey(10.0), &keys.present).unwrap();

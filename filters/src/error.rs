@@ -57,7 +57,8 @@ pub enum Error {
         found: HashScheme,
     },
     /// The bytes hold a valid filter of a kind that cannot be read in place
-    /// ([`FilterView`](crate::FilterView)); decode it with
+    /// ([`FilterView`](crate::FilterView)), or a Ribbon filter in format
+    /// version 1 (whose shard records lack word offsets); decode it with
     /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes) instead.
     NoView(FilterKind),
 }

@@ -40,6 +40,7 @@ use alloc::vec::Vec;
 
 use crate::bloom::{BlockedBloomView, StandardBloomView};
 use crate::format::{self, Checksum, FORMAT_VERSION};
+use crate::ribbon::RibbonView;
 use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
 use crate::{Error, Filter, FilterKind, PreparedHash};
 
@@ -49,7 +50,7 @@ use crate::{Error, Filter, FilterKind, PreparedHash};
 /// use amq::{AnyFilter, Filter, FilterKind, FilterSizing, FilterView};
 ///
 /// let keys: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-/// for kind in [FilterKind::BlockedBloom, FilterKind::BinaryFuse8, FilterKind::Xor16] {
+/// for kind in [FilterKind::BlockedBloom, FilterKind::BinaryFuse8, FilterKind::Ribbon] {
 ///     let bytes = AnyFilter::build(kind, FilterSizing::BitsPerKey(10.0), &keys).unwrap().to_bytes();
 ///     let view = FilterView::new(&bytes).unwrap();
 ///     assert_eq!(view.kind(), kind);
@@ -73,6 +74,8 @@ pub enum FilterView<'a> {
     BinaryFuse16(BinaryFuse16View<'a>),
     /// A [`BinaryFuse32View`].
     BinaryFuse32(BinaryFuse32View<'a>),
+    /// A [`RibbonView`].
+    Ribbon(RibbonView<'a>),
 }
 
 macro_rules! dispatch {
@@ -85,6 +88,7 @@ macro_rules! dispatch {
             FilterView::BinaryFuse8($v) => $body,
             FilterView::BinaryFuse16($v) => $body,
             FilterView::BinaryFuse32($v) => $body,
+            FilterView::Ribbon($v) => $body,
         }
     };
 }
@@ -100,7 +104,8 @@ impl<'a> FilterView<'a> {
     }
 
     /// A view over bytes whose checksum was verified before: every check but
-    /// the checksum, in O(1).
+    /// the checksum, in O(1) (O(shards) for a Ribbon filter, whose shard
+    /// records are all checked).
     pub fn trusted(bytes: &'a [u8]) -> Result<Self, Error> {
         let kind = format::decode_with(bytes, Checksum::Trusted)?.kind;
         Ok(match kind {
@@ -111,7 +116,8 @@ impl<'a> FilterView<'a> {
             FilterKind::BinaryFuse8 => FilterView::BinaryFuse8(BinaryFuse8View::trusted(bytes)?),
             FilterKind::BinaryFuse16 => FilterView::BinaryFuse16(BinaryFuse16View::trusted(bytes)?),
             FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
-            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom | FilterKind::Ribbon => {
+            FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
+            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom => {
                 return Err(Error::NoView(kind))
             }
         })
@@ -121,13 +127,13 @@ impl<'a> FilterView<'a> {
     ///
     /// ```
     /// use amq::{FilterKind, FilterView};
-    /// assert!(FilterView::supports(FilterKind::BinaryFuse16));
+    /// assert!(FilterView::supports(FilterKind::Ribbon));
     /// assert!(!FilterView::supports(FilterKind::Cuckoo));
     /// ```
     pub fn supports(kind: FilterKind) -> bool {
         !matches!(
             kind,
-            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom | FilterKind::Ribbon
+            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom
         )
     }
 

@@ -6,12 +6,13 @@
 mod common;
 
 use amq::bloom::{BlockedBloomView, StandardBloomView};
+use amq::ribbon::RibbonView;
 use amq::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
 use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, PreparedHash};
 use proptest::prelude::*;
 
 /// The kinds with a view.
-const VIEW_KINDS: [FilterKind; 7] = [
+const VIEW_KINDS: [FilterKind; 8] = [
     FilterKind::StandardBloom,
     FilterKind::BlockedBloom,
     FilterKind::Xor8,
@@ -19,6 +20,7 @@ const VIEW_KINDS: [FilterKind; 7] = [
     FilterKind::BinaryFuse8,
     FilterKind::BinaryFuse16,
     FilterKind::BinaryFuse32,
+    FilterKind::Ribbon,
 ];
 
 fn build(kind: FilterKind, keys: &[u64], bits_per_key: f64) -> AnyFilter {
@@ -43,7 +45,17 @@ fn downgrade(v2: &[u8]) -> Vec<u8> {
 fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[u64]) {
     assert_eq!(view.kind(), owned.kind());
     assert_eq!(view.num_keys(), owned.num_keys());
-    assert_eq!(view.size_in_bytes(), owned.size_in_bytes());
+    if owned.kind() == FilterKind::Ribbon {
+        // The owned filter counts its padded in-memory words and shard
+        // table; the view, the bytes it reads.
+        let bytes = owned.to_bytes();
+        let params = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+        let payload = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+        assert!(params > 0);
+        assert_eq!(view.size_in_bytes(), payload);
+    } else {
+        assert_eq!(view.size_in_bytes(), owned.size_in_bytes());
+    }
     assert_eq!(view.expected_fpr().to_bits(), owned.expected_fpr().to_bits());
     assert_eq!(view.to_bytes(), owned.to_bytes());
     let mut many = vec![false; probes.len()];
@@ -84,10 +96,13 @@ proptest! {
         let view = FilterView::new(&bytes).unwrap();
         assert_agrees(&view, &owned, &probes);
         prop_assert!(keys.iter().all(|&h| view.contains_hash(h)), "false negative");
-        let v1 = downgrade(&bytes);
-        let old = FilterView::new(&v1).unwrap();
-        assert_agrees(&old, &owned, &probes);
-        assert_agrees(&FilterView::trusted(&v1).unwrap(), &owned, &probes);
+        if kind != FilterKind::Ribbon {
+            // Version 1 of the same filter: only the padding differs.
+            let v1 = downgrade(&bytes);
+            let old = FilterView::new(&v1).unwrap();
+            assert_agrees(&old, &owned, &probes);
+            assert_agrees(&FilterView::trusted(&v1).unwrap(), &owned, &probes);
+        }
     }
 }
 
@@ -116,7 +131,7 @@ fn typed_views_take_only_their_kind() {
     let keys = common::hashes(3, 1_000);
     for kind in VIEW_KINDS {
         let bytes = build(kind, &keys, 10.0).to_bytes();
-        let results: [(FilterKind, Result<(), Error>); 7] = [
+        let results: [(FilterKind, Result<(), Error>); 8] = [
             (FilterKind::StandardBloom, StandardBloomView::new(&bytes).map(|_| ())),
             (FilterKind::BlockedBloom, BlockedBloomView::new(&bytes).map(|_| ())),
             (FilterKind::Xor8, Xor8View::new(&bytes).map(|_| ())),
@@ -124,6 +139,7 @@ fn typed_views_take_only_their_kind() {
             (FilterKind::BinaryFuse8, BinaryFuse8View::new(&bytes).map(|_| ())),
             (FilterKind::BinaryFuse16, BinaryFuse16View::new(&bytes).map(|_| ())),
             (FilterKind::BinaryFuse32, BinaryFuse32View::new(&bytes).map(|_| ())),
+            (FilterKind::Ribbon, RibbonView::new(&bytes).map(|_| ())),
         ];
         for (expected, r) in results {
             if expected == kind {
@@ -216,4 +232,21 @@ fn trusted_skips_only_the_checksum() {
     );
     let v = FilterView::trusted(&bytes).unwrap();
     assert!(keys.iter().all(|&h| v.contains_hash(h)));
+}
+
+/// A version-1 Ribbon frame (shard records without word offsets, before
+/// the words) still decodes, but cannot be viewed.
+#[test]
+fn version_1_ribbon_is_no_view() {
+    // The golden version-1 frame of `tests/ribbon.rs`.
+    let v1 = common::from_hex(
+        "414d5146 0100 0a 01 10000000 2a00000000000000
+         0300000000000000 0100000000000000
+         02000000 02000000 02 00
+         0200000000000000 0500000000000000 0000000000000000 0000000000000000
+         3492d471fc00a95e",
+    );
+    assert!(AnyFilter::from_bytes(&v1).is_ok());
+    assert_eq!(FilterView::new(&v1).unwrap_err(), Error::NoView(FilterKind::Ribbon));
+    assert_eq!(RibbonView::trusted(&v1).unwrap_err(), Error::NoView(FilterKind::Ribbon));
 }

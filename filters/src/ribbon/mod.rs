@@ -156,8 +156,10 @@ mod order;
 mod row;
 mod shard;
 mod solution;
+mod view;
 
 pub use config::{RibbonParams, MAX_RESULT_BITS, SHARD_KEYS, SLOTS_PER_KEY};
+pub use view::RibbonView;
 
 use alloc::vec::Vec;
 
@@ -823,7 +825,8 @@ mod tests {
             Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)),
             Ribbon::from_bytes(&frame_v2(5, &[(2, 1, 3, 0)], 7, 0))
         );
-        let bad: [(u64, &[(u32, u32, u8, u8)], usize); 12] = [
+        type Case<'a> = (u64, &'a [(u32, u32, u8, u8)], usize);
+        let bad: [Case<'_>; 12] = [
             (5, &[(2, 1, 0, 0)], 2),                // 0 columns
             (5, &[(2, 1, 33, 0)], 67),              // 33 columns
             (5, &[(2, 3, 3, 0)], 6),                // extra columns past the end

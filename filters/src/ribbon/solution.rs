@@ -275,6 +275,44 @@ impl Window {
     }
 }
 
+/// Words a [`Window::gather`]ed copy holds: the first two blocks of at most
+/// 32 columns each (`r = 32` blocks get no extra column), then at most 32
+/// columns of the third, read in whole groups.
+pub(crate) const GATHERED_WORDS: usize = 3 * 32;
+
+impl Window {
+    /// Word offsets of the three blocks in the whole filter.
+    #[inline(always)]
+    pub(crate) fn block_offsets(&self) -> [usize; 3] {
+        self.blocks
+    }
+
+    /// This window over a copy of the words it reads, for a filter whose
+    /// `num_words` words are read through `word` (a view reads them from
+    /// bytes): `buf[i]` gets word `blocks[0] + i` for every word the query
+    /// reads below `num_words`, and the returned window reads `buf`. Words
+    /// past `num_words` keep whatever `buf` held: the query reads them only
+    /// as columns it masks away or as a block its coefficients are zero in
+    /// (see [`padding_words`]), so they cannot change an answer.
+    #[inline(always)]
+    pub(crate) fn gather(
+        &self,
+        word: impl Fn(usize) -> u64,
+        num_words: usize,
+        buf: &mut [u64; GATHERED_WORDS],
+    ) -> Window {
+        let [o0, o1, o2] = self.blocks;
+        let end = (o2 + (self.columns as usize).div_ceil(GROUP) * GROUP).min(num_words);
+        for (b, i) in buf.iter_mut().zip(o0..end) {
+            *b = word(i);
+        }
+        Window {
+            blocks: [0, o1 - o0, o2 - o0],
+            ..*self
+        }
+    }
+}
+
 /// `GROUP` words starting at `at`.
 #[inline(always)]
 fn group_at(words: &[u64], at: usize) -> &[u64; GROUP] {

@@ -1,0 +1,202 @@
+//! [`RibbonView`]: a Ribbon filter answered in place from its serialized
+//! bytes, with no copy of the filter and no allocation.
+//!
+//! A version-2 Ribbon payload is the solution words, then one 16-byte
+//! record per shard: the shard's two packed words as the owned filter keeps
+//! them in memory (`shard.rs`), word offset included. So a query finds its
+//! shard's record in O(1) and runs the owned filter's own steps:
+//! [`locate_with`] picks the shard and the window, and the window's words
+//! (about `3r` of them) are copied from the bytes into a buffer on the
+//! stack ([`Window::gather`]) that the portable parity code
+//! ([`portable_group`]) reads, so owned and borrowed answer identically.
+//! Version-1 payloads have no word offsets (each shard's offset is the sum
+//! of the sizes before it), so they cannot be viewed: [`Error::NoView`].
+//!
+//! Making a view checks every shard record (O(shards): 1,221 records for
+//! 10M keys), checksum or not, so no byte string can make a query read out
+//! of bounds.
+
+use alloc::vec::Vec;
+
+use super::shard::Shard;
+use super::solution::{portable_group, Window, GATHERED_WORDS};
+use super::{check_records_v2, check_totals, locate_with, parse_frame_v2, Ribbon, BATCH, SHARD_RECORD_BYTES_V2};
+use crate::format::{self, Checksum};
+use crate::prefetch::prefetch;
+use crate::{Error, Filter, FilterKind};
+
+/// A [`Ribbon`] filter read in place from its bytes ([`Filter::to_bytes`],
+/// format version 2). [`new`](Self::new) checks everything, checksum
+/// included; [`trusted`](Self::trusted) all but the checksum, in O(shards).
+///
+/// ```
+/// use amq::ribbon::RibbonView;
+/// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+///
+/// let keys: Vec<u64> = (0..20_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+/// let bytes = f.to_bytes();
+/// let view = RibbonView::new(&bytes).unwrap();
+/// assert!(keys.iter().all(|&h| view.contains_hash(h)));
+/// assert_eq!(view.expected_fpr(), f.expected_fpr());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RibbonView<'a> {
+    frame: &'a [u8],
+    /// The solution words, little-endian.
+    words: &'a [u8],
+    /// `num_shards` checked records of [`SHARD_RECORD_BYTES_V2`].
+    records: &'a [u8],
+    num_shards: usize,
+    num_keys: u64,
+    expected_fpr: f64,
+}
+
+impl<'a> RibbonView<'a> {
+    /// A view over a serialized Ribbon filter (format version 2), every
+    /// check made.
+    pub fn new(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::parse(bytes, Checksum::Verify)
+    }
+
+    /// A view over bytes whose checksum was verified before: every check but
+    /// the checksum (the shard records are checked, O(shards)).
+    pub fn trusted(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::parse(bytes, Checksum::Trusted)
+    }
+
+    fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<Self, Error> {
+        let frame = format::decode_kind_with(bytes, FilterKind::Ribbon, checksum)?;
+        if frame.version < 2 {
+            return Err(Error::NoView(FilterKind::Ribbon));
+        }
+        let parts = parse_frame_v2(frame)?;
+        let (total_words, total_slots, fpr_sum) = check_records_v2(parts.records, |_| {})?;
+        check_totals(&parts, total_words, total_slots)?;
+        Ok(RibbonView {
+            frame: bytes,
+            words: parts.words,
+            records: parts.records,
+            num_shards: parts.num_shards,
+            num_keys: parts.num_keys,
+            expected_fpr: match parts.num_shards {
+                0 => 0.0,
+                s => fpr_sum / s as f64,
+            },
+        })
+    }
+
+    #[inline(always)]
+    fn u64_at(bytes: &[u8], i: usize) -> u64 {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+        u64::from_le_bytes(le)
+    }
+
+    /// Shard `i`, read from its record (checked when the view was made).
+    #[inline(always)]
+    fn shard(&self, i: usize) -> Option<Shard> {
+        if i >= self.num_shards {
+            return None;
+        }
+        let at = i * (SHARD_RECORD_BYTES_V2 / 8);
+        Some(Shard::from_raw(Self::u64_at(self.records, at), Self::u64_at(self.records, at + 1)))
+    }
+
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Option<(Window, u32)> {
+        locate_with(self.num_shards, |i| self.shard(i), hash)
+    }
+
+    #[inline(always)]
+    fn matches(&self, window: &Window, result: u32) -> bool {
+        let mut buf = [0u64; GATHERED_WORDS];
+        let num_words = self.words.len() / 8;
+        let local = window.gather(|i| Self::u64_at(self.words, i), num_words, &mut buf);
+        local.matches(&buf, result, portable_group)
+    }
+
+    #[inline(always)]
+    fn prefetch_window(&self, window: &Window) {
+        let last = self.words.len().saturating_sub(1);
+        for o in window.block_offsets() {
+            prefetch(&self.words[(o * 8).min(last)]);
+        }
+    }
+
+    /// Whether the key with this hash may be in the set.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        match self.locate(hash) {
+            Some((window, result)) => self.matches(&window, result),
+            None => false,
+        }
+    }
+
+    /// Number of shards.
+    pub fn num_shards(&self) -> usize {
+        self.num_shards
+    }
+
+    /// The filter copied out of the bytes.
+    pub fn to_filter(&self) -> Result<Ribbon, Error> {
+        Ribbon::from_frame(format::decode_kind_with(self.frame, FilterKind::Ribbon, Checksum::Trusted)?)
+    }
+}
+
+impl Filter for RibbonView<'_> {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        RibbonView::contains_hash(self, hash)
+    }
+
+    /// Locates a batch of keys first, prefetching their blocks, then reads
+    /// them, as the owned filter does.
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+        let mut located = [None; BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (l, &h) in located.iter_mut().zip(hs) {
+                *l = self.locate(h);
+                if let Some((window, _)) = l {
+                    self.prefetch_window(window);
+                }
+            }
+            for (o, l) in os.iter_mut().zip(&located) {
+                *o = match l {
+                    Some((window, result)) => self.matches(window, *result),
+                    None => false,
+                };
+            }
+        }
+    }
+
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        if let Some((window, _)) = self.locate(hash) {
+            self.prefetch_window(&window);
+        }
+    }
+
+    /// The words and the shard records.
+    fn size_in_bytes(&self) -> usize {
+        self.words.len() + self.records.len()
+    }
+
+    fn num_keys(&self) -> usize {
+        self.num_keys as usize
+    }
+
+    fn expected_fpr(&self) -> f64 {
+        self.expected_fpr
+    }
+
+    fn kind(&self) -> FilterKind {
+        FilterKind::Ribbon
+    }
+
+    /// The bytes in the current format version.
+    fn to_bytes(&self) -> Vec<u8> {
+        crate::view::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
+    }
+}
