@@ -712,6 +712,31 @@ impl Shape {
 
 /// How each kind is sized: the same calls its constructor makes (through
 /// [`AnyFilter::build`] / [`AnyFilter::with_capacity`]), without allocating.
+/// What [`AnyFilter::build`](crate::AnyFilter::build) of `keys` distinct
+/// keys with `sizing` would make, predicted without building it (the
+/// planner's own model, for one kind): `(bytes, FPR)`, as
+/// [`Filter::size_in_bytes`](crate::Filter::size_in_bytes) and
+/// [`Filter::expected_fpr`](crate::Filter::expected_fpr) would report them.
+/// Cheap (arithmetic only), so a caller can search over sizings with it, as
+/// `amq-lsm`'s Monkey allocation does.
+///
+/// ```
+/// use amq::{plan, FilterKind, FilterSizing};
+/// let (bytes, fpr) = plan::predict(FilterKind::BlockedBloom, 1_000_000, FilterSizing::Fpr(0.01)).unwrap();
+/// assert!(bytes > 1_000_000 && bytes < 1_400_000, "{bytes}");
+/// assert!((fpr / 0.01 - 1.0).abs() < 0.05, "{fpr}");
+/// ```
+pub fn predict(kind: FilterKind, keys: usize, sizing: FilterSizing) -> Result<(u64, f64), Error> {
+    if kind.hash_scheme() != HashScheme::Xxh3Seeded {
+        return Err(Error::WrongHashScheme {
+            expected: kind.hash_scheme(),
+            found: HashScheme::Xxh3Seeded,
+        });
+    }
+    let shape = shape_of(kind, keys.max(1), sizing)?;
+    Ok((shape.bytes, shape.fpr))
+}
+
 fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
     let sizing = sizing.validate()?;
     let keys = n as u64;

@@ -132,13 +132,25 @@ fn typed_views_take_only_their_kind() {
     for kind in VIEW_KINDS {
         let bytes = build(kind, &keys, 10.0).to_bytes();
         let results: [(FilterKind, Result<(), Error>); 8] = [
-            (FilterKind::StandardBloom, StandardBloomView::new(&bytes).map(|_| ())),
-            (FilterKind::BlockedBloom, BlockedBloomView::new(&bytes).map(|_| ())),
+            (
+                FilterKind::StandardBloom,
+                StandardBloomView::new(&bytes).map(|_| ()),
+            ),
+            (
+                FilterKind::BlockedBloom,
+                BlockedBloomView::new(&bytes).map(|_| ()),
+            ),
             (FilterKind::Xor8, Xor8View::new(&bytes).map(|_| ())),
             (FilterKind::Xor16, Xor16View::new(&bytes).map(|_| ())),
             (FilterKind::BinaryFuse8, BinaryFuse8View::new(&bytes).map(|_| ())),
-            (FilterKind::BinaryFuse16, BinaryFuse16View::new(&bytes).map(|_| ())),
-            (FilterKind::BinaryFuse32, BinaryFuse32View::new(&bytes).map(|_| ())),
+            (
+                FilterKind::BinaryFuse16,
+                BinaryFuse16View::new(&bytes).map(|_| ()),
+            ),
+            (
+                FilterKind::BinaryFuse32,
+                BinaryFuse32View::new(&bytes).map(|_| ()),
+            ),
             (FilterKind::Ribbon, RibbonView::new(&bytes).map(|_| ())),
         ];
         for (expected, r) in results {
@@ -147,7 +159,10 @@ fn typed_views_take_only_their_kind() {
             } else {
                 assert_eq!(
                     r,
-                    Err(Error::Format(FormatError::WrongKind { expected, found: kind })),
+                    Err(Error::Format(FormatError::WrongKind {
+                        expected,
+                        found: kind
+                    })),
                     "{kind:?} as {expected:?}"
                 );
             }
@@ -247,6 +262,12 @@ fn version_1_ribbon_is_no_view() {
          3492d471fc00a95e",
     );
     assert!(AnyFilter::from_bytes(&v1).is_ok());
-    assert_eq!(FilterView::new(&v1).unwrap_err(), Error::NoView(FilterKind::Ribbon));
-    assert_eq!(RibbonView::trusted(&v1).unwrap_err(), Error::NoView(FilterKind::Ribbon));
+    assert_eq!(
+        FilterView::new(&v1).unwrap_err(),
+        Error::NoView(FilterKind::Ribbon)
+    );
+    assert_eq!(
+        RibbonView::trusted(&v1).unwrap_err(),
+        Error::NoView(FilterKind::Ribbon)
+    );
 }

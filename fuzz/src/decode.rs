@@ -6,7 +6,7 @@
 //! of the input; and a decoded filter answers every query consistently,
 //! reports sane figures and re-encodes to exactly its input.
 
-use amq::format::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use amq::format::{payload_padding, CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use amq::{Filter, FilterKind, FromBytes};
 
 use crate::alloc::peak_during;
@@ -23,7 +23,8 @@ pub fn reseal(bytes: &mut [u8]) {
 
 /// Makes the header name `kind`, this format version and hash scheme, and
 /// declare lengths that add up to the input's (parameter length taken from
-/// the input, reduced into range).
+/// the input, reduced into range), with the version's zero padding before
+/// the payload.
 pub fn shape_header(bytes: &mut [u8], kind: FilterKind) {
     let Some(room) = bytes.len().checked_sub(HEADER_LEN + CHECKSUM_LEN) else {
         return;
@@ -33,9 +34,16 @@ pub fn shape_header(bytes: &mut [u8], kind: FilterKind) {
     bytes[6] = kind.id();
     bytes[7] = kind.hash_scheme().id();
     let declared = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
-    let params = declared % (room + 1);
+    let mut params = declared % (room + 1);
+    // Shrink the parameters until they and their padding fit.
+    while params + payload_padding(FORMAT_VERSION, params) > room {
+        params -= 1;
+    }
+    let pad = payload_padding(FORMAT_VERSION, params);
+    let start = HEADER_LEN + params;
+    bytes[start..start + pad].fill(0);
     bytes[8..12].copy_from_slice(&(params as u32).to_le_bytes());
-    bytes[12..20].copy_from_slice(&((room - params) as u64).to_le_bytes());
+    bytes[12..20].copy_from_slice(&((room - params - pad) as u64).to_le_bytes());
 }
 
 /// Heap a decoder may use for `n` input bytes.

@@ -9,3 +9,4 @@ pub mod decode;
 pub mod lsm;
 pub mod ops;
 pub mod parquet;
+pub mod view;

@@ -37,6 +37,7 @@ use crate::filenames::{self, FileKind};
 use crate::manifest::{self, Edit, ManifestState, ManifestWriter, TableRecord};
 use crate::memtable::{Entry, MemTable};
 use crate::merge::{MergeIter, Source};
+use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
@@ -539,6 +540,13 @@ impl Db {
                     runs: l.runs.len(),
                     ..LevelStats::default()
                 };
+                for run in &l.runs {
+                    let entries: u64 = run.tables.iter().map(|t| t.entries()).sum();
+                    for t in &run.tables {
+                        let fpr = t.shared_filter().map_or(1.0, |f| amq::Filter::expected_fpr(&**f));
+                        ls.predicted_reads_per_miss += fpr * t.entries() as f64 / entries.max(1) as f64;
+                    }
+                }
                 for t in l.tables() {
                     ls.tables += 1;
                     ls.entries += t.entries();
@@ -670,7 +678,12 @@ impl Db {
             dir: &self.dir,
             block_bytes: self.opts.block_bytes,
             table_bytes: self.opts.table_bytes,
-            filter: self.opts.filter_policy.for_level(c.output_level, bottommost),
+            filter: self.opts.filter_policy.for_new_table(
+                c.output_level,
+                bottommost,
+                &shapes_after(&version, &c),
+                &built_filters(&version, &inputs),
+            ),
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(
@@ -840,6 +853,54 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
     Ok(())
 }
 
+/// The tree's shape once compaction `c` is done (what Monkey sizes the
+/// outputs' filters for): the inputs' keys move to the output level, runs
+/// emptied by it disappear, and the output joins a run there or starts one.
+fn shapes_after(version: &Version, c: &Compaction) -> Vec<LevelShape> {
+    let mut shapes: Vec<LevelShape> = version.levels.iter().map(|l| l.shape()).collect();
+    if shapes.len() <= c.output_level {
+        shapes.resize(c.output_level + 1, LevelShape::default());
+    }
+    let inputs: Vec<u64> = c.inputs().map(|t| t.number()).collect();
+    for (level, l) in version.levels.iter().enumerate() {
+        for run in &l.runs {
+            let moved: u64 = run
+                .tables
+                .iter()
+                .filter(|t| inputs.contains(&t.number()))
+                .map(|t| t.entries())
+                .sum();
+            shapes[level].keys -= moved;
+            shapes[c.output_level].keys += moved;
+            let whole = !run.tables.is_empty() && run.tables.iter().all(|t| inputs.contains(&t.number()));
+            if whole {
+                shapes[level].runs -= 1;
+            }
+        }
+    }
+    if c.output_run.is_none() || shapes[c.output_level].runs == 0 {
+        shapes[c.output_level].runs += 1;
+    }
+    shapes
+}
+
+/// Per level, the keys and filter bits of the tables that stay when the
+/// tables numbered `leaving` are replaced.
+fn built_filters(version: &Version, leaving: &[u64]) -> Vec<Built> {
+    version
+        .levels
+        .iter()
+        .map(|l| {
+            let mut b = Built::default();
+            for t in l.tables().filter(|t| !leaving.contains(&t.number())) {
+                b.keys += t.entries();
+                b.bits += t.filter_bytes() * 8;
+            }
+            b
+        })
+        .collect()
+}
+
 /// Writes `mem` as a level-0 table (synced).
 fn write_memtable(
     env: &dyn Env,
@@ -851,7 +912,16 @@ fn write_memtable(
     stats: &Counters,
 ) -> Result<TableSummary> {
     let path = dir.join(filenames::table(number));
-    let filter = opts.filter_policy.for_level(0, version.nothing_below(0));
+    // The tree as it will be with this table in level 0.
+    let mut shapes: Vec<LevelShape> = version.levels.iter().map(|l| l.shape()).collect();
+    if shapes.is_empty() {
+        shapes.push(LevelShape::default());
+    }
+    shapes[0].keys += mem.len() as u64;
+    shapes[0].runs += 1;
+    let filter =
+        opts.filter_policy
+            .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
     let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?;
     let written = (|| {
         for (k, e) in mem.iter() {

@@ -69,6 +69,7 @@ mod log;
 mod manifest;
 mod memtable;
 mod merge;
+pub mod monkey;
 mod options;
 mod policy;
 mod sstable;

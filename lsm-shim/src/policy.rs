@@ -91,6 +91,9 @@ impl LevelFilter {
 pub struct FilterPolicy {
     levels: Vec<LevelFilter>,
     last_level: bool,
+    /// Monkey's budget: `(kind, bits per key on average)`; `levels` then
+    /// holds the uniform fallback.
+    monkey: Option<(FilterKind, f64)>,
 }
 
 impl Default for FilterPolicy {
@@ -106,6 +109,7 @@ impl FilterPolicy {
         FilterPolicy {
             levels: vec![LevelFilter::None],
             last_level: true,
+            monkey: None,
         }
     }
 
@@ -114,6 +118,7 @@ impl FilterPolicy {
         FilterPolicy {
             levels: vec![LevelFilter::new(kind, sizing)],
             last_level: true,
+            monkey: None,
         }
     }
 
@@ -132,6 +137,7 @@ impl FilterPolicy {
         let policy = FilterPolicy {
             levels,
             last_level: true,
+            monkey: None,
         };
         policy.validate()?;
         Ok(policy)
@@ -171,6 +177,7 @@ impl FilterPolicy {
         FilterPolicy {
             levels,
             last_level: true,
+            monkey: None,
         }
     }
 
@@ -180,6 +187,67 @@ impl FilterPolicy {
     pub fn without_last_level(mut self) -> Self {
         self.last_level = false;
         self
+    }
+
+    /// Monkey's allocation ([`crate::monkey`]): filters of `kind` with
+    /// `bits_per_key` bits per key on average over the whole tree, each
+    /// level's FPR proportional to the keys per run there, so that a missing
+    /// key costs the fewest expected data-block reads. Each new table's
+    /// filter follows the tree as it is when the table is written (its
+    /// level's share of the keys, the new table included). `kind` must be
+    /// one whose FPR can be set freely ([`crate::monkey::supports`]:
+    /// StandardBloom, BlockedBloom, Ribbon), else `InvalidOptions`.
+    ///
+    /// ```
+    /// use amq::FilterKind;
+    /// use amq_lsm::FilterPolicy;
+    ///
+    /// let p = FilterPolicy::monkey(FilterKind::BlockedBloom, 6.0).unwrap();
+    /// assert_eq!(p.monkey_budget(), Some((FilterKind::BlockedBloom, 6.0)));
+    /// assert_eq!(p.describe(), "Monkey BlockedBloom 6 b/k");
+    /// assert!(FilterPolicy::monkey(FilterKind::Xor8, 6.0).is_err());
+    /// ```
+    pub fn monkey(kind: FilterKind, bits_per_key: f64) -> Result<Self> {
+        if !crate::monkey::supports(kind) {
+            return Err(Error::InvalidOptions(
+                "Monkey needs a filter kind whose FPR can be set freely: StandardBloom, BlockedBloom or Ribbon",
+            ));
+        }
+        let mut p = FilterPolicy::per_level(vec![LevelFilter::new(
+            kind,
+            FilterSizing::BitsPerKey(bits_per_key),
+        )])?;
+        p.monkey = Some((kind, bits_per_key));
+        Ok(p)
+    }
+
+    /// The Monkey budget `(kind, bits per key)`, if this is a Monkey policy.
+    pub fn monkey_budget(&self) -> Option<(FilterKind, f64)> {
+        self.monkey
+    }
+
+    /// The filter of a new table written to `level` of a tree shaped
+    /// `levels` (key and run counts per level, the new table included),
+    /// where the filters `built` stay; `bottommost` says whether no deeper
+    /// level holds data. The same as [`for_level`](Self::for_level) except
+    /// for a Monkey policy, whose sizing depends on the tree (should the
+    /// allocation fail, the table gets the uniform fallback of the same
+    /// bits per key).
+    pub(crate) fn for_new_table(
+        &self,
+        level: usize,
+        bottommost: bool,
+        levels: &[crate::monkey::LevelShape],
+        built: &[crate::monkey::Built],
+    ) -> LevelFilter {
+        let Some((kind, bits_per_key)) = self.monkey else {
+            return self.for_level(level, bottommost);
+        };
+        match crate::monkey::bits_for_new_tables(kind, bits_per_key, levels, built, level) {
+            Ok(Some(b)) => LevelFilter::new(kind, FilterSizing::BitsPerKey(b)),
+            Ok(None) if levels.get(level).is_some_and(|l| l.keys > 0) => LevelFilter::None,
+            Ok(None) | Err(_) => self.for_level(level, bottommost),
+        }
     }
 
     /// The filter of a table written to `level`; `bottommost` says whether no
@@ -193,6 +261,9 @@ impl FilterPolicy {
 
     /// A short name for reports (`"BlockedBloom 10 b/k"`).
     pub fn describe(&self) -> String {
+        if let Some((kind, bpk)) = self.monkey {
+            return format!("Monkey {kind:?} {bpk} b/k");
+        }
         let one = |l: &LevelFilter| match l {
             LevelFilter::None => "none".to_string(),
             LevelFilter::Filter { kind, sizing } => match sizing {

@@ -96,6 +96,22 @@ pub struct LevelStats {
     pub untrusted_filters: usize,
     /// Filter kinds present on this level (`None` for tables without one).
     pub filter_kinds: Vec<Option<FilterKind>>,
+    /// The model's expected data-block reads per missing key at this level
+    /// (Monkey's `r_i · p_i`, [`crate::monkey`]): per run, the FPR its
+    /// filters expect ([`amq::Filter::expected_fpr`]; 1 for a table without
+    /// a usable filter), weighted by each table's share of the run's
+    /// entries, summed over the runs. Assumes the key falls inside every
+    /// run's key range.
+    pub predicted_reads_per_miss: f64,
+}
+
+impl Stats {
+    /// The model's expected data-block reads per missing key over the whole
+    /// tree: [`LevelStats::predicted_reads_per_miss`] summed over the levels.
+    /// Compare with `data_blocks_read / gets` measured over missing keys.
+    pub fn predicted_reads_per_miss(&self) -> f64 {
+        self.levels.iter().map(|l| l.predicted_reads_per_miss).sum()
+    }
 }
 
 impl LevelStats {

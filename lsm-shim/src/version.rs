@@ -17,6 +17,7 @@ use std::sync::Arc;
 use amq::AnyFilter;
 
 use crate::manifest::TableRecord;
+use crate::monkey::LevelShape;
 use crate::sstable::Table;
 
 /// `a.cmp(b)` for byte strings, inlined: eight bytes at a time as
@@ -210,6 +211,14 @@ pub(crate) struct Level {
 }
 
 impl Level {
+    /// Keys and runs, as Monkey's allocation sees the level.
+    pub(crate) fn shape(&self) -> LevelShape {
+        LevelShape {
+            keys: self.tables().map(|t| t.entries()).sum(),
+            runs: self.runs.iter().filter(|r| !r.tables.is_empty()).count(),
+        }
+    }
+
     pub(crate) fn bytes(&self) -> u64 {
         self.runs.iter().map(Run::bytes).sum()
     }

@@ -278,7 +278,10 @@ fn block_matches_by(word: impl Fn(usize) -> u64, hash: u64, num_probes: u32) -> 
 /// and vectorised by the compiler).
 #[inline(always)]
 fn mask_matches(mask: &[u64; WORDS], word: impl Fn(usize) -> u64) -> bool {
-    let missing = mask.iter().enumerate().fold(0, |acc, (w, m)| acc | (m & !word(w)));
+    let missing = mask
+        .iter()
+        .enumerate()
+        .fold(0, |acc, (w, m)| acc | (m & !word(w)));
     missing == 0
 }
 

@@ -444,7 +444,11 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
 }
 
 /// Checks what the shard records imply against the rest of the frame.
-pub(crate) fn check_totals(parts: &RibbonParts<'_>, total_words: usize, total_slots: u64) -> Result<(), Error> {
+pub(crate) fn check_totals(
+    parts: &RibbonParts<'_>,
+    total_words: usize,
+    total_slots: u64,
+) -> Result<(), Error> {
     let bad = FormatError::InvalidParameters;
     if parts.num_keys > total_slots {
         return Err(bad("more keys than slots").into());
@@ -499,7 +503,10 @@ fn check_shard(g: &Geometry, seed: u8) -> Result<(), Error> {
 /// offset, so an offset, a start count or a field out of range is refused.
 /// Calls `each` with every shard in order; returns the total words, the
 /// total slots and the summed per-shard FPR.
-pub(crate) fn check_records_v2(records: &[u8], mut each: impl FnMut(Shard)) -> Result<(usize, u64, f64), Error> {
+pub(crate) fn check_records_v2(
+    records: &[u8],
+    mut each: impl FnMut(Shard),
+) -> Result<(usize, u64, f64), Error> {
     let bad = FormatError::InvalidParameters;
     let (mut total_words, mut total_slots, mut fpr) = (0usize, 0u64, 0.0);
     for record in records.chunks_exact(SHARD_RECORD_BYTES_V2) {
@@ -841,7 +848,10 @@ mod tests {
             (5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
         ];
         for (i, (keys, shards, words)) in bad.iter().enumerate() {
-            assert!(Ribbon::from_bytes(&frame(*keys, shards, *words)).is_err(), "v1 case {i} decoded");
+            assert!(
+                Ribbon::from_bytes(&frame(*keys, shards, *words)).is_err(),
+                "v1 case {i} decoded"
+            );
             assert!(
                 Ribbon::from_bytes(&frame_v2(*keys, shards, *words, 0)).is_err(),
                 "v2 case {i} decoded"

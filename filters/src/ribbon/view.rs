@@ -20,7 +20,9 @@ use alloc::vec::Vec;
 
 use super::shard::Shard;
 use super::solution::{portable_group, Window, GATHERED_WORDS};
-use super::{check_records_v2, check_totals, locate_with, parse_frame_v2, Ribbon, BATCH, SHARD_RECORD_BYTES_V2};
+use super::{
+    check_records_v2, check_totals, locate_with, parse_frame_v2, Ribbon, BATCH, SHARD_RECORD_BYTES_V2,
+};
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind};
@@ -100,7 +102,10 @@ impl<'a> RibbonView<'a> {
             return None;
         }
         let at = i * (SHARD_RECORD_BYTES_V2 / 8);
-        Some(Shard::from_raw(Self::u64_at(self.records, at), Self::u64_at(self.records, at + 1)))
+        Some(Shard::from_raw(
+            Self::u64_at(self.records, at),
+            Self::u64_at(self.records, at + 1),
+        ))
     }
 
     #[inline(always)]
@@ -140,7 +145,11 @@ impl<'a> RibbonView<'a> {
 
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<Ribbon, Error> {
-        Ribbon::from_frame(format::decode_kind_with(self.frame, FilterKind::Ribbon, Checksum::Trusted)?)
+        Ribbon::from_frame(format::decode_kind_with(
+            self.frame,
+            FilterKind::Ribbon,
+            Checksum::Trusted,
+        )?)
     }
 }
 

@@ -452,7 +452,9 @@ pub(crate) struct FuseParts {
 
 /// Checks a binary fuse frame: arity, segment shape, key count, payload
 /// length.
-pub(crate) fn parse_frame<F: FuseFingerprint>(mut frame: Frame<'_>) -> Result<(FuseParts, LeTable<'_, F>), Error> {
+pub(crate) fn parse_frame<F: FuseFingerprint>(
+    mut frame: Frame<'_>,
+) -> Result<(FuseParts, LeTable<'_, F>), Error> {
     let seed = frame.params.u64()?;
     let arity = frame.params.u8()?;
     let segment_len = frame.params.u32()? as u64;
@@ -461,7 +463,9 @@ pub(crate) fn parse_frame<F: FuseFingerprint>(mut frame: Frame<'_>) -> Result<(F
     frame.params.finish()?;
     let arity = FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
     if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
-        return Err(FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into());
+        return Err(
+            FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into(),
+        );
     }
     let segments = Segments::new(arity, segment_len, segment_count);
     // `segments.len()` < 2^51: both factors came from u32s.

@@ -74,7 +74,9 @@ pub use binary_fuse::{
     MAX_SEGMENT_LEN, MAX_START_LOAD,
 };
 pub use fingerprint::Fingerprint;
-pub use view::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, BinaryFuseView, Xor16View, Xor8View, XorView};
+pub use view::{
+    BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, BinaryFuseView, Xor16View, Xor8View, XorView,
+};
 pub use xor::{Xor, Xor16, Xor8, XorFingerprint};
 
 /// Table slots of an xor filter of `n` distinct keys.

@@ -74,7 +74,11 @@ impl<'a, F: XorFingerprint> XorView<'a, F> {
 
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<Xor<F>, Error> {
-        Xor::from_frame(format::decode_kind_with(self.frame, F::XOR_KIND, Checksum::Trusted)?)
+        Xor::from_frame(format::decode_kind_with(
+            self.frame,
+            F::XOR_KIND,
+            Checksum::Trusted,
+        )?)
     }
 }
 
@@ -171,7 +175,11 @@ impl<'a, F: FuseFingerprint> BinaryFuseView<'a, F> {
 
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<BinaryFuse<F>, Error> {
-        BinaryFuse::from_frame(format::decode_kind_with(self.frame, F::FUSE_KIND, Checksum::Trusted)?)
+        BinaryFuse::from_frame(format::decode_kind_with(
+            self.frame,
+            F::FUSE_KIND,
+            Checksum::Trusted,
+        )?)
     }
 }
 

@@ -210,7 +210,9 @@ pub(crate) struct XorParts {
 }
 
 /// Checks an xor filter frame: parameters, key count, payload length.
-pub(crate) fn parse_frame<F: XorFingerprint>(mut frame: Frame<'_>) -> Result<(XorParts, LeTable<'_, F>), Error> {
+pub(crate) fn parse_frame<F: XorFingerprint>(
+    mut frame: Frame<'_>,
+) -> Result<(XorParts, LeTable<'_, F>), Error> {
     let seed = frame.params.u64()?;
     let block_len = frame.params.u64()?;
     let num_keys = frame.params.u64()?;
@@ -219,7 +221,14 @@ pub(crate) fn parse_frame<F: XorFingerprint>(mut frame: Frame<'_>) -> Result<(Xo
     let slots = block_len.saturating_mul(3);
     let table = fingerprint::check_table(frame.payload, slots, num_keys)?;
     let blocks = Blocks { block_len };
-    Ok((XorParts { seed, blocks, num_keys }, table))
+    Ok((
+        XorParts {
+            seed,
+            blocks,
+            num_keys,
+        },
+        table,
+    ))
 }
 
 impl<F: XorFingerprint> Filter for Xor<F> {

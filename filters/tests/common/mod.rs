@@ -206,8 +206,13 @@ pub fn assert_golden_frame(name: &str, bytes: &[u8], golden_v1_hex: &str) {
     let v1 = from_hex(golden_v1_hex);
     let v2 = upgrade_v1_frame(&v1);
     assert_golden(name, bytes, &to_hex(&v2));
-    let back = AnyFilter::from_bytes(&v1).unwrap_or_else(|e| panic!("{name}: version 1 no longer decodes: {e}"));
-    assert_eq!(back.to_bytes(), bytes, "{name}: version 1 decodes to another filter");
+    let back =
+        AnyFilter::from_bytes(&v1).unwrap_or_else(|e| panic!("{name}: version 1 no longer decodes: {e}"));
+    assert_eq!(
+        back.to_bytes(),
+        bytes,
+        "{name}: version 1 decodes to another filter"
+    );
 }
 
 pub fn from_hex(hex: &str) -> Vec<u8> {
