@@ -107,7 +107,9 @@ const GRID: f64 = 16.0;
 /// table, so answers are kept: on a grid of FPRs (`2^(-j/16)`) and of key
 /// counts (powers of two; bits per key hardly depend on the count).
 fn sized(kind: FilterKind, keys: u64, fpr: f64) -> Result<(f64, f64)> {
-    static CACHE: Mutex<BTreeMap<(u8, u32, i64), (f64, f64)>> = Mutex::new(BTreeMap::new());
+    /// `(kind id, log2 keys, FPR step)` → `(bits per key, FPR)`.
+    type Sized = BTreeMap<(u8, u32, i64), (f64, f64)>;
+    static CACHE: Mutex<Sized> = Mutex::new(BTreeMap::new());
     let log_keys = 63 - keys.max(1).leading_zeros();
     let step = (-fpr.log2() * GRID).round() as i64;
     let key = (kind.id(), log_keys, step);
@@ -227,17 +229,13 @@ pub fn allocate(kind: FilterKind, bits_per_key: f64, levels: &[LevelShape]) -> R
     }
     // The grid makes memory a step function of the scale: take whichever
     // end of the last interval lands nearer the budget.
-    let at = |x: f64| -> Result<(Vec<Option<f64>>, (f64, f64, Vec<Option<f64>>))> {
-        let fprs = fprs_at(kind, levels, x.exp());
-        let c = cost(kind, levels, &fprs)?;
-        Ok((fprs, c))
-    };
-    let (lo_end, hi_end) = (at(lo)?, at(hi)?);
+    let (lo_fprs, hi_fprs) = (fprs_at(kind, levels, lo.exp()), fprs_at(kind, levels, hi.exp()));
+    let (lo_cost, hi_cost) = (cost(kind, levels, &lo_fprs)?, cost(kind, levels, &hi_fprs)?);
     let (fprs, (bits, reads_per_miss, bits_per_key)) =
-        if (lo_end.1 .0 - budget).abs() < (hi_end.1 .0 - budget).abs() {
-            lo_end
+        if (lo_cost.0 - budget).abs() < (hi_cost.0 - budget).abs() {
+            (lo_fprs, lo_cost)
         } else {
-            hi_end
+            (hi_fprs, hi_cost)
         };
     Ok(Allocation {
         fprs,
