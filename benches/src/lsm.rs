@@ -618,3 +618,107 @@ mod tests {
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }
+
+/// One store of the Monkey comparison (`lsm_report monkey`).
+#[derive(Debug, Clone)]
+pub struct MonkeyRow {
+    /// The policy's [`FilterPolicy::describe`].
+    pub policy: String,
+    /// Tables per level, `+`-separated.
+    pub shape: String,
+    /// Filter bits per key built, over all tables.
+    pub bits_per_key: f64,
+    /// The model's data-block reads per missing key, over the same misses
+    /// ([`Stats::predicted_reads_for`]: the expected FPRs of the tables
+    /// whose ranges hold each).
+    pub predicted: f64,
+    /// Data blocks read per missing key, measured.
+    pub measured: f64,
+    /// Per level with data: `(entries, filter bits per key, predicted reads)`.
+    pub levels: Vec<(u64, f64, f64)>,
+}
+
+/// The leveled tree of the Monkey comparison: size ratio 10, level 1 of
+/// 1 MiB and 1 MiB memtables and tables, so that `n` 16-byte keys with
+/// 8-byte values fill at least four levels from 1M keys on.
+pub fn deep_leveled() -> CompactionStyle {
+    CompactionStyle::Leveled {
+        l0_trigger: 4,
+        base_level_bytes: 1 << 20,
+        size_ratio: 10,
+        max_levels: 7,
+    }
+}
+
+/// Loads `n` keys (shuffled, as [`measure_load`]) into a [`deep_leveled`]
+/// tree under `policy`, flushes, then reads `probes` missing keys and
+/// reports the data blocks they read against what the model predicts for
+/// them.
+pub fn measure_monkey(policy: FilterPolicy, n: u64, probes: u64) -> Result<MonkeyRow, Error> {
+    let dir = tempfile::tempdir()?;
+    let opts = Options {
+        filter_policy: policy.clone(),
+        compaction: deep_leveled(),
+        memtable_bytes: 1 << 20,
+        table_bytes: 1 << 20,
+        sync: SyncMode::OnSync,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts)?;
+    let mut order: Vec<u64> = (0..n).collect();
+    for i in (1..order.len()).rev() {
+        let j = reduce(remix(i as u64, SEED ^ 7), i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    let mut key = Vec::new();
+    for chunk in order.chunks(1000) {
+        let mut batch = WriteBatch::new();
+        for &i in chunk {
+            KeyShape::Short.write(2 * i, &mut key);
+            batch.put(&key, &i.to_le_bytes());
+        }
+        db.write(batch)?;
+    }
+    db.flush()?;
+    let s = db.stats();
+    // Misses spread over the whole key range; the prediction for them is
+    // the expected FPR of every table whose range holds each (in a leveled
+    // tree the deepest level often covers only part of the keys).
+    let before = s.data_blocks_read;
+    let mut predicted = 0.0;
+    for i in 0..probes {
+        let k = KeyShape::Short.key(2 * reduce(remix(i, SEED ^ 1), n) + 1);
+        predicted += s.predicted_reads_for(&k);
+        if db.get(&k)?.is_some() {
+            return Err("a missing key was found".into());
+        }
+    }
+    let predicted = predicted / probes as f64;
+    let after = db.stats();
+    let measured = (after.data_blocks_read - before) as f64 / probes as f64;
+    eprintln!(
+        " [per miss: tables {:.3}, probes {:.3}, false positives {:.4}, blocks {:.4}]",
+        (after.tables_consulted - s.tables_consulted) as f64 / probes as f64,
+        (after.filter_probes - s.filter_probes) as f64 / probes as f64,
+        (after.filter_false_positives - s.filter_false_positives) as f64 / probes as f64,
+        measured
+    );
+    let deepest = s.levels.iter().rposition(|l| l.tables > 0).unwrap_or(0);
+    let row = MonkeyRow {
+        policy: policy.describe(),
+        shape: s.levels[..=deepest]
+            .iter()
+            .map(|l| l.tables.to_string())
+            .collect::<Vec<_>>()
+            .join("+"),
+        bits_per_key: s.filter_bytes() as f64 * 8.0 / s.table_entries() as f64,
+        predicted,
+        measured,
+        levels: s.levels[..=deepest]
+            .iter()
+            .map(|l| (l.entries, l.filter_bits_per_entry(), l.predicted_reads_per_miss))
+            .collect(),
+    };
+    db.close()?;
+    Ok(row)
+}

@@ -40,7 +40,7 @@ use crate::merge::{MergeIter, Source};
 use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
-use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
+use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats, TableStats};
 use crate::version::{Candidate, ProbeKey, Version};
 use crate::wal::{self, WalWriter};
 
@@ -540,11 +540,18 @@ impl Db {
                     runs: l.runs.len(),
                     ..LevelStats::default()
                 };
-                for run in &l.runs {
+                for (r, run) in l.runs.iter().enumerate() {
                     let entries: u64 = run.tables.iter().map(|t| t.entries()).sum();
                     for t in &run.tables {
                         let fpr = t.shared_filter().map_or(1.0, |f| amq::Filter::expected_fpr(&**f));
                         ls.predicted_reads_per_miss += fpr * t.entries() as f64 / entries.max(1) as f64;
+                        ls.table_stats.push(TableStats {
+                            run: r,
+                            smallest: t.smallest().to_vec(),
+                            largest: t.largest().to_vec(),
+                            entries: t.entries(),
+                            expected_fpr: fpr,
+                        });
                     }
                 }
                 for t in l.tables() {

@@ -83,7 +83,7 @@ pub use error::{Error, Result};
 pub use log::Recovery;
 pub use options::{CompactionStyle, Options, SyncMode};
 pub use policy::{FilterPolicy, LevelFilter};
-pub use stats::{LevelStats, Stats};
+pub use stats::{LevelStats, Stats, TableStats};
 
 /// The README's examples (amq's and amq-lsm's), compiled and run as doc tests
 /// here, where both crates are in scope.

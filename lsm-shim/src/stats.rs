@@ -101,8 +101,44 @@ pub struct LevelStats {
     /// filters expect ([`amq::Filter::expected_fpr`]; 1 for a table without
     /// a usable filter), weighted by each table's share of the run's
     /// entries, summed over the runs. Assumes the key falls inside every
-    /// run's key range.
+    /// run's key range ([`table_stats`](Self::table_stats) has each table's,
+    /// for a prediction over given keys).
     pub predicted_reads_per_miss: f64,
+    /// Every table of the level: its run, key range, entries and filter
+    /// FPR.
+    pub table_stats: Vec<TableStats>,
+}
+
+/// One table, as [`Db::stats`](crate::Db::stats) found it.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TableStats {
+    /// Index of its run in the level, newest first.
+    pub run: usize,
+    /// Smallest key.
+    pub smallest: Vec<u8>,
+    /// Largest key.
+    pub largest: Vec<u8>,
+    /// Entries.
+    pub entries: u64,
+    /// Its filter's [`expected_fpr`](amq::Filter::expected_fpr); 1 without
+    /// a usable filter: the chance a missing key in its range reads a data
+    /// block.
+    pub expected_fpr: f64,
+}
+
+impl Stats {
+    /// The model's expected data-block reads for a missing `key`: the
+    /// expected FPR of every table whose range holds it (Monkey's `Σ p`,
+    /// without assuming every run covers the key).
+    pub fn predicted_reads_for(&self, key: &[u8]) -> f64 {
+        self.levels
+            .iter()
+            .flat_map(|l| &l.table_stats)
+            .filter(|t| t.smallest.as_slice() <= key && key <= t.largest.as_slice())
+            .map(|t| t.expected_fpr)
+            .sum()
+    }
 }
 
 impl Stats {

@@ -45,13 +45,19 @@ fn load(policy: FilterPolicy) -> Db {
     db
 }
 
-/// Reads per missing key, measured: data blocks read over `n` misses.
-fn measured_reads_per_miss(db: &Db, n: u64) -> f64 {
-    let before = db.stats().data_blocks_read;
+/// Reads per missing key over `n` misses: `(measured, predicted)`, the
+/// measurement in data blocks read, the prediction the model's
+/// (`Stats::predicted_reads_for` of each missing key).
+fn reads_per_miss(db: &Db, n: u64) -> (f64, f64) {
+    let s = db.stats();
+    let mut predicted = 0.0;
     for i in 0..n {
-        assert_eq!(db.get(&key(KEYS + 1 + i)).unwrap(), None);
+        let k = key(KEYS + 1 + i);
+        predicted += s.predicted_reads_for(&k);
+        assert_eq!(db.get(&k).unwrap(), None);
     }
-    (db.stats().data_blocks_read - before) as f64 / n as f64
+    let measured = (db.stats().data_blocks_read - s.data_blocks_read) as f64;
+    (measured / n as f64, predicted / n as f64)
 }
 
 fn filter_bits_per_key(s: &Stats) -> f64 {
@@ -90,9 +96,11 @@ fn monkey_meets_its_budget_and_its_prediction() {
         .collect();
     assert!(per_level.iter().all(|&p| p > 0.0 && p <= 1.0), "{per_level:?}");
     assert!(per_level[1..].windows(2).all(|w| w[0] <= w[1]), "{per_level:?}");
-    // The model against 40,000 missing keys: within 15%.
-    let predicted = s.predicted_reads_per_miss();
-    let measured = measured_reads_per_miss(&db, 40_000);
+    // The model against 40,000 missing keys: within 15%. (The whole-tree
+    // figure assumes every run's range holds the key; the deepest level
+    // here covers only part of the key space, so it says more.)
+    let (measured, predicted) = reads_per_miss(&db, 40_000);
+    assert!(s.predicted_reads_per_miss() >= predicted);
     assert!(
         (measured / predicted - 1.0).abs() < 0.15,
         "measured {measured:.4} vs predicted {predicted:.4}"
@@ -113,8 +121,8 @@ fn monkey_reads_less_than_uniform_at_the_same_memory() {
         "{m_bpk} vs {u_bpk} bits per key"
     );
     let (m_reads, u_reads) = (
-        measured_reads_per_miss(&monkey, 40_000),
-        measured_reads_per_miss(&uniform, 40_000),
+        reads_per_miss(&monkey, 40_000).0,
+        reads_per_miss(&uniform, 40_000).0,
     );
     assert!(
         m_reads < 0.7 * u_reads,
