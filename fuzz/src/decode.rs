@@ -35,11 +35,13 @@ pub fn shape_header(bytes: &mut [u8], kind: FilterKind) {
     bytes[7] = kind.hash_scheme().id();
     let declared = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
     let mut params = declared % (room + 1);
-    // Shrink the parameters until they and their padding fit.
-    while params + payload_padding(FORMAT_VERSION, params) > room {
+    // Shrink the parameters until they and their padding fit (parameters
+    // and padding take at least 44 bytes: below that no frame fits, and
+    // the lengths are left to fail as `Truncated`).
+    while params > 0 && params + payload_padding(FORMAT_VERSION, params) > room {
         params -= 1;
     }
-    let pad = payload_padding(FORMAT_VERSION, params);
+    let pad = payload_padding(FORMAT_VERSION, params).min(room - params);
     let start = HEADER_LEN + params;
     bytes[start..start + pad].fill(0);
     bytes[8..12].copy_from_slice(&(params as u32).to_le_bytes());
