@@ -113,12 +113,14 @@ impl<'a> RibbonView<'a> {
         locate_with(self.num_shards, |i| self.shard(i), hash)
     }
 
+    /// Whether the window's fingerprint is `result`, reading the window's
+    /// words through `buf` (any contents: [`Window::gather`] overwrites
+    /// every word that can change the answer, so a batch reuses one).
     #[inline(always)]
-    fn matches(&self, window: &Window, result: u32) -> bool {
-        let mut buf = [0u64; GATHERED_WORDS];
+    fn matches(&self, window: &Window, result: u32, buf: &mut [u64; GATHERED_WORDS]) -> bool {
         let num_words = self.words.len() / 8;
-        let local = window.gather(|i| Self::u64_at(self.words, i), num_words, &mut buf);
-        local.matches(&buf, result, portable_group)
+        let local = window.gather(|i| Self::u64_at(self.words, i), num_words, buf);
+        local.matches(buf, result, portable_group)
     }
 
     #[inline(always)]
@@ -133,7 +135,7 @@ impl<'a> RibbonView<'a> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.locate(hash) {
-            Some((window, result)) => self.matches(&window, result),
+            Some((window, result)) => self.matches(&window, result, &mut [0; GATHERED_WORDS]),
             None => false,
         }
     }
@@ -164,6 +166,7 @@ impl Filter for RibbonView<'_> {
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
         let mut located = [None; BATCH];
+        let mut buf = [0; GATHERED_WORDS];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (l, &h) in located.iter_mut().zip(hs) {
                 *l = self.locate(h);
@@ -173,7 +176,7 @@ impl Filter for RibbonView<'_> {
             }
             for (o, l) in os.iter_mut().zip(&located) {
                 *o = match l {
-                    Some((window, result)) => self.matches(window, *result),
+                    Some((window, result)) => self.matches(window, *result, &mut buf),
                     None => false,
                 };
             }
