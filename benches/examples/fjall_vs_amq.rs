@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use amq::hash::{reduce, remix};
 use amq::{FilterKind, FilterSizing};
-use amq_bench::lsm::KeyShape;
+use amq_bench::lsm::{shuffled, KeyShape};
 use amq_bench::report::median;
 use amq_lsm::{Db, FilterPolicy, Options, SyncMode, WriteBatch};
 use fjall::config::{
@@ -44,15 +44,6 @@ fn value(i: u64) -> [u8; 100] {
         chunk.copy_from_slice(&w[..chunk.len()]);
     }
     v
-}
-
-fn shuffled(n: u64) -> Vec<u64> {
-    let mut order: Vec<u64> = (0..n).collect();
-    for i in (1..order.len()).rev() {
-        let j = reduce(remix(i as u64, 0x5eed), i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    order
 }
 
 fn load_amq(dir: &std::path::Path, n: u64, kind: FilterKind) -> Result<Db, Box<dyn std::error::Error>> {

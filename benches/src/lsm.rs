@@ -452,6 +452,33 @@ fn delta(after: &Stats, before: &Stats) -> Stats {
     d
 }
 
+/// `0..n` in a fixed pseudo-random order.
+pub fn shuffled(n: u64) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..n).collect();
+    for i in (1..order.len()).rev() {
+        let j = reduce(remix(i as u64, SEED ^ 7), i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Writes the keys of the even numbers below `2n` ([`KeyShape::Short`]) in
+/// [`shuffled`] order, each with its number as an 8-byte value, in write
+/// batches of 1,000, then flushes.
+pub fn load_shuffled(db: &Db, n: u64) -> Result<(), Error> {
+    let mut key = Vec::new();
+    for chunk in shuffled(n).chunks(1000) {
+        let mut batch = WriteBatch::new();
+        for &i in chunk {
+            KeyShape::Short.write(2 * i, &mut key);
+            batch.put(&key, &i.to_le_bytes());
+        }
+        db.write(batch)?;
+    }
+    db.flush()?;
+    Ok(())
+}
+
 /// Loads `n` 16-byte keys (the even numbers below 2n, in a shuffled order,
 /// 8-byte values, write batches of 1,000, `SyncMode::OnSync`) into a new
 /// store under `policy` and `style`, flushes (no full compaction), then
@@ -471,24 +498,9 @@ pub fn measure_load(
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts)?;
-    let mut order: Vec<u64> = (0..n).collect();
-    for i in (1..order.len()).rev() {
-        let j = reduce(remix(i as u64, SEED ^ 7), i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    let mut key = Vec::new();
     let start = Instant::now();
-    for chunk in order.chunks(1000) {
-        let mut batch = WriteBatch::new();
-        for &i in chunk {
-            KeyShape::Short.write(2 * i, &mut key);
-            batch.put(&key, &i.to_le_bytes());
-        }
-        db.write(batch)?;
-    }
-    db.flush()?;
+    load_shuffled(&db, n)?;
     let load_secs = start.elapsed().as_secs_f64();
-    drop(order);
     let load = db.stats();
 
     let misses: Vec<Vec<u8>> = (0..probes)
@@ -665,21 +677,7 @@ pub fn measure_monkey(policy: FilterPolicy, n: u64, probes: u64) -> Result<Monke
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts)?;
-    let mut order: Vec<u64> = (0..n).collect();
-    for i in (1..order.len()).rev() {
-        let j = reduce(remix(i as u64, SEED ^ 7), i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    let mut key = Vec::new();
-    for chunk in order.chunks(1000) {
-        let mut batch = WriteBatch::new();
-        for &i in chunk {
-            KeyShape::Short.write(2 * i, &mut key);
-            batch.put(&key, &i.to_le_bytes());
-        }
-        db.write(batch)?;
-    }
-    db.flush()?;
+    load_shuffled(&db, n)?;
     let s = db.stats();
     // Misses spread over the whole key range; the prediction for them is
     // the expected FPR of every table whose range holds each (in a leveled

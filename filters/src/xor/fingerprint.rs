@@ -135,18 +135,19 @@ impl<F: Fingerprint> Table<F> for [F] {
     }
 }
 
+/// The owned filters' tables, as their slices.
 impl<F: Fingerprint> Table<F> for Vec<F> {
     #[inline(always)]
     fn num_slots(&self) -> usize {
-        self.len()
+        self.as_slice().num_slots()
     }
     #[inline(always)]
     fn at(&self, i: usize) -> F {
-        self[i]
+        self.as_slice().at(i)
     }
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        crate::prefetch::prefetch(&self[i]);
+        self.as_slice().prefetch(i)
     }
 }
 
