@@ -183,8 +183,8 @@ fn cost(
 /// let p: Vec<f64> = a.fprs.iter().map(|p| p.unwrap()).collect();
 /// // FPR proportional to level size: each level 10 times the one above.
 /// assert!((p[1] / p[0] - 10.0).abs() < 0.01 && (p[2] / p[1] - 10.0).abs() < 0.01);
-/// // The budget is spent: 5 bits per key over all keys, within 0.5%.
-/// assert!((a.bits / (5.0 * 1_110_000.0) - 1.0).abs() < 0.005, "{}", a.bits);
+/// // The budget is spent: 5 bits per key over all keys, within 2%.
+/// assert!((a.bits / (5.0 * 1_110_000.0) - 1.0).abs() < 0.02, "{}", a.bits);
 /// ```
 pub fn allocate(kind: FilterKind, bits_per_key: f64, levels: &[LevelShape]) -> Result<Allocation> {
     if !supports(kind) {
