@@ -12,7 +12,7 @@ pub(crate) mod standard;
 pub use blocked::AtomicBlockedBloom;
 pub use blocked::{BlockedBloom, BlockedProbe};
 pub use counting::CountingBloom;
-pub use standard::StandardBloom;
+pub use standard::{ProbePositions, StandardBloom};
 
 use crate::error::invalid;
 use crate::math;

@@ -19,6 +19,9 @@ use crate::format::{self, ByteWriter, Frame};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
+mod shape;
+pub use shape::ProbePositions;
+
 /// `(words, probes)` of a filter for `expected_keys` at `bits_per_key`: what
 /// [`StandardBloom::with_bits_per_key`] allocates, and what the planner
 /// (`plan.rs`) predicts from without allocating.
