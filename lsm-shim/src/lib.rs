@@ -73,6 +73,7 @@ mod options;
 mod policy;
 mod sstable;
 mod stats;
+mod value;
 mod version;
 mod wal;
 
@@ -83,6 +84,9 @@ pub use log::Recovery;
 pub use options::{CompactionStyle, Options, SyncMode};
 pub use policy::{FilterPolicy, LevelFilter};
 pub use stats::{LevelStats, Stats};
+pub use value::{
+    SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, ValueSearch, ValueStats, WholeValue,
+};
 
 /// The README's examples (amq's and amq-lsm's), compiled and run as doc tests
 /// here, where both crates are in scope.
