@@ -208,14 +208,10 @@ impl Merger<'_> {
                 None => {
                     let number = next_number();
                     let path = self.dir.join(filenames::table(number));
-                    writer.insert(TableWriter::create(
-                        self.env,
-                        path,
-                        number,
-                        self.block_bytes,
-                        self.filter,
-                    )?
-                    .with_value_filter(self.values))
+                    writer.insert(
+                        TableWriter::create(self.env, path, number, self.block_bytes, self.filter)?
+                            .with_value_filter(self.values),
+                    )
                 }
             };
             w.add(&key, &entry)?;

@@ -40,9 +40,9 @@ use crate::merge::{MergeIter, Source};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats};
-use crate::version::{Candidate, ProbeKey, Version};
 use crate::value::index::{ValueIndex, ValueSnapshot};
 use crate::value::stats::ValueCounters;
+use crate::version::{Candidate, ProbeKey, Version};
 use crate::wal::{self, WalWriter};
 
 mod value_search;

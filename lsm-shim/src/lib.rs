@@ -85,7 +85,8 @@ pub use options::{CompactionStyle, Options, SyncMode};
 pub use policy::{FilterPolicy, LevelFilter};
 pub use stats::{LevelStats, Stats};
 pub use value::{
-    SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, ValueSearch, ValueStats, WholeValue,
+    SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, ValueSearch,
+    ValueStats, WholeValue,
 };
 
 /// The README's examples (amq's and amq-lsm's), compiled and run as doc tests

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use amq_lsm::env::{Env, FaultEnv};
 use amq_lsm::{
-    CompactionStyle, Db, FilterPolicy, Options, SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing,
-    ValueIndexOptions,
+    CompactionStyle, Db, FilterPolicy, Options, SearchMethod, TermExtractor, UpdateStrategy,
+    ValueFilterSizing, ValueIndexOptions,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
@@ -122,7 +122,12 @@ fn expected(model: &BTreeMap<Vec<u8>, Vec<u8>>, v: &[u8]) -> Vec<(Vec<u8>, Vec<u
 
 /// Runs `ops`; returns (value searches, plain scans, tables the searches
 /// skipped) over every incarnation of the store.
-fn check(env: Arc<dyn Env>, p: Path_, style: CompactionStyle, ops: &[Op]) -> Result<(u64, u64, u64), TestCaseError> {
+fn check(
+    env: Arc<dyn Env>,
+    p: Path_,
+    style: CompactionStyle,
+    ops: &[Op],
+) -> Result<(u64, u64, u64), TestCaseError> {
     let opts = || options(env.clone(), p, style);
     let mut db = Db::open(DIR, opts()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
@@ -230,9 +235,16 @@ fn model_fallback() {
 }
 
 /// A store of 4 tables of 30 keys each, values `v{table}-{i % 10}`, with
-/// `opts`; returns the model.
-fn build(env: &Arc<FaultEnv>, opts: Options) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let db = Db::open(DIR, Options { auto_compact: false, ..opts }).unwrap();
+/// `opts` (which name the file system); returns the model.
+fn build(opts: Options) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = Db::open(
+        DIR,
+        Options {
+            auto_compact: false,
+            ..opts
+        },
+    )
+    .unwrap();
     let mut model = BTreeMap::new();
     for t in 0..4u32 {
         for i in 0..30u32 {
@@ -295,7 +307,7 @@ fn value_filter_region(d: &[u8]) -> (usize, usize) {
 #[test]
 fn a_damaged_value_filter_block_is_scanned_never_wrong() {
     let env = Arc::new(FaultEnv::new());
-    let model = build(&env, base(&env));
+    let model = build(base(&env));
     let mut tables: Vec<String> = env
         .list(Path::new(DIR))
         .unwrap()
@@ -317,7 +329,11 @@ fn a_damaged_value_filter_block_is_scanned_never_wrong() {
         .unwrap();
         let db = Db::open(DIR, base(&env)).unwrap();
         let s = db.value_stats();
-        assert_eq!((s.leaf_filters, s.unfiltered_tables, s.untrusted_value_filters), (3, 1, 1), "at {at}");
+        assert_eq!(
+            (s.leaf_filters, s.unfiltered_tables, s.untrusted_value_filters),
+            (3, 1, 1),
+            "at {at}"
+        );
         answers_match(&db, &model);
         // Searches for a value of the damaged table scan it as unfiltered.
         let r = db.find_by_value_with(b"v1-3", SearchMethod::Hierarchy).unwrap();
@@ -336,7 +352,10 @@ fn a_damaged_value_filter_block_is_scanned_never_wrong() {
 fn tables_written_without_value_filters_open_and_are_scanned() {
     let env = Arc::new(FaultEnv::new());
     // Written before value filters (no value index): the old format.
-    let model = build(&env, Options { value_index: None, ..base(&env) });
+    let model = build(Options {
+        value_index: None,
+        ..base(&env)
+    });
     let db = Db::open(DIR, base(&env)).unwrap();
     let s = db.value_stats();
     assert_eq!((s.leaf_filters, s.unfiltered_tables), (0, 4));
@@ -353,7 +372,14 @@ fn tables_written_without_value_filters_open_and_are_scanned() {
     answers_match(&db, &model);
     drop(db);
     // A store without a value index reads tables that have value filters.
-    let db = Db::open(DIR, Options { value_index: None, ..base(&env) }).unwrap();
+    let db = Db::open(
+        DIR,
+        Options {
+            value_index: None,
+            ..base(&env)
+        },
+    )
+    .unwrap();
     answers_match(&db, &model);
     let r = db.find_by_value_with(b"v2-2", SearchMethod::Hierarchy).unwrap();
     assert!(r.plain_scan && r.method == SearchMethod::Scan);
@@ -362,12 +388,19 @@ fn tables_written_without_value_filters_open_and_are_scanned() {
 #[test]
 fn filters_of_another_shape_or_extractor_are_not_trusted() {
     let env = Arc::new(FaultEnv::new());
-    let model = build(&env, base(&env));
+    let model = build(base(&env));
     let other_shape = ValueIndexOptions {
         probes: Some(1),
         ..base(&env).value_index.unwrap()
     };
-    let db = Db::open(DIR, Options { value_index: Some(other_shape), ..base(&env) }).unwrap();
+    let db = Db::open(
+        DIR,
+        Options {
+            value_index: Some(other_shape),
+            ..base(&env)
+        },
+    )
+    .unwrap();
     assert_eq!(db.value_stats().unfiltered_tables, 4);
     answers_match(&db, &model);
 }
@@ -415,7 +448,11 @@ fn an_extractor_indexes_one_field() {
             .collect();
         assert_eq!(want.len(), if u == "smith" { 29 } else { 30 });
         for m in METHODS {
-            assert_eq!(db.find_by_value_with(u.as_bytes(), m).unwrap().entries, want, "{u} {m:?}");
+            assert_eq!(
+                db.find_by_value_with(u.as_bytes(), m).unwrap().entries,
+                want,
+                "{u} {m:?}"
+            );
         }
     }
     // Whole values are not terms under this extractor.

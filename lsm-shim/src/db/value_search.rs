@@ -87,6 +87,21 @@ impl Db {
 
     /// The value searches' counters since open, and the value index's shape
     /// now (all zero without a value index).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// use amq_lsm::{Db, Options, ValueIndexOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options { value_index: Some(ValueIndexOptions::default()), ..Options::default() };
+    /// let db = Db::open(dir.path(), opts)?;
+    /// db.put(b"k", b"v")?;
+    /// db.flush()?;
+    /// db.find_by_value(b"v")?;
+    /// let s = db.value_stats();
+    /// assert_eq!((s.searches, s.tables_scanned, s.leaf_filters), (1, 1, 1));
+    /// assert_eq!(s.leaf_filter_bytes, 1_000_000 / 8); // 50,000 values × 20 bits
+    /// # Ok(()) }
+    /// ```
     pub fn value_stats(&self) -> ValueStats {
         let mut s = self.value_counters.get();
         if let Some(snap) = &self.read_state().values {
@@ -157,7 +172,9 @@ impl Db {
         let checked = (|| {
             for key in found {
                 stats.candidates_checked += 1;
-                if let Some(v) = lookup_tables(&version, &key, false, &mut counts)?.and_then(|e| live_match(&e, &q)) {
+                if let Some(v) =
+                    lookup_tables(&version, &key, false, &mut counts)?.and_then(|e| live_match(&e, &q))
+                {
                     entries.push((key, v));
                 }
             }

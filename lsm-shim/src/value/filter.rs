@@ -96,7 +96,9 @@ pub(crate) fn decode(
     let mut c = Cursor::new(bytes);
     let version = c.u8().ok_or("value filter block too short")?;
     if version != BLOCK_VERSION {
-        return Err(format!("value filter block version {version} unknown to this build"));
+        return Err(format!(
+            "value filter block version {version} unknown to this build"
+        ));
     }
     let name = c.bytes().ok_or("value filter block header")?;
     let terms = c.varint().ok_or("value filter block header")?;
@@ -107,7 +109,8 @@ pub(crate) fn decode(
             opts.extractor.name()
         ));
     }
-    let bloom = StandardBloom::from_bytes(c.remaining()).map_err(|e| format!("amq could not decode it: {e}"))?;
+    let bloom =
+        StandardBloom::from_bytes(c.remaining()).map_err(|e| format!("amq could not decode it: {e}"))?;
     let shape = Shape::of(opts);
     if (bloom.num_bits(), bloom.num_probes()) != (shape.bits, shape.probes) {
         return Err(format!(

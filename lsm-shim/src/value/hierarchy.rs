@@ -20,8 +20,9 @@
 //!   `d + 1`; a delete removes the leaf, borrows from or merges with a
 //!   sibling a node left with `d - 1` children, and recomputes every node on
 //!   the path (an OR cannot be undone: up to `2d` children's ORs per level);
-//! - **rebuild**: pack the leaves bottom-up into nodes of `d..=2d` children:
-//!   about `N · (1 + 1/f + 1/f² + …)` ORs for `N` leaves at mean fan-out `f`.
+//! - **rebuild**: pack the leaves bottom-up into nodes of `d` children (up
+//!   to `2d - 1` where `d` does not divide): about `N · (1 + 1/d + 1/d² +
+//!   …) = N · d / (d - 1)` ORs for `N` leaves.
 //!
 //! Nodes hold their filters behind `Arc`, so cloning a hierarchy for readers
 //! copies only the node table; an update replaces the filters it touches.
@@ -64,7 +65,9 @@ pub(crate) struct Probes {
 #[inline]
 pub(crate) fn has_all(f: &StandardBloom, positions: &[u64]) -> bool {
     let words = f.words();
-    positions.iter().all(|&b| words[(b >> 6) as usize] >> (b & 63) & 1 == 1)
+    positions
+        .iter()
+        .all(|&b| words[(b >> 6) as usize] >> (b & 63) & 1 == 1)
 }
 
 /// The OR of `filters` (at least one), all of one shape.
@@ -203,13 +206,20 @@ impl Hierarchy {
             self.put_leaf(slot, f);
             level.push(Child::Leaf(slot));
         }
-        let max = 2 * self.order;
+        let d = self.order;
         while level.len() > 1 {
-            // g = ⌈n / 2d⌉ groups of ⌊n/g⌋ or ⌈n/g⌉ children: ⌈n/g⌉ ≤ 2d, and
-            // for n > 2d, n/g > 2dn/(n + 2d) > d, so every group has d..=2d
-            // children; n ≤ 2d makes the root, with 2..=2d.
+            // As few children per node as the order allows (the paper's
+            // hierarchy: "exactly d child filters" but one): a node holding
+            // fewer leaves' values has fewer ones, so it prunes more. It
+            // answers "maybe" for an absent term with `(1 - e^(-k f n / m))^k`
+            // for `f` children of `n` values each, and a search probes `f`
+            // children under each "maybe" (`docs/value-search.md` measures
+            // packing by 2d against this: twice the leaves probed).
+            // g = max(1, ⌊n / d⌋) groups of ⌊n/g⌋ or ⌈n/g⌉ children: ≥ d, and
+            // for n ≥ 2d, n/g < dn/(n - d) ≤ 2d; for n < 2d one group, the
+            // root, with 2..2d.
             let n = level.len();
-            let g = n.div_ceil(max);
+            let g = (n / d).max(1);
             let mut next = Vec::with_capacity(g);
             for i in 0..g {
                 let group = level[i * n / g..(i + 1) * n / g].to_vec();
@@ -243,7 +253,11 @@ impl Hierarchy {
         self.node_mut(p).children.push(leaf);
         self.set_parent(leaf, Some(p));
         // The OR of a set with one more member: OR the leaf in on the path.
-        let leaf_filter = self.leaves[slot as usize].as_ref().expect("just put").filter.clone();
+        let leaf_filter = self.leaves[slot as usize]
+            .as_ref()
+            .expect("just put")
+            .filter
+            .clone();
         let mut a = Some(p);
         while let Some(id) = a {
             let node = self.node_mut(id);
@@ -399,9 +413,10 @@ impl Hierarchy {
     pub(crate) fn path_update_is_cheaper(&self, adds: usize, removes: usize) -> bool {
         let n = (self.len + adds).saturating_sub(removes).max(1) as f64;
         let d = self.order as f64;
-        let depth = (n.ln() / (1.5 * d).ln()).ceil().max(1.0);
+        let depth = (n.ln() / d.ln()).ceil().max(1.0);
         let path = adds as f64 * (depth + 1.0) + removes as f64 * depth * 1.5 * d;
-        let rebuild = n * 1.5 * d / (1.5 * d - 1.0);
+        // Nodes packed by d: n + n/d + n/d² + … ORs.
+        let rebuild = n * d / (d - 1.0);
         path < rebuild
     }
 

@@ -65,7 +65,11 @@ impl ValueSnapshot {
         if self.hierarchy.len() != self.leaves().count() {
             return Err("hierarchy and slot table hold different leaves".into());
         }
-        let leaves: Vec<Option<&StandardBloom>> = self.slots.iter().map(|l| l.as_ref().map(|l| &*l.filter)).collect();
+        let leaves: Vec<Option<&StandardBloom>> = self
+            .slots
+            .iter()
+            .map(|l| l.as_ref().map(|l| &*l.filter))
+            .collect();
         self.flat.check(&leaves)
     }
 }
@@ -196,7 +200,10 @@ impl ValueIndex {
         }
         let h_nanos = h_start.elapsed().as_nanos() as u64;
         self.snap.unfiltered = self.unfiltered.values().cloned().collect();
-        let (sum, n) = self.snap.leaves().fold((0.0, 0usize), |(s, n), (_, l)| (s + l.fpr, n + 1));
+        let (sum, n) = self
+            .snap
+            .leaves()
+            .fold((0.0, 0usize), |(s, n), (_, l)| (s + l.fpr, n + 1));
         self.snap.mean_fpr = if n == 0 { 0.0 } else { sum / n as f64 };
         counters.update(|c| {
             if path {

@@ -26,11 +26,28 @@ pub(crate) mod stats;
 
 use crate::memtable::Entry;
 
-pub use options::{SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, WholeValue};
+pub use options::{
+    SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, WholeValue,
+};
 pub use stats::ValueStats;
 
 /// The result of one value search
 /// ([`Db::find_by_value_with`](crate::Db::find_by_value_with)).
+///
+/// ```
+/// # fn main() -> Result<(), amq_lsm::Error> {
+/// use amq_lsm::{Db, Options, SearchMethod};
+/// let dir = tempfile::tempdir().unwrap();
+/// // No value index: every method is a plain scan, and says so.
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(b"k", b"v")?;
+/// db.flush()?;
+/// let r = db.find_by_value_with(b"v", SearchMethod::Flat)?;
+/// assert_eq!(r.entries, vec![(b"k".to_vec(), b"v".to_vec())]);
+/// assert!(r.plain_scan && r.method == SearchMethod::Scan);
+/// assert_eq!(r.stats.tables_scanned, 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ValueSearch {

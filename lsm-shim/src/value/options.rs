@@ -257,7 +257,9 @@ impl ValueIndexOptions {
             ));
         }
         if !(0.0..=1.0).contains(&self.fallback_fpr) {
-            return Err(Error::InvalidOptions("value_index.fallback_fpr must be in [0, 1]"));
+            return Err(Error::InvalidOptions(
+                "value_index.fallback_fpr must be in [0, 1]",
+            ));
         }
         if self.extractor.name().len() > 255 {
             return Err(Error::InvalidOptions("value_index.extractor name over 255 bytes"));

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Instant;
 
 use amq::hash_key;
 
@@ -52,7 +53,10 @@ pub(crate) fn choose(
     requested: Option<SearchMethod>,
 ) -> (SearchMethod, bool) {
     let (Some(opts), Some(snap)) = (opts, snap) else {
-        return (SearchMethod::Scan, requested.is_none_or(|m| m != SearchMethod::Scan));
+        return (
+            SearchMethod::Scan,
+            requested.is_none_or(|m| m != SearchMethod::Scan),
+        );
     };
     match requested {
         Some(m) => (m, false),
@@ -81,6 +85,7 @@ pub(crate) fn in_tables(
         }
         (_, Some(s)) => s,
     };
+    let start = Instant::now();
     let mut buf = [0u64; MAX_PROBES];
     let positions = match snap.leaves().next() {
         Some((_, leaf)) => {
@@ -114,8 +119,11 @@ pub(crate) fn in_tables(
         }
         SearchMethod::Scan => unreachable!("handled above"),
     }
+    stats.index_nanos += start.elapsed().as_nanos() as u64;
     for s in maybe {
-        let leaf = snap.slots[s as usize].as_ref().expect("search returns live slots");
+        let leaf = snap.slots[s as usize]
+            .as_ref()
+            .expect("search returns live slots");
         stats.tables_scanned += 1;
         if !scan_table(&leaf.table, q, &mut found)? {
             stats.false_positive_tables += 1;

@@ -47,6 +47,9 @@ pub struct ValueStats {
     pub unfiltered_tables_scanned: u64,
     /// Candidate keys checked against their newest version (Algorithm 3).
     pub candidates_checked: u64,
+    /// Time spent choosing the tables to scan: hashing the term and probing
+    /// the filters (0 for a plain scan).
+    pub index_nanos: u64,
     /// Hierarchy updates done by path update (one per leaf set change).
     pub path_updates: u64,
     /// Hierarchy updates done by rebuilding.
@@ -83,6 +86,7 @@ impl ValueStats {
         self.false_positive_tables += s.false_positive_tables;
         self.unfiltered_tables_scanned += s.unfiltered_tables_scanned;
         self.candidates_checked += s.candidates_checked;
+        self.index_nanos += s.index_nanos;
     }
 }
 

@@ -19,6 +19,16 @@ use crate::Error;
 
 /// The `k` bit positions of one key in a filter of `m` bits, in probe order:
 /// from [`StandardBloom::probe_positions`].
+///
+/// ```
+/// use amq::StandardBloom;
+/// let a = StandardBloom::with_shape(4096, 5).unwrap();
+/// let b = StandardBloom::with_shape(4096, 5).unwrap();
+/// let h = amq::hash_key(b"term");
+/// // One shape, one set of positions.
+/// assert!(a.probe_positions(h).eq(b.probe_positions(h)));
+/// assert_eq!(a.probe_positions(h).len(), 5);
+/// ```
 #[derive(Clone)]
 pub struct ProbePositions {
     seq: ProbeSeq,
@@ -73,7 +83,7 @@ impl StandardBloom {
     /// assert!(StandardBloom::with_shape(64, 0).is_err());
     /// ```
     pub fn with_shape(num_bits: u64, num_probes: u32) -> Result<Self, Error> {
-        if num_bits == 0 || num_bits % 64 != 0 {
+        if num_bits == 0 || !num_bits.is_multiple_of(64) {
             return Err(invalid("num_bits", "must be a positive multiple of 64"));
         }
         if !(1..=30).contains(&num_probes) {
@@ -155,6 +165,9 @@ mod tests {
         assert!(f.words().iter().all(|&w| w == 0));
         assert!(StandardBloom::with_shape(0, 1).is_err());
         assert!(StandardBloom::with_shape(64, 31).is_err());
-        assert_eq!(StandardBloom::with_shape(u64::MAX / 64 * 64, 1), Err(Error::TooLarge));
+        assert_eq!(
+            StandardBloom::with_shape(u64::MAX / 64 * 64, 1),
+            Err(Error::TooLarge)
+        );
     }
 }
