@@ -24,6 +24,11 @@
 //!   with [`Options::strict_filters`].
 //! - **Stats** ([`Db::stats`]): filter probes, negatives, false positives,
 //!   data blocks read, filter bytes per level.
+//! - **Value search** ([`Db::find_by_value`], with
+//!   [`Options::value_index`]): a Bloom filter of each table's values,
+//!   combined into a Bloom filter hierarchy or bit-sliced, so a search by a
+//!   non-key value reads only the tables that may hold it
+//!   (`docs/value-search.md`).
 //!
 //! ```
 //! # fn main() -> Result<(), amq_lsm::Error> {

@@ -17,7 +17,7 @@ use amq_lsm::{
     ValueFilterSizing, ValueIndexOptions,
 };
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+use proptest::test_runner::{Config as RunnerConfig, RngSeed, TestRunner};
 
 use common::*;
 
@@ -59,7 +59,7 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// The index configurations every sequence runs under.
 #[derive(Debug, Clone, Copy)]
-enum Path_ {
+enum Setup {
     /// Order 2, updated leaf by leaf.
     HierarchyPathUpdate,
     /// Order 3, rebuilt at every change.
@@ -70,7 +70,7 @@ enum Path_ {
     Fallback,
 }
 
-fn value_options(p: Path_) -> ValueIndexOptions {
+fn value_options(p: Setup) -> ValueIndexOptions {
     let base = ValueIndexOptions {
         sizing: ValueFilterSizing::FixedBits {
             bits: 512,
@@ -80,23 +80,23 @@ fn value_options(p: Path_) -> ValueIndexOptions {
         ..ValueIndexOptions::default()
     };
     match p {
-        Path_::HierarchyPathUpdate => ValueIndexOptions {
+        Setup::HierarchyPathUpdate => ValueIndexOptions {
             order: 2,
             method: SearchMethod::Hierarchy,
             update: UpdateStrategy::PathUpdate,
             ..base
         },
-        Path_::HierarchyRebuild => ValueIndexOptions {
+        Setup::HierarchyRebuild => ValueIndexOptions {
             order: 3,
             method: SearchMethod::Hierarchy,
             update: UpdateStrategy::Rebuild,
             ..base
         },
-        Path_::Flat => ValueIndexOptions {
+        Setup::Flat => ValueIndexOptions {
             method: SearchMethod::Flat,
             ..base
         },
-        Path_::Fallback => ValueIndexOptions {
+        Setup::Fallback => ValueIndexOptions {
             method: SearchMethod::Hierarchy,
             fallback_fpr: 0.0,
             ..base
@@ -104,7 +104,7 @@ fn value_options(p: Path_) -> ValueIndexOptions {
     }
 }
 
-fn options(env: Arc<dyn Env>, p: Path_, style: CompactionStyle) -> Options {
+fn options(env: Arc<dyn Env>, p: Setup, style: CompactionStyle) -> Options {
     Options {
         value_index: Some(value_options(p)),
         ..small_options(env, FilterPolicy::default(), style)
@@ -124,7 +124,7 @@ fn expected(model: &BTreeMap<Vec<u8>, Vec<u8>>, v: &[u8]) -> Vec<(Vec<u8>, Vec<u
 /// skipped) over every incarnation of the store.
 fn check(
     env: Arc<dyn Env>,
-    p: Path_,
+    p: Setup,
     style: CompactionStyle,
     ops: &[Op],
 ) -> Result<(u64, u64, u64), TestCaseError> {
@@ -182,16 +182,16 @@ fn check(
     Ok(totals)
 }
 
-fn run(p: Path_, style: CompactionStyle, seed: u64) {
+fn run(p: Setup, style: CompactionStyle, seed: u64) {
     let cases = std::env::var("AMQ_LSM_VALUE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(8);
-    let mut runner = TestRunner::new(Config {
+    let mut runner = TestRunner::new(RunnerConfig {
         cases,
         rng_seed: RngSeed::Fixed(seed),
         failure_persistence: None,
-        ..Config::default()
+        ..RunnerConfig::default()
     });
     let totals = std::cell::Cell::new((0u64, 0u64, 0u64));
     runner
@@ -208,30 +208,30 @@ fn run(p: Path_, style: CompactionStyle, seed: u64) {
     // fallback ran exactly where it should.
     assert!(searches > 0 && skipped > 0, "{searches} {skipped}");
     match p {
-        Path_::Fallback => assert!(plain > 0, "the fallback never ran"),
+        Setup::Fallback => assert!(plain > 0, "the fallback never ran"),
         _ => assert_eq!(plain, 0, "{p:?} fell back"),
     }
 }
 
 #[test]
 fn model_hierarchy_path_update() {
-    run(Path_::HierarchyPathUpdate, leveled(), 1);
-    run(Path_::HierarchyPathUpdate, tiered(), 2);
+    run(Setup::HierarchyPathUpdate, leveled(), 1);
+    run(Setup::HierarchyPathUpdate, tiered(), 2);
 }
 
 #[test]
 fn model_hierarchy_rebuild() {
-    run(Path_::HierarchyRebuild, leveled(), 3);
+    run(Setup::HierarchyRebuild, leveled(), 3);
 }
 
 #[test]
 fn model_flat() {
-    run(Path_::Flat, tiered(), 4);
+    run(Setup::Flat, tiered(), 4);
 }
 
 #[test]
 fn model_fallback() {
-    run(Path_::Fallback, leveled(), 5);
+    run(Setup::Fallback, leveled(), 5);
 }
 
 /// A store of 4 tables of 30 keys each, values `v{table}-{i % 10}`, with

@@ -104,7 +104,12 @@ pub enum ValueFilterSizing {
 }
 
 impl ValueFilterSizing {
-    /// The filter size in bits, a multiple of 64.
+    /// The filter size in bits, a multiple of 64 (at least 64).
+    ///
+    /// ```
+    /// use amq_lsm::ValueFilterSizing;
+    /// assert_eq!(ValueFilterSizing::FixedBits { bits: 100, expected_values: 9 }.num_bits(), 128);
+    /// ```
     pub fn num_bits(&self) -> u64 {
         let bits = match *self {
             ValueFilterSizing::BitsPerValue {
@@ -117,6 +122,11 @@ impl ValueFilterSizing {
     }
 
     /// The expected distinct values per table.
+    ///
+    /// ```
+    /// use amq_lsm::ValueFilterSizing;
+    /// assert_eq!(ValueFilterSizing::FixedBits { bits: 100, expected_values: 9 }.expected_values(), 9);
+    /// ```
     pub fn expected_values(&self) -> u64 {
         match *self {
             ValueFilterSizing::BitsPerValue { expected_values, .. }
@@ -232,6 +242,16 @@ impl fmt::Debug for ValueIndexOptions {
 impl ValueIndexOptions {
     /// The probe count every value filter uses: [`probes`](Self::probes),
     /// or `round(ln 2 · m / (order · n))` clamped to `1..=30`.
+    ///
+    /// ```
+    /// use amq_lsm::{ValueFilterSizing, ValueIndexOptions};
+    /// let v = ValueIndexOptions {
+    ///     sizing: ValueFilterSizing::BitsPerValue { expected_values: 1000, bits_per_value: 30.0 },
+    ///     ..ValueIndexOptions::default()
+    /// };
+    /// assert_eq!(v.num_probes(), 7); // round(0.693 · 30 / 3)
+    /// assert_eq!(ValueIndexOptions { probes: Some(4), ..v }.num_probes(), 4);
+    /// ```
     pub fn num_probes(&self) -> u32 {
         self.probes.unwrap_or_else(|| {
             let n = (self.sizing.expected_values().max(1) as f64) * self.order.max(1) as f64;
@@ -242,6 +262,13 @@ impl ValueIndexOptions {
     /// Checks the options: order ≥ 2, probes in `1..=30`, at most 2^34
     /// bits, an expected count ≥ 1, a fallback rate in `[0, 1]`, an
     /// extractor name of at most 255 bytes.
+    ///
+    /// ```
+    /// use amq_lsm::ValueIndexOptions;
+    /// assert!(ValueIndexOptions::default().validate().is_ok());
+    /// assert!(ValueIndexOptions { order: 1, ..ValueIndexOptions::default() }.validate().is_err());
+    /// assert!(ValueIndexOptions { probes: Some(31), ..ValueIndexOptions::default() }.validate().is_err());
+    /// ```
     pub fn validate(&self) -> Result<()> {
         if self.order < 2 {
             return Err(Error::InvalidOptions("value_index.order must be at least 2"));
