@@ -72,10 +72,13 @@ enum Setup {
 
 fn value_options(p: Setup) -> ValueIndexOptions {
     let base = ValueIndexOptions {
+        // Sparse filters (at most about 30 values × 2 probes in 1,024 bits),
+        // so a stale internal filter differs from the OR of its children.
         sizing: ValueFilterSizing::FixedBits {
-            bits: 512,
-            expected_values: 8,
+            bits: 1024,
+            expected_values: 30,
         },
+        probes: Some(2),
         fallback_fpr: 1.0,
         ..ValueIndexOptions::default()
     };
@@ -107,6 +110,8 @@ fn value_options(p: Setup) -> ValueIndexOptions {
 fn options(env: Arc<dyn Env>, p: Setup, style: CompactionStyle) -> Options {
     Options {
         value_index: Some(value_options(p)),
+        // A flush every few writes: many tables, many index updates.
+        memtable_bytes: 200,
         ..small_options(env, FilterPolicy::default(), style)
     }
 }
@@ -121,18 +126,19 @@ fn expected(model: &BTreeMap<Vec<u8>, Vec<u8>>, v: &[u8]) -> Vec<(Vec<u8>, Vec<u
 }
 
 /// Runs `ops`; returns (value searches, plain scans, tables the searches
-/// skipped) over every incarnation of the store.
+/// skipped, the hierarchy's greatest height) over every incarnation of the
+/// store.
 fn check(
     env: Arc<dyn Env>,
     p: Setup,
     style: CompactionStyle,
     ops: &[Op],
-) -> Result<(u64, u64, u64), TestCaseError> {
+) -> Result<(u64, u64, u64, u64), TestCaseError> {
     let opts = || options(env.clone(), p, style);
     let mut db = Db::open(DIR, opts()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    let mut totals = (0, 0, 0);
-    let mut count = |db: &Db| {
+    let mut totals = (0, 0, 0, 0);
+    let count = |db: &Db, totals: &mut (u64, u64, u64, u64)| {
         let s = db.value_stats();
         totals.0 += s.searches;
         totals.1 += s.plain_scans;
@@ -164,7 +170,7 @@ fn check(
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact().unwrap(),
             Op::Reopen => {
-                count(&db);
+                count(&db, &mut totals);
                 drop(db);
                 db = Db::open(DIR, opts()).unwrap();
             }
@@ -172,13 +178,14 @@ fn check(
         if let Err(e) = db.check_value_index() {
             return Err(TestCaseError::fail(format!("op {i} {op:?}: {e}")));
         }
+        totals.3 = totals.3.max(db.value_stats().hierarchy_height as u64);
     }
     for v in 0..12 {
         prop_assert_eq!(db.find_by_value(&value(v)).unwrap(), expected(&model, &value(v)));
     }
     let s = db.value_stats();
     prop_assert_eq!((s.unfiltered_tables, s.untrusted_value_filters), (0, 0));
-    count(&db);
+    count(&db, &mut totals);
     Ok(totals)
 }
 
@@ -193,35 +200,49 @@ fn run(p: Setup, style: CompactionStyle, seed: u64) {
         failure_persistence: None,
         ..RunnerConfig::default()
     });
-    let totals = std::cell::Cell::new((0u64, 0u64, 0u64));
+    let totals = std::cell::Cell::new((0u64, 0u64, 0u64, 0u64));
     runner
-        .run(&proptest::collection::vec(op(), 50..250), |ops| {
+        .run(&proptest::collection::vec(op(), 100..400), |ops| {
             let (_, env) = mem_env();
             let s = check(env, p, style, &ops)?;
             let t = totals.get();
-            totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2));
+            totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2, t.3.max(s.3)));
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{p:?} {style:?}: {e}"));
-    let (searches, plain, skipped) = totals.get();
-    // The sequences searched, the filters pruned some tables, and the
-    // fallback ran exactly where it should.
+    let (searches, plain, skipped, height) = totals.get();
+    // The sequences searched, the filters pruned some tables, hierarchies
+    // over many tables grew past one level of internal filters (so updates
+    // reached nodes above the bottom ones), and the fallback ran exactly
+    // where it should.
     assert!(searches > 0 && skipped > 0, "{searches} {skipped}");
+    if style == wide() {
+        assert!(height >= 2, "the hierarchy never grew past height {height}");
+    }
     match p {
         Setup::Fallback => assert!(plain > 0, "the fallback never ran"),
         _ => assert_eq!(plain, 0, "{p:?} fell back"),
     }
 }
 
+/// Many runs per level: a store of up to about 20 tables, so hierarchies of
+/// order 2 grow three levels high and path updates reach the upper nodes.
+fn wide() -> CompactionStyle {
+    CompactionStyle::Tiered {
+        runs_per_level: 7,
+        max_levels: 3,
+    }
+}
+
 #[test]
 fn model_hierarchy_path_update() {
     run(Setup::HierarchyPathUpdate, leveled(), 1);
-    run(Setup::HierarchyPathUpdate, tiered(), 2);
+    run(Setup::HierarchyPathUpdate, wide(), 2);
 }
 
 #[test]
 fn model_hierarchy_rebuild() {
-    run(Setup::HierarchyRebuild, leveled(), 3);
+    run(Setup::HierarchyRebuild, wide(), 3);
 }
 
 #[test]
