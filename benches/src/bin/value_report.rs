@@ -380,11 +380,19 @@ fn write(a: &Args) -> Result<String, Error> {
     )?;
     writeln!(md, "| value filters | load s | tables | table MB | leaf filters MB | internal filters MB | flat slices MB |")?;
     writeln!(md, "|---|---:|---:|---:|---:|---:|---:|")?;
+    let hierarchy_only = ValueIndexOptions {
+        method: SearchMethod::Hierarchy,
+        ..value_options(2_000_000, 3, None)
+    };
     for (label, vo) in [
         ("none", None),
         (
-            "m = 2,000,000 bits, d = 3",
+            "m = 2,000,000 bits, d = 3, method flat (default)",
             Some(value_options(2_000_000, 3, None)),
+        ),
+        (
+            "m = 2,000,000 bits, d = 3, method hierarchy (no slices kept)",
+            Some(hierarchy_only),
         ),
     ] {
         let mut secs = Vec::new();
@@ -395,8 +403,13 @@ fn write(a: &Args) -> Result<String, Error> {
             let db = Db::open(dir.path(), options(vo.clone()))?;
             let s = db.stats();
             let v = db.value_stats();
-            let flat = v.leaf_filters.div_ceil(64) as f64 * 64.0 * v.leaf_filter_bytes as f64
-                / v.leaf_filters.max(1) as f64;
+            let kept = vo.as_ref().is_some_and(|o| o.method == SearchMethod::Flat);
+            let flat = if kept {
+                v.leaf_filters.div_ceil(64) as f64 * 64.0 * v.leaf_filter_bytes as f64
+                    / v.leaf_filters.max(1) as f64
+            } else {
+                0.0
+            };
             row = format!(
                 "{} | {:.0} | {:.1} | {:.1} | {:.1}",
                 tables(&db),

@@ -1,7 +1,9 @@
 //! [`ValueIndex`]: the writer's value index. It follows the live table set
 //! (every flush and compaction), loads each new table's value filter once,
 //! keeps the trusted ones as leaves of the hierarchy and columns of the
-//! flat variant, and the others as tables to scan. Readers get an immutable
+//! flat variant (kept only when [`ValueIndexOptions::method`] is
+//! [`SearchMethod::Flat`]: its upkeep is ten times the hierarchy's,
+//! `docs/value-search.md`), and the others as tables to scan. Readers get an immutable
 //! [`ValueSnapshot`], published with the version it matches.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -13,7 +15,7 @@ use amq::StandardBloom;
 use super::filter::{self, Shape};
 use super::flat::Flat;
 use super::hierarchy::{Hierarchy, Slot};
-use super::options::{UpdateStrategy, ValueIndexOptions};
+use super::options::{SearchMethod, UpdateStrategy, ValueIndexOptions};
 use super::stats::{ValueCounters, ValueStats};
 use crate::sstable::{BlockType, Table};
 
@@ -33,7 +35,9 @@ pub(crate) struct ValueSnapshot {
     pub slots: Vec<Option<Leaf>>,
     pub unfiltered: Vec<Arc<Table>>,
     pub hierarchy: Hierarchy,
-    pub flat: Flat,
+    /// The bit-sliced leaves, if kept (`None`: a search for `Flat` probes
+    /// every leaf instead).
+    pub flat: Option<Flat>,
     /// Mean estimated false-positive rate of the leaves (0 without leaves).
     pub mean_fpr: f64,
 }
@@ -70,7 +74,10 @@ impl ValueSnapshot {
             .iter()
             .map(|l| l.as_ref().map(|l| &*l.filter))
             .collect();
-        self.flat.check(&leaves)
+        match &self.flat {
+            Some(flat) => flat.check(&leaves),
+            None => Ok(()),
+        }
     }
 }
 
@@ -92,7 +99,7 @@ impl ValueIndex {
                 slots: Vec::new(),
                 unfiltered: Vec::new(),
                 hierarchy: Hierarchy::new(opts.order),
-                flat: Flat::new(shape.bits),
+                flat: (opts.method == SearchMethod::Flat).then(|| Flat::new(shape.bits)),
                 mean_fpr: 0.0,
             },
             by_table: HashMap::new(),
@@ -141,7 +148,9 @@ impl ValueIndex {
             }
             let slot = self.by_table.remove(&n).expect("known table");
             let leaf = self.snap.slots[slot as usize].take().expect("live slot");
-            self.snap.flat.clear(slot, &leaf.filter);
+            if let Some(flat) = &mut self.snap.flat {
+                flat.clear(slot, &leaf.filter);
+            }
             self.free.insert(slot);
             removed_slots.push(slot);
         }
@@ -154,7 +163,9 @@ impl ValueIndex {
                     if self.snap.slots.len() <= slot as usize {
                         self.snap.slots.resize(slot as usize + 1, None);
                     }
-                    self.snap.flat.set(slot, &filter);
+                    if let Some(flat) = &mut self.snap.flat {
+                        flat.set(slot, &filter);
+                    }
                     self.snap.slots[slot as usize] = Some(Leaf {
                         table: t.clone(),
                         fpr: filter.estimated_fpr(),

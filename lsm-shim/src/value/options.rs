@@ -151,7 +151,9 @@ pub enum SearchMethod {
     /// the leaves that say "maybe".
     Hierarchy,
     /// Probe the bit-sliced leaf filters, 64 tables per word (Bloofi's flat
-    /// variant); scan the tables whose bit survives.
+    /// variant); scan the tables whose bit survives. The slices are kept
+    /// only when [`ValueIndexOptions::method`] is `Flat` (they cost ten
+    /// times the hierarchy's upkeep); otherwise this is [`Leaves`](Self::Leaves).
     #[default]
     Flat,
 }
@@ -196,7 +198,8 @@ pub struct ValueIndexOptions {
     /// The hierarchy's order `d`: every internal node but the root has `d`
     /// to `2d` children, the root 2 to `2d` (≥ 2).
     pub order: usize,
-    /// What [`Db::find_by_value`](crate::Db::find_by_value) uses.
+    /// What [`Db::find_by_value`](crate::Db::find_by_value) uses. The
+    /// bit-sliced filters are kept only for `Flat`; the hierarchy always.
     pub method: SearchMethod,
     /// `find_by_value` scans every table instead when the leaf filters'
     /// mean estimated false-positive rate (`fill^k`) is above this: filters

@@ -46,7 +46,8 @@ impl Query<'_> {
 
 /// The method a search runs: `requested` if given (the benchmark's forced
 /// methods), else the configured one, unless its filters are too full to
-/// prune, when it is a plain scan (the second value `true`).
+/// prune, when it is a plain scan (the second value `true`). `Flat` is
+/// `Leaves` where the slices are not kept (another method configured).
 pub(crate) fn choose(
     opts: Option<&ValueIndexOptions>,
     snap: Option<&ValueSnapshot>,
@@ -58,10 +59,14 @@ pub(crate) fn choose(
             requested.is_none_or(|m| m != SearchMethod::Scan),
         );
     };
-    match requested {
+    let (m, plain) = match requested {
         Some(m) => (m, false),
         None if snap.mean_fpr > opts.fallback_fpr => (SearchMethod::Scan, true),
         None => (opts.method, false),
+    };
+    match m {
+        SearchMethod::Flat if snap.flat.is_none() => (SearchMethod::Leaves, plain),
+        m => (m, plain),
     }
 }
 
@@ -99,8 +104,11 @@ pub(crate) fn in_tables(
         None => &buf[..0],
     };
     let mut maybe: Vec<Slot> = Vec::new();
-    match method {
-        SearchMethod::Leaves => {
+    match (method, &snap.flat) {
+        (SearchMethod::Flat, Some(flat)) => {
+            stats.flat_groups_probed += flat.search(positions, &mut maybe);
+        }
+        (SearchMethod::Leaves | SearchMethod::Flat, _) => {
             for (s, leaf) in snap.leaves() {
                 stats.leaf_probes += 1;
                 if has_all(&leaf.filter, positions) {
@@ -108,16 +116,13 @@ pub(crate) fn in_tables(
                 }
             }
         }
-        SearchMethod::Hierarchy => {
+        (SearchMethod::Hierarchy, _) => {
             let mut probes = Probes::default();
             snap.hierarchy.search(positions, &mut maybe, &mut probes);
             stats.internal_probes += probes.internal;
             stats.leaf_probes += probes.leaves;
         }
-        SearchMethod::Flat => {
-            stats.flat_groups_probed += snap.flat.search(positions, &mut maybe);
-        }
-        SearchMethod::Scan => unreachable!("handled above"),
+        (SearchMethod::Scan, _) => unreachable!("handled above"),
     }
     stats.index_nanos += start.elapsed().as_nanos() as u64;
     for s in maybe {
