@@ -29,6 +29,7 @@ pub mod keys;
 pub mod lsm;
 pub mod report;
 pub mod svg;
+pub mod value;
 
 /// A filter under measurement, seen through the operations every filter has.
 pub trait Subject: Sized + 'static {

@@ -201,6 +201,35 @@ impl<'a> Block<'a> {
         Ok(None)
     }
 
+    /// Calls `f(key, value)` for every entry in order (`None` = tombstone),
+    /// decoding each key into one reused buffer: no allocation per entry,
+    /// unlike [`entries`](Self::entries). Key order is not checked.
+    pub(crate) fn visit(&self, f: &mut impl FnMut(&[u8], Option<&'a [u8]>)) -> Result<(), BlockError> {
+        let entries: &'a [u8] = self.entries;
+        let mut key: Vec<u8> = Vec::new();
+        let mut c = Cursor::new(entries);
+        while !c.is_empty() {
+            let shared = c.len().ok_or("entry header")?;
+            let unshared = c.len().ok_or("entry header")?;
+            let tag = c.varint().ok_or("entry header")?;
+            if shared > key.len() {
+                return Err("entry shares more bytes than the previous key has");
+            }
+            let suffix = c.take(unshared).ok_or("entry key past the block end")?;
+            let value = match tag {
+                0 => None,
+                t => {
+                    let len = usize::try_from(t - 1).map_err(|_| "entry value length")?;
+                    Some(c.take(len).ok_or("entry value past the block end")?)
+                }
+            };
+            key.truncate(shared);
+            key.extend_from_slice(suffix);
+            f(&key, value);
+        }
+        Ok(())
+    }
+
     /// Every entry, in order; checks that keys strictly increase.
     pub(crate) fn entries(&self) -> Result<Vec<RawEntry<'a>>, BlockError> {
         let mut out: Vec<RawEntry<'a>> = Vec::new();
@@ -251,6 +280,10 @@ mod tests {
             prop_assert_eq!(block.get(&probe).unwrap().is_some(), map.contains_key(&probe));
             let all = block.entries().unwrap();
             prop_assert_eq!(all.len(), map.len());
+            let mut visited = Vec::new();
+            block.visit(&mut |k, v| visited.push((k.to_vec(), v.map(<[u8]>::to_vec)))).unwrap();
+            let expected: Vec<_> = map.clone().into_iter().collect();
+            prop_assert_eq!(visited, expected);
         }
 
         #[test]
@@ -258,6 +291,7 @@ mod tests {
             if let Ok(block) = Block::new(&data) {
                 let _ = block.get(&probe);
                 let _ = block.entries();
+                let _ = block.visit(&mut |_, _| {});
             }
         }
     }

@@ -185,6 +185,8 @@ pub(crate) struct Merger<'a> {
     pub block_bytes: usize,
     pub table_bytes: u64,
     pub filter: LevelFilter,
+    /// The value filters' options, if tables carry value filters.
+    pub values: Option<&'a crate::value::ValueIndexOptions>,
 }
 
 impl Merger<'_> {
@@ -206,13 +208,10 @@ impl Merger<'_> {
                 None => {
                     let number = next_number();
                     let path = self.dir.join(filenames::table(number));
-                    writer.insert(TableWriter::create(
-                        self.env,
-                        path,
-                        number,
-                        self.block_bytes,
-                        self.filter,
-                    )?)
+                    writer.insert(
+                        TableWriter::create(self.env, path, number, self.block_bytes, self.filter)?
+                            .with_value_filter(self.values),
+                    )
                 }
             };
             w.add(&key, &entry)?;

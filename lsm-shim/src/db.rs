@@ -41,8 +41,12 @@ use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats, TableStats};
+use crate::value::index::{ValueIndex, ValueSnapshot};
+use crate::value::stats::ValueCounters;
 use crate::version::{Candidate, ProbeKey, Version};
 use crate::wal::{self, WalWriter};
+
+mod value_search;
 
 /// A manifest larger than this is rewritten as one snapshot at the next edit.
 const MANIFEST_ROTATE_BYTES: u64 = 1 << 20;
@@ -51,6 +55,8 @@ const MANIFEST_ROTATE_BYTES: u64 = 1 << 20;
 struct ReadState {
     mem: MemTable,
     version: Arc<Version>,
+    /// The value index over `version`'s tables (with a value index).
+    values: Option<Arc<ValueSnapshot>>,
 }
 
 /// What only the (serialized) writer touches.
@@ -61,6 +67,7 @@ struct Writer {
     tables: BTreeMap<u64, Arc<Table>>,
     pointers: Vec<Vec<u8>>,
     stopped: bool,
+    values: Option<ValueIndex>,
 }
 
 impl Writer {
@@ -105,6 +112,7 @@ pub struct Db {
     read: RwLock<ReadState>,
     writer: Mutex<Writer>,
     stats: Counters,
+    value_counters: ValueCounters,
     _lock: Box<dyn Send + Sync>,
 }
 
@@ -250,23 +258,30 @@ impl Db {
             }
         }
 
-        let w = Writer {
+        let value_counters = ValueCounters::default();
+        let mut w = Writer {
             wal,
             manifest,
             state,
             tables,
             pointers: Vec::new(),
             stopped: false,
+            values: opts.value_index.as_ref().map(ValueIndex::new),
         };
         let version = Arc::new(w.version(opts.compaction.max_levels()));
+        let values = w.values.as_mut().map(|v| {
+            v.sync(&w.tables, &value_counters);
+            v.snapshot()
+        });
         // The recovered memtable, if any, is in a table now.
         let mem = MemTable::default();
         Ok(Db {
             dir,
             env,
-            read: RwLock::new(ReadState { mem, version }),
+            read: RwLock::new(ReadState { mem, version, values }),
             writer: Mutex::new(w),
             stats,
+            value_counters,
             opts,
             _lock: lock,
         })
@@ -634,10 +649,18 @@ impl Db {
 
     /// Publishes the writer's state to readers, clearing the memtable if it
     /// was just flushed.
-    fn install(&self, w: &Writer, clear_memtable: bool) {
+    fn install(&self, w: &mut Writer, clear_memtable: bool) {
         let version = Arc::new(w.version(self.opts.compaction.max_levels()));
+        let values = match &mut w.values {
+            Some(v) => {
+                v.sync(&w.tables, &self.value_counters);
+                Some(v.snapshot())
+            }
+            None => None,
+        };
         let mut r = self.read_state_mut();
         r.version = version;
+        r.values = values;
         if clear_memtable {
             r.mem = MemTable::default();
         }
@@ -691,6 +714,7 @@ impl Db {
                 &shapes_after(&version, &c),
                 &built_filters(&version, &inputs),
             ),
+            values: self.opts.value_index.as_ref(),
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(
@@ -929,7 +953,8 @@ fn write_memtable(
     let filter =
         opts.filter_policy
             .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
-    let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?;
+    let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?
+        .with_value_filter(opts.value_index.as_ref());
     let written = (|| {
         for (k, e) in mem.iter() {
             t.add(k, e)?;

@@ -24,6 +24,11 @@
 //!   with [`Options::strict_filters`].
 //! - **Stats** ([`Db::stats`]): filter probes, negatives, false positives,
 //!   data blocks read, filter bytes per level.
+//! - **Value search** ([`Db::find_by_value`], with
+//!   [`Options::value_index`]): a Bloom filter of each table's values,
+//!   combined into a Bloom filter hierarchy or bit-sliced, so a search by a
+//!   non-key value reads only the tables that may hold it
+//!   (`docs/value-search.md`).
 //!
 //! ```
 //! # fn main() -> Result<(), amq_lsm::Error> {
@@ -74,6 +79,7 @@ mod options;
 mod policy;
 mod sstable;
 mod stats;
+mod value;
 mod version;
 mod wal;
 
@@ -84,6 +90,10 @@ pub use log::Recovery;
 pub use options::{CompactionStyle, Options, SyncMode};
 pub use policy::{FilterPolicy, LevelFilter};
 pub use stats::{LevelStats, Stats, TableStats};
+pub use value::{
+    SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, ValueSearch,
+    ValueStats, WholeValue,
+};
 
 /// The README's examples (amq's and amq-lsm's), compiled and run as doc tests
 /// here, where both crates are in scope.

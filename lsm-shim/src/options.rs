@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::log::Recovery;
 use crate::manifest::MAX_LEVELS;
 use crate::policy::FilterPolicy;
+use crate::value::ValueIndexOptions;
 
 /// When the write-ahead log is synced to stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,6 +122,10 @@ pub struct Options {
     /// Run compactions after flushes when thresholds are passed (off: only
     /// explicit [`Db::compact`](crate::Db::compact) calls compact).
     pub auto_compact: bool,
+    /// Value filters in every table and the index over them, for
+    /// [`Db::find_by_value`](crate::Db::find_by_value) (`None`: no value
+    /// filters; value searches scan every table).
+    pub value_index: Option<ValueIndexOptions>,
 }
 
 impl Default for Options {
@@ -136,6 +141,7 @@ impl Default for Options {
             strict_filters: false,
             wal_recovery: Recovery::default(),
             auto_compact: true,
+            value_index: None,
         }
     }
 }
@@ -152,6 +158,7 @@ impl fmt::Debug for Options {
             .field("strict_filters", &self.strict_filters)
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_compact", &self.auto_compact)
+            .field("value_index", &self.value_index)
             .finish_non_exhaustive()
     }
 }
@@ -159,6 +166,9 @@ impl fmt::Debug for Options {
 impl Options {
     pub(crate) fn validate(&self) -> Result<()> {
         self.filter_policy.validate()?;
+        if let Some(v) = &self.value_index {
+            v.validate()?;
+        }
         if self.block_bytes < 64 || self.block_bytes > 64 << 20 {
             return Err(Error::InvalidOptions("block_bytes must be in 64..=64 MiB"));
         }

@@ -12,7 +12,7 @@ pub(crate) mod standard;
 pub use blocked::AtomicBlockedBloom;
 pub use blocked::{BlockedBloom, BlockedBloomView, BlockedProbe};
 pub use counting::CountingBloom;
-pub use standard::{StandardBloom, StandardBloomView};
+pub use standard::{ProbePositions, StandardBloom, StandardBloomView};
 
 use crate::error::invalid;
 use crate::math;

@@ -19,8 +19,10 @@ use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
+mod shape;
 mod view;
 
+pub use shape::ProbePositions;
 pub use view::StandardBloomView;
 
 /// `(words, probes)` of a filter for `expected_keys` at `bits_per_key`: what

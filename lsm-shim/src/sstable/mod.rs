@@ -10,6 +10,10 @@
 //! handle  = offset: u64 LE  length: u32 LE                (contents only)
 //! ```
 //!
+//! A table written with a value index also has a value filter block between
+//! its data blocks and its filter block; its handle is in the metadata block
+//! (`props`), so tables without one keep the same footer.
+//!
 //! The type byte makes a handle that points at the wrong block an error
 //! rather than a misread. A filter handle of length 0 means "no filter".
 
@@ -38,6 +42,8 @@ pub(crate) enum BlockType {
     Filter = 2,
     Meta = 3,
     Index = 4,
+    /// The value filter block (`crate::value::filter`).
+    ValueFilter = 5,
 }
 
 /// Where a block's contents are in the file.

@@ -6,7 +6,15 @@
 //! key_hash_scheme: u8          amq::HashScheme id of the keys' hashes
 //! filter_kind: u8              amq::FilterKind id, 0 = no filter
 //! sizing: u8  sizing_value: f64 LE   0 = none, 1 = bits per key, 2 = FPR
+//! extension*                   each: tag: u8  length: varint  body
+//!   tag 1, value filter:       offset: u64  length: u32  terms: varint
 //! ```
+//!
+//! Extensions are optional and written only when used, so a table without
+//! a value filter has the bytes of a table written before extensions
+//! existed. An extension with a tag this build does not know is skipped
+//! (its length says how far); a known one whose body does not decode is
+//! corruption.
 //!
 //! The filter kind is kept as its raw id so that a table written by a newer
 //! version, with a kind this build does not know, still opens (its filter is
@@ -14,7 +22,18 @@
 
 use amq::{FilterSizing, HashScheme};
 
-use crate::coding::{put_bytes, put_varint, Cursor};
+use super::Handle;
+use crate::coding::{put_bytes, put_u32, put_u64, put_varint, Cursor};
+
+/// The extension tag of the value filter's handle.
+const EXT_VALUE_FILTER: u8 = 1;
+
+/// Where a table's value filter block is, and how many terms it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ValueFilterHandle {
+    pub handle: Handle,
+    pub terms: u64,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Properties {
@@ -27,6 +46,8 @@ pub(crate) struct Properties {
     /// Raw `FilterKind` id; 0 for no filter.
     pub filter_kind: u8,
     pub sizing: Option<FilterSizing>,
+    /// The value filter block, for tables written with a value index.
+    pub value_filter: Option<ValueFilterHandle>,
 }
 
 impl Properties {
@@ -46,6 +67,14 @@ impl Properties {
         };
         out.push(tag);
         out.extend_from_slice(&v.to_le_bytes());
+        if let Some(vf) = self.value_filter {
+            let mut body = Vec::with_capacity(22);
+            put_u64(&mut body, vf.handle.offset);
+            put_u32(&mut body, vf.handle.len);
+            put_varint(&mut body, vf.terms);
+            out.push(EXT_VALUE_FILTER);
+            put_bytes(&mut out, &body);
+        }
         out
     }
 
@@ -67,8 +96,24 @@ impl Properties {
             2 => Some(FilterSizing::Fpr(v)),
             _ => return Err("metadata block sizing tag"),
         };
-        if !c.is_empty() {
-            return Err("metadata block trailing bytes");
+        let mut value_filter = None;
+        while !c.is_empty() {
+            let ext = c.u8().ok_or(bad)?;
+            let body = c.bytes().ok_or("metadata block extension length")?;
+            if ext != EXT_VALUE_FILTER {
+                continue;
+            }
+            let mut b = Cursor::new(body);
+            let vf = match (b.u64(), b.u32(), b.varint(), b.is_empty()) {
+                (Some(offset), Some(len), Some(terms), true) => ValueFilterHandle {
+                    handle: Handle { offset, len },
+                    terms,
+                },
+                _ => return Err("metadata block value filter extension"),
+            };
+            if value_filter.replace(vf).is_some() {
+                return Err("metadata block value filter extension twice");
+            }
         }
         if tombstones > entries || smallest > largest || (entries > 0 && data_blocks == 0) {
             return Err("metadata block counts or key range");
@@ -82,6 +127,7 @@ impl Properties {
             key_hash_scheme,
             filter_kind,
             sizing,
+            value_filter,
         })
     }
 
@@ -106,11 +152,31 @@ mod tests {
             key_hash_scheme: HashScheme::Xxh3Seeded.id(),
             filter_kind: 2,
             sizing: Some(FilterSizing::Fpr(0.01)),
+            value_filter: None,
         };
         let bytes = p.encode();
-        assert_eq!(Properties::decode(&bytes), Ok(p));
+        assert_eq!(Properties::decode(&bytes), Ok(p.clone()));
         for cut in 0..bytes.len() {
             assert!(Properties::decode(&bytes[..cut]).is_err());
         }
+        let with_value = Properties {
+            value_filter: Some(ValueFilterHandle {
+                handle: Handle { offset: 7, len: 300 },
+                terms: 1000,
+            }),
+            ..p
+        };
+        let bytes = with_value.encode();
+        assert_eq!(Properties::decode(&bytes), Ok(with_value.clone()));
+        // The extension is 16 bytes (tag, length, 8 + 4 + 2); every cut
+        // inside it is an error, none a panic. (A cut just before it is a
+        // valid block without one: the block's checksum catches that.)
+        for cut in bytes.len() - 15..bytes.len() {
+            assert!(Properties::decode(&bytes[..cut]).is_err(), "cut {cut}");
+        }
+        // An unknown extension is skipped.
+        let mut newer = bytes.clone();
+        newer.extend_from_slice(&[9, 2, 0xab, 0xcd]);
+        assert_eq!(Properties::decode(&newer), Ok(with_value));
     }
 }

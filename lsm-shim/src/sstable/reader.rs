@@ -101,6 +101,12 @@ impl Table {
         }
         let meta = table.read_block(footer.meta, BlockType::Meta)?;
         table.props = Properties::decode(&meta).map_err(|what| Error::corruption(&table.name, what))?;
+        // A value filter block sits between the data and the filter block.
+        let data_end = match table.props.value_filter {
+            Some(v) if v.handle.end() == data_end => v.handle.offset,
+            Some(_) => return Err(Error::corruption(&table.name, "value filter handle")),
+            None => data_end,
+        };
         let index = table.read_block(footer.index, BlockType::Index)?;
         table.index = decode_index(&index, data_end).map_err(|what| Error::corruption(&table.name, what))?;
         if table.index.len() as u64 != table.props.data_blocks
@@ -195,6 +201,7 @@ impl Table {
                     BlockType::Filter => "filter block checksum or type",
                     BlockType::Meta => "metadata block checksum or type",
                     BlockType::Index => "index block checksum or type",
+                    BlockType::ValueFilter => "value filter block checksum or type",
                 },
             ));
         }
@@ -236,6 +243,26 @@ impl Table {
             FilterState::Trusted(f) => Some(f),
             _ => None,
         }
+    }
+
+    /// Where the value filter block is and how many terms it holds, if the
+    /// table has one.
+    pub(crate) fn value_filter(&self) -> Option<(Handle, u64)> {
+        self.props.value_filter.map(|v| (v.handle, v.terms))
+    }
+
+    /// Calls `f(key, value)` for every entry (`None` for a tombstone), in
+    /// key order, reading and checking each data block once: the table scan
+    /// of a value search.
+    pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&[u8], Option<&[u8]>)) -> Result<()> {
+        for &(_, handle) in &self.index {
+            let data = self.read_block(handle, BlockType::Data)?;
+            let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
+            block
+                .visit(&mut f)
+                .map_err(|what| Error::corruption(&self.name, what))?;
+        }
+        Ok(())
     }
 
     pub(crate) fn filter_kind(&self) -> Option<FilterKind> {
@@ -392,6 +419,7 @@ fn empty_props() -> Properties {
         key_hash_scheme: 0,
         filter_kind: 0,
         sizing: None,
+        value_filter: None,
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use amq::{hash_key, HashScheme};
 
-use super::props::Properties;
+use super::props::{Properties, ValueFilterHandle};
 use super::{trailer, BlockType, Footer, Handle};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
@@ -18,6 +18,8 @@ use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::memtable::Entry;
 use crate::policy::LevelFilter;
+use crate::value::filter::ValueFilterBuilder;
+use crate::value::ValueIndexOptions;
 
 /// What a finished table holds, for the manifest.
 #[derive(Debug, Clone)]
@@ -44,6 +46,8 @@ pub(crate) struct TableWriter {
     tombstones: u64,
     data_blocks: u64,
     filter: LevelFilter,
+    /// The value filter, built as entries are added (with a value index).
+    values: Option<ValueFilterBuilder>,
 }
 
 impl TableWriter {
@@ -69,7 +73,15 @@ impl TableWriter {
             tombstones: 0,
             data_blocks: 0,
             filter,
+            values: None,
         })
+    }
+
+    /// Makes the table carry a value filter of the values added, built per
+    /// `opts` (nothing for `None`).
+    pub(crate) fn with_value_filter(mut self, opts: Option<&ValueIndexOptions>) -> Self {
+        self.values = opts.map(ValueFilterBuilder::new);
+        self
     }
 
     /// Adds an entry; keys must strictly increase.
@@ -78,7 +90,12 @@ impl TableWriter {
             self.smallest = Some(key.to_vec());
         }
         let value = match entry {
-            Entry::Value(v) => Some(v.as_slice()),
+            Entry::Value(v) => {
+                if let Some(b) = &mut self.values {
+                    b.add(v);
+                }
+                Some(v.as_slice())
+            }
             Entry::Tombstone => {
                 self.tombstones += 1;
                 None
@@ -136,6 +153,14 @@ impl TableWriter {
     /// the file. The caller syncs the directory before the table is used.
     pub(crate) fn finish(mut self) -> Result<TableSummary> {
         self.finish_data_block()?;
+        let value_filter = match self.values.take() {
+            Some(b) => {
+                let (contents, terms) = b.finish();
+                let handle = self.write_block(&contents, BlockType::ValueFilter)?;
+                Some(ValueFilterHandle { handle, terms })
+            }
+            None => None,
+        };
         let start = Instant::now();
         let filter_bytes = self.filter.build(&self.hashes)?;
         let filter_build_nanos = start.elapsed().as_nanos() as u64;
@@ -157,6 +182,7 @@ impl TableWriter {
                 LevelFilter::None => None,
                 LevelFilter::Filter { sizing, .. } => Some(sizing),
             },
+            value_filter,
         };
         let meta = self.write_block(&props.encode(), BlockType::Meta)?;
         let index_contents = self.index.finish();
