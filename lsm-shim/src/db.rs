@@ -30,6 +30,7 @@ use std::time::Instant;
 use amq::{hash_key, Filter, PreparedHash};
 
 use crate::batch::WriteBatch;
+use crate::cache::BlockCache;
 use crate::compaction::{self, Compaction, Merger};
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -113,6 +114,9 @@ pub struct Db {
     writer: Mutex<Writer>,
     stats: Counters,
     value_counters: ValueCounters,
+    /// Data blocks of point reads (`Options::block_cache_bytes`), shared by
+    /// every table.
+    cache: Option<Arc<BlockCache>>,
     _lock: Box<dyn Send + Sync>,
 }
 
@@ -193,9 +197,10 @@ impl Db {
         state.next_file = state.next_file.max(max_seen + 1).max(1);
 
         let stats = Counters::default();
+        let cache = (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes)));
         let mut tables = BTreeMap::new();
         for rec in state.tables.values() {
-            let t = open_table(&*env, &dir, rec.number, &opts, &stats)?;
+            let t = open_table(&*env, &dir, rec.number, &opts, &stats, &cache)?;
             tables.insert(rec.number, t);
         }
 
@@ -233,7 +238,10 @@ impl Db {
             let number = state.new_file_number();
             let summary = write_memtable(&*env, &dir, &opts, number, &mem, &version, &stats)?;
             let rec = record(&summary, 0, state.new_file_number());
-            tables.insert(rec.number, open_table(&*env, &dir, rec.number, &opts, &stats)?);
+            tables.insert(
+                rec.number,
+                open_table(&*env, &dir, rec.number, &opts, &stats, &cache)?,
+            );
             state.tables.insert(rec.number, rec);
             inc(&stats.flushes);
             add(&stats.bytes_flushed, summary.file_bytes);
@@ -282,6 +290,7 @@ impl Db {
             writer: Mutex::new(w),
             stats,
             value_counters,
+            cache,
             opts,
             _lock: lock,
         })
@@ -547,6 +556,9 @@ impl Db {
             (r.mem.len(), r.version.clone())
         };
         s.memtable_entries = entries;
+        if let Some(c) = &self.cache {
+            (s.block_cache_hits, s.block_cache_misses, s.block_cache_bytes) = c.counters();
+        }
         s.levels = version
             .levels
             .iter()
@@ -619,7 +631,14 @@ impl Db {
         self.env
             .sync_dir(&self.dir)
             .map_err(Error::io("sync directory", &self.dir))?;
-        let table = open_table(&*self.env, &self.dir, rec.number, &self.opts, &self.stats)?;
+        let table = open_table(
+            &*self.env,
+            &self.dir,
+            rec.number,
+            &self.opts,
+            &self.stats,
+            &self.cache,
+        )?;
         let edit = Edit {
             next_file: Some(w.state.next_file),
             log_number: Some(new_wal_number),
@@ -744,6 +763,7 @@ impl Db {
                 o.number,
                 &self.opts,
                 &self.stats,
+                &self.cache,
             )?);
             add(&self.stats.filter_build_nanos, o.filter_build_nanos);
             add(&self.stats.bytes_compacted, o.file_bytes);
@@ -979,12 +999,14 @@ fn open_table(
     number: u64,
     opts: &Options,
     stats: &Counters,
+    cache: &Option<Arc<BlockCache>>,
 ) -> Result<Arc<Table>> {
     let t = Table::open(
         env,
         &dir.join(filenames::table(number)),
         number,
         opts.strict_filters,
+        cache.clone(),
     )?;
     if t.filter_untrusted().is_some() {
         inc(&stats.untrusted_filters);

@@ -64,6 +64,7 @@
 
 mod batch;
 mod block;
+mod cache;
 mod coding;
 mod compaction;
 mod db;

@@ -126,6 +126,10 @@ pub struct Options {
     /// [`Db::find_by_value`](crate::Db::find_by_value) (`None`: no value
     /// filters; value searches scan every table).
     pub value_index: Option<ValueIndexOptions>,
+    /// Bytes of data blocks kept in memory after point reads (least
+    /// recently used evicted first; `crate::cache`). 0, the default: no
+    /// cache, every data block a point read needs is read from its file.
+    pub block_cache_bytes: usize,
 }
 
 impl Default for Options {
@@ -142,6 +146,7 @@ impl Default for Options {
             wal_recovery: Recovery::default(),
             auto_compact: true,
             value_index: None,
+            block_cache_bytes: 0,
         }
     }
 }
@@ -158,6 +163,7 @@ impl fmt::Debug for Options {
             .field("strict_filters", &self.strict_filters)
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_compact", &self.auto_compact)
+            .field("block_cache_bytes", &self.block_cache_bytes)
             .field("value_index", &self.value_index)
             .finish_non_exhaustive()
     }

@@ -219,6 +219,14 @@ pub struct Stats {
     pub filter_build_nanos: u64,
     /// Entries in the memtable.
     pub memtable_entries: usize,
+    /// Point reads' data blocks served by the block cache
+    /// (`Options::block_cache_bytes`; 0 without one).
+    pub block_cache_hits: u64,
+    /// Point reads' data blocks the block cache did not hold (read from
+    /// their files, then cached).
+    pub block_cache_misses: u64,
+    /// Bytes of data blocks in the block cache.
+    pub block_cache_bytes: u64,
     /// The tree, level by level from level 0.
     pub levels: Vec<LevelStats>,
 }
@@ -268,6 +276,9 @@ impl Counters {
             compaction_nanos: g(&self.compaction_nanos),
             filter_build_nanos: g(&self.filter_build_nanos),
             memtable_entries: 0,
+            block_cache_hits: 0,
+            block_cache_misses: 0,
+            block_cache_bytes: 0,
             levels: Vec::new(),
         }
     }

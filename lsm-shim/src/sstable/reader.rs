@@ -24,6 +24,7 @@ use amq::{AnyFilter, Filter, FilterKind, HashScheme};
 use super::props::Properties;
 use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, TRAILER_LEN};
 use crate::block::Block;
+use crate::cache::BlockCache;
 use crate::coding::Cursor;
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
@@ -51,6 +52,8 @@ pub(crate) struct Table {
     /// Last key of each data block, and where the block is.
     index: Vec<(Vec<u8>, Handle)>,
     filter: FilterState,
+    /// Where point reads keep the data blocks they read, if anywhere.
+    cache: Option<Arc<BlockCache>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -62,7 +65,13 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
-    pub(crate) fn open(env: &dyn Env, path: &Path, number: u64, strict_filters: bool) -> Result<Table> {
+    pub(crate) fn open(
+        env: &dyn Env,
+        path: &Path,
+        number: u64,
+        strict_filters: bool,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Table> {
         let name = file_name(path);
         let file = env.open_read(path).map_err(Error::io("open table", path))?;
         let len = file.len();
@@ -85,6 +94,7 @@ impl Table {
             file,
             props: empty_props(),
             index: Vec::new(),
+            cache,
             filter: FilterState::Absent,
         };
         // The blocks after the data must lie in order before the footer.
@@ -208,6 +218,21 @@ impl Table {
         Ok(buf)
     }
 
+    /// A data block for a point read: from the block cache when it holds
+    /// it, else read, verified and cached. (`data_blocks_read` counts both:
+    /// it is what the filters did not save.)
+    fn read_data_block(&self, handle: Handle) -> Result<Arc<[u8]>> {
+        let Some(cache) = &self.cache else {
+            return Ok(self.read_block(handle, BlockType::Data)?.into());
+        };
+        if let Some(block) = cache.get(self.number, handle.offset) {
+            return Ok(block);
+        }
+        let block: Arc<[u8]> = self.read_block(handle, BlockType::Data)?.into();
+        cache.insert(self.number, handle.offset, Arc::clone(&block));
+        Ok(block)
+    }
+
     pub(crate) fn number(&self) -> u64 {
         self.number
     }
@@ -318,7 +343,7 @@ impl Table {
             return Ok(None);
         };
         counts.data_blocks_read += 1;
-        let data = self.read_block(handle, BlockType::Data)?;
+        let data = self.read_data_block(handle)?;
         let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
         let e = block
             .get(key)
@@ -362,7 +387,7 @@ impl Table {
                 None => Vec::new(),
                 Some(&(_, handle)) => {
                     counts.data_blocks_read += 1;
-                    let data = self.read_block(handle, BlockType::Data)?;
+                    let data = self.read_data_block(handle)?;
                     let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
                     let mut hits = Vec::new();
                     for &(_, i) in group {
