@@ -26,6 +26,7 @@ fn time(n: usize, f: impl FnOnce()) -> f64 {
 }
 
 fn main() {
+    amq_bench::ordinary_pages();
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(21);

@@ -123,6 +123,7 @@ fn ours<F: Filter>(name: &str, f: &F, raw: &[u64], hashes: &[u64], bytes: &[[u8;
 }
 
 fn main() {
+    amq_bench::ordinary_pages();
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
