@@ -30,6 +30,13 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 /// Tables smaller than this (4 MiB) are left alone: they span at most one
 /// whole 2 MiB page once aligned, and a small filter usually sits in cache.
+///
+/// ```
+/// // A blocked Bloom filter of 10 bits/key reaches it at about 3.4M keys.
+/// assert_eq!(amq::huge_pages::MIN_BYTES, 4 << 20);
+/// let f = amq::BlockedBloom::with_bits_per_key(3_400_000, 10.0).unwrap();
+/// assert!(amq::Filter::size_in_bytes(&f) >= amq::huge_pages::MIN_BYTES);
+/// ```
 pub const MIN_BYTES: usize = 4 << 20;
 
 /// Size and alignment of an x86-64 / aarch64 (4 KiB granule) huge page.
@@ -38,12 +45,26 @@ const HUGE_PAGE: usize = 2 << 20;
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
 /// Whether tables allocated from now on ask for huge pages (on by default
-/// with the feature).
+/// with the feature). Tables already allocated keep what they have.
+///
+/// ```
+/// amq::huge_pages::set_enabled(false); // ordinary pages from here on
+/// let f = amq::BlockedBloom::with_bits_per_key(1 << 20, 40.0).unwrap();
+/// amq::huge_pages::set_enabled(true);
+/// assert_eq!(f.num_blocks(), 81_920);
+/// ```
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
 
 /// Whether tables allocated now ask for huge pages.
+///
+/// ```
+/// let before = amq::huge_pages::enabled();
+/// amq::huge_pages::set_enabled(!before);
+/// assert_eq!(amq::huge_pages::enabled(), !before);
+/// amq::huge_pages::set_enabled(before);
+/// ```
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
