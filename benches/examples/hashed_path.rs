@@ -32,11 +32,14 @@ fn time(n: usize, f: impl FnOnce() -> usize) -> f64 {
 /// The passes of one filter: prehashed, hashed, and (for ours) the two
 /// batch forms. `Option` for the forms a peer lacks.
 struct Forms<'a> {
-    prehashed: &'a dyn Fn(&[u64]) -> usize,
-    hashed: &'a dyn Fn(&[u64]) -> usize,
-    many: Option<&'a dyn Fn(&[u64]) -> usize>,
-    many_keys: Option<&'a dyn Fn(&[[u8; 8]]) -> usize>,
+    prehashed: &'a Pass<'a, u64>,
+    hashed: &'a Pass<'a, u64>,
+    many: Option<&'a Pass<'a, u64>>,
+    many_keys: Option<&'a Pass<'a, [u8; 8]>>,
 }
+
+/// One timed pass over a slice of queries; returns the keys found.
+type Pass<'a, T> = dyn Fn(&[T]) -> usize + 'a;
 
 fn measure(name: &str, forms: Forms<'_>, raw: &[u64], hashes: &[u64], bytes: &[[u8; 8]], rounds: usize) {
     let n = raw.len();
