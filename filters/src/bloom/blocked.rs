@@ -480,7 +480,7 @@ impl BlockedBloom {
 
     /// Adds every key of `hashes` ([`hash_key`](crate::hash_key) values):
     /// the same bits as [`insert_hash`](Self::insert_hash) on each, but
-    /// [`BATCH`] keys at a time, computing and prefetching their blocks
+    /// 32 keys at a time, computing and prefetching their blocks
     /// before setting any bit, so the cache misses of a batch overlap (what
     /// [`contains_many`](Filter::contains_many) does for queries). Use it to
     /// build a filter from a batch of hashes.
