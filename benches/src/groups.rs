@@ -70,6 +70,7 @@ impl DeletableOp {
 /// `cargo bench -p amq-bench` at 1M stays near ten minutes on two cores.
 /// Command-line flags (`--measurement-time`, `--sample-size`, ...) override.
 pub fn config() -> Criterion {
+    crate::ordinary_pages();
     Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))

@@ -31,6 +31,16 @@ pub mod report;
 pub mod svg;
 pub mod value;
 
+/// Keeps amq's tables on ordinary pages: the crate turns on amq's
+/// `huge-pages` feature so `examples/huge_pages.rs` and the report's
+/// `--huge-pages` can measure it, but the other crates' tables never ask for
+/// huge pages, so every other measurement calls this first to compare like
+/// with like.
+pub fn ordinary_pages() {
+    #[cfg(target_os = "linux")]
+    amq::huge_pages::set_enabled(false);
+}
+
 /// A filter under measurement, seen through the operations every filter has.
 pub trait Subject: Sized + 'static {
     /// Name in benchmark ids and the report: `amq-...` for ours, the crate

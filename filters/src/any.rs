@@ -111,6 +111,10 @@ impl Filter for AnyFilter {
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         dispatch!(self, f => f.contains_many(hashes, out))
     }
+    /// Hashes with the inner filter's scheme, matching on the kind once.
+    fn contains_many_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+        dispatch!(self, f => f.contains_many_keys(keys, out))
+    }
     #[inline]
     fn prefetch_hash(&self, hash: u64) {
         dispatch!(self, f => f.prefetch_hash(hash))

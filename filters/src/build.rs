@@ -202,7 +202,7 @@ impl AnyFilter {
 fn fill(f: &mut AnyFilter, hashes: &[u64]) -> Result<(), Error> {
     match f {
         AnyFilter::StandardBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
-        AnyFilter::BlockedBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
+        AnyFilter::BlockedBloom(f) => f.insert_many(hashes),
         AnyFilter::CountingBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
         other => hashes.iter().try_for_each(|&h| other.insert_hash(h))?,
     }

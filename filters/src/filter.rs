@@ -18,6 +18,10 @@ use alloc::vec::Vec;
 
 use crate::{hash_key, Error, HashScheme};
 
+/// Keys hashed per batch by [`Filter::contains_many_keys`]: a multiple of
+/// the filters' own batches (32), and 512 bytes of stack.
+const KEY_BATCH: usize = 64;
+
 /// The kind of a filter, as recorded in its serialized header.
 ///
 /// The discriminant is the header byte; it never changes for a kind.
@@ -179,6 +183,42 @@ pub trait Filter: Send + Sync {
         }
     }
 
+    /// Answers `out[i] = self.contains(keys[i])` for every `i`: hashes the
+    /// keys a batch at a time (with the filter's
+    /// [`hash_scheme`](Filter::hash_scheme), once per key) into a buffer on
+    /// the stack, then answers the batch with
+    /// [`contains_many`](Filter::contains_many), so a filter whose batch query
+    /// prefetches overlaps the cache misses of keys it is given as bytes too.
+    /// No allocation.
+    ///
+    /// ```
+    /// use amq::{BinaryFuse8, Filter, StaticFilter};
+    /// let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| format!("key{i}").into_bytes()).collect();
+    /// let hashes: Vec<u64> = keys.iter().map(|k| amq::hash_key(k)).collect();
+    /// let f = BinaryFuse8::build(&hashes).unwrap();
+    /// let queries: Vec<&[u8]> = keys.iter().map(Vec::as_slice).chain([&b"absent"[..]]).collect();
+    /// let mut out = vec![false; queries.len()];
+    /// f.contains_many_keys(&queries, &mut out);
+    /// assert!(out[..1000].iter().all(|&o| o));
+    /// assert_eq!(out[1000], f.contains(b"absent"));
+    /// ```
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`.
+    fn contains_many_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "contains_many_keys: length mismatch");
+        let scheme = self.hash_scheme();
+        let mut hashes = [0u64; KEY_BATCH];
+        for (ks, os) in keys.chunks(KEY_BATCH).zip(out.chunks_mut(KEY_BATCH)) {
+            let hs = &mut hashes[..ks.len()];
+            match scheme {
+                HashScheme::Xxh3Seeded => hs.iter_mut().zip(ks).for_each(|(h, k)| *h = hash_key(k)),
+                _ => hs.iter_mut().zip(ks).for_each(|(h, k)| *h = scheme.hash(k)),
+            }
+            self.contains_many(hs, os);
+        }
+    }
+
     /// Asks the CPU to start loading the memory [`contains_hash`] will read
     /// for `hash`, and returns at once: a hint, with no effect on any answer.
     ///
@@ -263,6 +303,9 @@ macro_rules! forward_filter {
             }
             fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
                 (**self).contains_many(hashes, out)
+            }
+            fn contains_many_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+                (**self).contains_many_keys(keys, out)
             }
             #[inline]
             fn prefetch_hash(&self, hash: u64) {

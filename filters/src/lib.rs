@@ -70,6 +70,8 @@ mod error;
 mod filter;
 pub mod format;
 pub mod hash;
+#[cfg(all(feature = "huge-pages", target_os = "linux"))]
+pub mod huge_pages;
 mod kernel_cap;
 pub mod math;
 pub mod parquet;

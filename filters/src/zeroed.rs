@@ -75,12 +75,29 @@ pub(crate) fn zeroed_vec<T: Zeroable>(len: usize) -> Result<Vec<T>, Error> {
     if ptr.is_null() {
         return Err(Error::TooLarge);
     }
+    // Before anything writes the table, so its page faults take huge pages.
+    #[cfg(all(feature = "huge-pages", target_os = "linux"))]
+    crate::huge_pages::advise(ptr, layout.size());
     // SAFETY: `ptr` was allocated by the global allocator with the layout of
     // `[T; len]` (size `len · size_of::<T>()`, alignment `align_of::<T>()`),
     // which is the layout `Vec<T>` uses for capacity `len`. Its `len` values
     // are zero bytes, which are valid `T`s (`T: Zeroable`), so all `len`
     // elements are initialised.
     Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, len) })
+}
+
+/// Asks for huge pages behind `v`'s whole allocation, for tables that grow
+/// rather than come from [`zeroed_vec`] (with the `huge-pages` feature on
+/// Linux; nothing otherwise). Contents are kept.
+#[inline]
+pub(crate) fn advise_huge_pages<T>(v: &mut Vec<T>) {
+    #[cfg(all(feature = "huge-pages", target_os = "linux"))]
+    crate::huge_pages::advise(
+        v.as_mut_ptr().cast::<u8>(),
+        v.capacity() * core::mem::size_of::<T>(),
+    );
+    #[cfg(not(all(feature = "huge-pages", target_os = "linux")))]
+    let _ = v;
 }
 
 #[cfg(test)]

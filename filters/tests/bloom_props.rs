@@ -402,3 +402,38 @@ fn hugely_overfilled_filters_still_find_everything() {
     assert_eq!(fs.counting.num_keys(), 0);
     common::assert_no_false_negatives(&fs.counting, &keys);
 }
+
+proptest! {
+    #![proptest_config(common::proptest_config(96))]
+
+    /// `BlockedBloom::insert_many` (batched, prefetching) sets exactly the
+    /// bits and count of one `insert_hash` per hash, for any sizing, any batch
+    /// split (lengths around the batch of 32 included) and keys with
+    /// repeats; and, against a `HashSet` model, loses no key.
+    #[test]
+    fn blocked_insert_many_equals_single_inserts(
+        cap in capacity(),
+        sizing in sizing(),
+        hashes in hash_keys(),
+        with_edges in any::<bool>(),
+        cut in 0..100usize,
+    ) {
+        let mut keys = hashes;
+        if with_edges {
+            keys.extend(EDGE_HASHES);
+            keys.extend(EDGE_HASHES);
+        }
+        let fs = Filters::new(cap, sizing);
+        let (mut one, mut many) = (fs.blocked.clone(), fs.blocked);
+        keys.iter().for_each(|&h| one.insert_hash(h));
+        let cut = cut.min(keys.len());
+        many.insert_many(&keys[..cut]);
+        many.insert_many(&keys[cut..]);
+        prop_assert_eq!(&many, &one);
+        prop_assert_eq!(many.num_keys(), one.num_keys());
+        let model: HashSet<u64> = keys.iter().copied().collect();
+        for &h in &model {
+            prop_assert!(many.contains_hash(h));
+        }
+    }
+}

@@ -4,11 +4,15 @@
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin report -- [--n 1000000] [--absent N] [--runs 5]
-//!     [--only bloom|static|deletable|parquet] [--svg docs/space-fpr.svg] [--md FILE]
+//!     [--only bloom|static|deletable|parquet] [--huge-pages] [--svg docs/space-fpr.svg] [--md FILE]
 //! ```
 //!
 //! `--only` measures one comparison (its filters still interleaved round by
 //! round), for more rounds of one head-to-head in the same time.
+//!
+//! `--huge-pages` lets amq's tables of 4 MiB and more ask Linux for
+//! transparent huge pages (`amq::huge_pages`); off by default, since the other
+//! crates' tables do not.
 //!
 //! `--absent` defaults to max(n, 1,000,000) absent keys for the FPR. Exits non-zero if a filter
 //! gives a false negative or fails to build (the others are still reported).
@@ -27,6 +31,7 @@ struct Args {
     svg: String,
     md: Option<String>,
     only: Option<String>,
+    huge_pages: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -37,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         svg: concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/space-fpr.svg").to_string(),
         md: None,
         only: None,
+        huge_pages: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -59,10 +65,11 @@ fn parse_args() -> Result<Args, String> {
                 }
                 args.only = Some(v);
             }
+            "--huge-pages" => args.huge_pages = true,
             "--bench" => {} // passed by `cargo bench`; harmless
             "-h" | "--help" => {
                 return Err(
-                    "usage: report [--n N] [--absent N] [--runs R] [--only bloom|static|deletable|parquet] [--svg FILE] [--md FILE]"
+                    "usage: report [--n N] [--absent N] [--runs R] [--only bloom|static|deletable|parquet] [--huge-pages] [--svg FILE] [--md FILE]"
                         .into(),
                 )
             }
@@ -96,6 +103,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // amq's tables of 4 MiB and more ask Linux for huge pages only when
+    // asked to (`docs/benchmarks.md`, "Huge pages"): the other crates' tables
+    // never do, so the default compares like with like.
+    #[cfg(target_os = "linux")]
+    amq::huge_pages::set_enabled(args.huge_pages);
     let absent = args.absent.unwrap_or(args.n.max(1_000_000));
     let keys = KeySet::new(args.n, absent);
 

@@ -194,7 +194,8 @@ fn probe_bits(hash: u64, num_probes: u32) -> impl Iterator<Item = u32> {
         .map(move |&p| state.wrapping_mul(p) >> (32 - 9))
 }
 
-/// The 8-word bit mask of a key's probes inside its block (for inserts).
+/// The 8-word bit mask of a key's probes inside its block (for prepared
+/// probes and atomic inserts; the oracle of [`set_probes`]).
 #[inline(always)]
 fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
     let mut mask = [0u64; WORDS];
@@ -202,6 +203,25 @@ fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
         mask[(bit >> 6) as usize] |= 1 << (bit & 63);
     }
     mask
+}
+
+/// Sets the key's probe bits in `block`, one word read-modify-write per
+/// probe (RocksDB's `AddHash` does the same): the portable insert, and the
+/// oracle of the SIMD one (`avx2::set_block`).
+///
+/// Why not build [`probe_mask`] and OR it in, as inserts once did: the mask is
+/// written by data-dependent scalar stores into a stack array, and the
+/// compiler reads it back as vectors to OR into the block; a wide load of
+/// bytes that narrow stores just wrote cannot be forwarded from the store
+/// buffer, so every insert waited for those stores to retire. Here every
+/// store goes to the block itself and nothing is read back wider than it was
+/// written. (The AVX2 insert goes further: the mask is built in registers and
+/// ORed in with two stores instead of `k`; `docs/benchmarks.md`.)
+#[inline(always)]
+fn set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) {
+    for bit in probe_bits(hash, num_probes) {
+        block[(bit >> 6) as usize] |= 1 << (bit & 63);
+    }
 }
 
 /// A key hash prepared for probing many blocked Bloom filters: the key's
@@ -302,6 +322,36 @@ fn batched(blocks: &[Block], hashes: &[u64], out: &mut [bool], probe: impl Fn(&B
             *o = probe(&blocks[idx[i]], h);
         }
     }
+}
+
+/// The batched insert loop: for each batch of [`BATCH`] hashes, compute and
+/// prefetch every block first, then set the bits, so the misses overlap.
+/// `set` is the kernel (portable or SIMD).
+#[inline(always)]
+fn batched_insert(blocks: &mut [Block], hashes: &[u64], set: impl Fn(&mut Block, u64)) {
+    let n = blocks.len() as u32;
+    let mut idx = [0usize; BATCH];
+    for hs in hashes.chunks(BATCH) {
+        for (i, &h) in hs.iter().enumerate() {
+            idx[i] = block_of(h, n);
+            prefetch(&blocks[idx[i]]);
+        }
+        for (i, &h) in hs.iter().enumerate() {
+            set(&mut blocks[idx[i]], h);
+        }
+    }
+}
+
+/// The portable whole insert (the bits every SIMD insert must set).
+#[inline(always)]
+fn insert_portable(blocks: &mut [Block], hash: u64, num_probes: u32) {
+    let i = block_of(hash, blocks.len() as u32);
+    set_probes(&mut blocks[i].0, hash, num_probes);
+}
+
+/// The portable batched insert.
+fn insert_many_portable(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
+    batched_insert(blocks, hashes, |block, h| set_probes(&mut block.0, h, num_probes));
 }
 
 /// The portable whole query (what every SIMD kernel must answer).
@@ -447,13 +497,32 @@ impl BlockedBloom {
     /// Adds the key with this [`hash_key`](crate::hash_key) value.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        let mask = probe_mask(hash, self.num_probes);
-        let i = block_of(hash, self.blocks.len() as u32);
-        let block = &mut self.blocks[i].0;
-        for w in 0..WORDS {
-            block[w] |= mask[w];
-        }
+        self.kernel.insert(&mut self.blocks, hash, self.num_probes);
         self.num_keys = self.num_keys.saturating_add(1).min(self.max_keys());
+    }
+
+    /// Adds every key of `hashes` ([`hash_key`](crate::hash_key) values):
+    /// the same bits as [`insert_hash`](Self::insert_hash) on each, but
+    /// 32 keys at a time, computing and prefetching their blocks
+    /// before setting any bit, so the cache misses of a batch overlap (what
+    /// [`contains_many`](Filter::contains_many) does for queries). Use it to
+    /// build a filter from a batch of hashes.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter};
+    /// let hashes: Vec<u64> = (0..10_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+    /// let mut batched = BlockedBloom::with_bits_per_key(hashes.len(), 10.0).unwrap();
+    /// batched.insert_many(&hashes);
+    /// let mut one_by_one = BlockedBloom::with_bits_per_key(hashes.len(), 10.0).unwrap();
+    /// hashes.iter().for_each(|&h| one_by_one.insert_hash(h));
+    /// assert_eq!(batched, one_by_one);
+    /// assert_eq!(batched.num_keys(), 10_000);
+    /// assert!(hashes.iter().all(|&h| batched.contains_hash(h)));
+    /// ```
+    pub fn insert_many(&mut self, hashes: &[u64]) {
+        self.kernel.insert_many(&mut self.blocks, self.num_probes, hashes);
+        let added = u64::try_from(hashes.len()).unwrap_or(u64::MAX);
+        self.num_keys = self.num_keys.saturating_add(added).min(self.max_keys());
     }
 
     /// Adds `key` (hashed once).
@@ -689,6 +758,26 @@ mod tests {
             assert_eq!(*o, f.contains_hash(*h));
         }
         assert!(out[..3000].iter().all(|&b| b));
+    }
+
+    /// The in-place insert sets exactly the bits of the mask (its oracle),
+    /// for every probe count, on blocks from empty to dense.
+    #[test]
+    fn set_probes_ors_in_exactly_the_probe_mask() {
+        for k in 1..=MAX_PROBES as u32 {
+            for i in 0..2_000u64 {
+                let h = remix(i, u64::from(k));
+                let start: [u64; WORDS] =
+                    core::array::from_fn(|w| remix(i * 8 + w as u64, 9) & remix(i, w as u64));
+                let mut block = if i % 2 == 0 { [0; WORDS] } else { start };
+                let before = block;
+                set_probes(&mut block, h, k);
+                let mask = probe_mask(h, k);
+                for w in 0..WORDS {
+                    assert_eq!(block[w], before[w] | mask[w], "k {k} hash {h:#x} word {w}");
+                }
+            }
+        }
     }
 
     #[test]

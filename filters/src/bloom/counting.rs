@@ -225,6 +225,20 @@ impl Filter for CountingBloom {
     fn contains_hash(&self, hash: u64) -> bool {
         CountingBloom::contains_hash(self, hash)
     }
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        super::batched_query(
+            hashes,
+            out,
+            |h| self.prefetch_hash(h),
+            |h| CountingBloom::contains_hash(self, h),
+        );
+    }
+    /// Prefetches the words of the key's first two probes (where an absent
+    /// key is usually answered).
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        super::prefetch_probes(&self.words, self.num_counters(), 4, self.num_probes, hash);
+    }
     fn size_in_bytes(&self) -> usize {
         self.words.len() * 8
     }

@@ -172,6 +172,51 @@ impl ProbeSeq {
     }
 }
 
+/// Keys per batch of the standard and counting filters'
+/// [`contains_many`](crate::Filter::contains_many).
+const BATCH: usize = 32;
+
+/// How many of a key's first probes a batch prefetches. An absent key is
+/// answered at its first unset bit, at the first probe half the time in a
+/// half-full filter, so the first two cover three quarters of them; a present
+/// key needs all `k`, and prefetching those too would ask for more lines
+/// than the CPU can have in flight for a batch.
+const PREFETCHED_PROBES: u32 = 2;
+
+/// Starts loading the words of the first [`PREFETCHED_PROBES`] probes of
+/// `hash` in a standard or counting filter of `cells` bits (counters), with
+/// `per_word_log2` = log2 of cells per `u64` word (6 for bits, 4 for 4-bit
+/// counters).
+#[inline(always)]
+pub(crate) fn prefetch_probes(words: &[u64], cells: u64, per_word_log2: u32, num_probes: u32, hash: u64) {
+    let mut probes = ProbeSeq::new(hash);
+    for _ in 0..num_probes.min(PREFETCHED_PROBES) {
+        if let Some(w) = words.get((probes.next_in(cells) >> per_word_log2) as usize) {
+            crate::prefetch::prefetch(w);
+        }
+    }
+}
+
+/// The batched query of the standard and counting filters: for each batch
+/// of [`BATCH`] hashes, prefetch the first probes' words of every key
+/// ([`prefetch_probes`]), then answer each key with `contains`, so the cache
+/// misses of a batch overlap.
+#[inline(always)]
+pub(crate) fn batched_query(
+    hashes: &[u64],
+    out: &mut [bool],
+    prefetch: impl Fn(u64),
+    contains: impl Fn(u64) -> bool,
+) {
+    assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+        hs.iter().for_each(|&h| prefetch(h));
+        for (o, &h) in os.iter_mut().zip(hs) {
+            *o = contains(h);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

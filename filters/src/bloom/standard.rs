@@ -239,6 +239,20 @@ impl Filter for StandardBloom {
     fn contains_hash(&self, hash: u64) -> bool {
         StandardBloom::contains_hash(self, hash)
     }
+    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+        super::batched_query(
+            hashes,
+            out,
+            |h| self.prefetch_hash(h),
+            |h| StandardBloom::contains_hash(self, h),
+        );
+    }
+    /// Prefetches the words of the key's first two probes (where an absent
+    /// key is usually answered).
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        super::prefetch_probes(&self.words, self.num_bits(), 6, self.num_probes, hash);
+    }
     fn size_in_bytes(&self) -> usize {
         self.words.len() * 8
     }

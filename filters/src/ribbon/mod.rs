@@ -614,7 +614,11 @@ fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> Re
 /// Grows `v` by `n` zeros, reserving exactly that much if it lacks room
 /// ([`Error::TooLarge`] if the allocator refuses).
 fn grow_exact(v: &mut Vec<u64>, n: usize) -> Result<(), Error> {
+    let capacity = v.capacity();
     v.try_reserve_exact(n).map_err(|_| Error::TooLarge)?;
+    if v.capacity() != capacity {
+        crate::zeroed::advise_huge_pages(v);
+    }
     v.resize(v.len() + n, 0);
     Ok(())
 }

@@ -24,8 +24,8 @@
 use core::arch::x86_64::{
     __m256i, _mm256_add_epi32, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
     _mm256_castsi256_ps, _mm256_cmpgt_epi32, _mm256_load_si256, _mm256_loadu_si256, _mm256_mullo_epi32,
-    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
-    _mm256_testc_ps,
+    _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setzero_si256,
+    _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_store_si256, _mm256_sub_epi32, _mm256_testc_ps,
 };
 
 use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
@@ -102,4 +102,86 @@ unsafe fn round_found(lo: __m256i, hi: __m256i, hash: u64, round: usize, num_pro
         // probed bit is set.
         _mm256_testc_ps(_mm256_castsi256_ps(probed), _mm256_castsi256_ps(active)) != 0
     }
+}
+
+/// Sets the key's probe bits in `block`: the same bits as the portable
+/// [`super::set_probes`] (its oracle in the tests of `kernel.rs`), with the
+/// whole 512-bit mask built in two registers and ORed in by two aligned
+/// 32-byte loads and stores.
+///
+/// Why: the portable insert writes each probe's word separately, `k` stores
+/// per key; a store to a line not yet in L1 holds its store-buffer entry until
+/// the line arrives, so at `k = 6` the store buffer, not the arithmetic, caps
+/// how many inserts overlap (and building the mask in a stack array instead,
+/// read back as vectors, stalls on the store-to-load forward). Two stores per
+/// key is what `sbbf-rs` (one 32-byte store) pays too.
+///
+/// How the mask is built: lane `j` of `lo` is the block's `u32` word `j`, of
+/// `hi` word `8 + j`. For a probe at bit `b` (0..512), `1 << (b - 32j)` in
+/// lane `j` is the probe's bit when `0 <= b - 32j < 32`, and `vpsllvd` gives 0
+/// for every other count (a negative difference wraps to a count above 31),
+/// so one subtract and one variable shift per half place the probe. `PROBES`
+/// as in [`block_matches`] (but any count up to 24 works).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(unused_unsafe)]
+pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
+    debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
+    debug_assert!(PROBES == 0 || PROBES == num_probes);
+    let probes = if PROBES > 0 {
+        PROBES
+    } else {
+        num_probes.min(MAX_PROBES as u32)
+    };
+    // SAFETY: register-only AVX / AVX2 intrinsics, and the loads and stores
+    // justified where they happen.
+    unsafe {
+        let ones = _mm256_set1_epi32(1);
+        let lo_first = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+        let hi_first = _mm256_add_epi32(lo_first, _mm256_set1_epi32(256));
+        let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        // Each probe's bit (the top 9 bits of its state) is computed in a
+        // general register and broadcast: that keeps the vector shuffle
+        // units, which the shifts also need, free of lane extraction
+        // (measured faster than one `vpmulld` for all probes followed by a
+        // `vpermd` per probe; `docs/benchmarks.md`).
+        for &power in &PROBE_POWERS[..probes as usize] {
+            let b = _mm256_set1_epi32(((hash as u32).wrapping_mul(power) >> (32 - 9)) as i32);
+            lo = _mm256_or_si256(lo, _mm256_sllv_epi32(ones, _mm256_sub_epi32(b, lo_first)));
+            hi = _mm256_or_si256(hi, _mm256_sllv_epi32(ones, _mm256_sub_epi32(b, hi_first)));
+        }
+        let base = block.0.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `Block` is 64 bytes, 64-byte aligned (`repr(C, align(64))`),
+        // so both 32-byte halves are in bounds and 32-byte aligned, as the
+        // aligned loads and stores require; `block` is borrowed mutably.
+        _mm256_store_si256(base, _mm256_or_si256(_mm256_load_si256(base), lo));
+        _mm256_store_si256(base.add(1), _mm256_or_si256(_mm256_load_si256(base.add(1)), hi));
+    }
+}
+
+/// A whole single insert for `PROBES` probes (0: any count).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn insert<const PROBES: u32>(blocks: &mut [Block], hash: u64, num_probes: u32) {
+    let i = block_of(hash, blocks.len() as u32);
+    // SAFETY: this function runs only with AVX2, which `set_block` needs.
+    unsafe { set_block::<PROBES>(&mut blocks[i], hash, num_probes) }
+}
+
+/// The batched insert, with [`set_block`] inlined into
+/// [`super::batched_insert`]'s loop.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn insert_many<const PROBES: u32>(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
+    // SAFETY (for the closure's call): this function runs only with AVX2.
+    super::batched_insert(blocks, hashes, |b, h| unsafe {
+        set_block::<PROBES>(b, h, num_probes)
+    });
 }

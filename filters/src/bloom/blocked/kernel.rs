@@ -23,6 +23,12 @@ type OneFn = unsafe fn(&[Block], u64, u32) -> bool;
 /// A whole batched query: `(blocks, num_probes, hashes, out)`.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type ManyFn = unsafe fn(&[Block], u32, &[u64], &mut [bool]);
+/// A whole single insert: `(blocks, hash, num_probes)`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type InsertFn = unsafe fn(&mut [Block], u64, u32);
+/// A whole batched insert: `(blocks, num_probes, hashes)`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type InsertManyFn = unsafe fn(&mut [Block], u32, &[u64]);
 
 /// A query kernel the running CPU supports.
 ///
@@ -39,6 +45,10 @@ pub(super) struct Kernel {
     one: OneFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     many: ManyFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    insert: InsertFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    insert_many: InsertManyFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -58,12 +68,31 @@ fn portable_many(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [b
     super::contains_many_portable(blocks, num_probes, hashes, out)
 }
 
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_insert(blocks: &mut [Block], hash: u64, num_probes: u32) {
+    super::insert_portable(blocks, hash, num_probes)
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_insert_many(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
+    super::insert_many_portable(blocks, num_probes, hashes)
+}
+
 /// The kernels of one SIMD module: entry `k` (1..) is the kernel compiled
-/// for exactly `k` probes, entry 0 the general one.
+/// for exactly `k` probes, entry 0 the general one. Inserts are AVX2's in
+/// both tables (`avx2::set_block`; an AVX-512 insert would build the same
+/// two-register mask), so the AVX-512 kernels are only handed out on CPUs
+/// that also report AVX2 (every AVX-512 CPU does).
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! kernel_table {
     ($name:literal, $isa:ident; $($k:literal)*) => {
-        [$(Kernel { name: $name, one: super::$isa::contains::<$k>, many: super::$isa::contains_many::<$k> }),*]
+        [$(Kernel {
+            name: $name,
+            one: super::$isa::contains::<$k>,
+            many: super::$isa::contains_many::<$k>,
+            insert: super::avx2::insert::<$k>,
+            insert_many: super::avx2::insert_many::<$k>,
+        }),*]
     };
 }
 
@@ -79,6 +108,10 @@ impl Kernel {
         one: portable_one,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         many: portable_many,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        insert: portable_insert,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        insert_many: portable_insert_many,
     };
 
     /// The fastest kernel this CPU supports for `num_probes` probes, within
@@ -111,11 +144,14 @@ impl Kernel {
         {
             #[cfg(feature = "std")]
             let (avx512, avx2) = (
-                std::is_x86_feature_detected!("avx512f"),
+                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2"),
                 std::is_x86_feature_detected!("avx2"),
             );
             #[cfg(not(feature = "std"))]
-            let (avx512, avx2) = (cfg!(target_feature = "avx512f"), cfg!(target_feature = "avx2"));
+            let (avx512, avx2) = (
+                cfg!(target_feature = "avx512f") && cfg!(target_feature = "avx2"),
+                cfg!(target_feature = "avx2"),
+            );
             let fixed = |lanes: u32| {
                 if num_probes <= lanes {
                     num_probes as usize
@@ -151,6 +187,26 @@ impl Kernel {
         return unsafe { (self.one)(blocks, hash, num_probes) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         super::contains_portable(blocks, hash, num_probes)
+    }
+
+    /// Sets the probe bits of the key with `hash` in its block.
+    #[inline(always)]
+    pub(super) fn insert(self, blocks: &mut [Block], hash: u64, num_probes: u32) {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as in `contains`.
+        return unsafe { (self.insert)(blocks, hash, num_probes) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        super::insert_portable(blocks, hash, num_probes)
+    }
+
+    /// [`insert`](Self::insert) for every hash, batched.
+    #[inline(always)]
+    pub(super) fn insert_many(self, blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as in `contains`.
+        return unsafe { (self.insert_many)(blocks, num_probes, hashes) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        super::insert_many_portable(blocks, num_probes, hashes)
     }
 
     /// [`contains`](Self::contains) for every hash, into `out`
@@ -226,6 +282,51 @@ pub(super) mod tests {
                 }
                 // Both answers occur at every k, so neither can be a constant.
                 assert!(found > 100 && found < hashes.len() - 100, "k {k}: {found} found");
+            }
+        }
+    }
+
+    /// Every kernel's insert, single and batched, sets exactly the bits the
+    /// portable insert sets, for every probe count, into blocks from empty to
+    /// full (so bits already set stay set).
+    #[test]
+    fn every_available_insert_agrees_with_portable() {
+        let (blocks, hashes) = sample_filter();
+        let hashes = &hashes[..20_000];
+        for k in 1..=MAX_PROBES as u32 {
+            #[cfg_attr(any(not(target_arch = "x86_64"), amq_portable), allow(unused_mut))]
+            let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
+            #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+            {
+                if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2") {
+                    kernels.push(AVX512[0]);
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    kernels.push(AVX2[0]);
+                }
+            }
+            let mut expected = blocks.clone();
+            hashes
+                .iter()
+                .for_each(|&h| super::super::insert_portable(&mut expected, h, k));
+            // The oracle itself: each key's bits are its probe mask.
+            let mut by_mask = blocks.clone();
+            for &h in hashes {
+                let i = block_of(h, by_mask.len() as u32);
+                let mask = super::super::probe_mask(h, k);
+                by_mask[i].0.iter_mut().zip(mask).for_each(|(w, m)| *w |= m);
+            }
+            assert!(expected == by_mask, "portable insert, k {k}");
+            assert!(expected != blocks, "k {k}: the inserts set no bit");
+            for kernel in &kernels {
+                let mut one = blocks.clone();
+                hashes.iter().for_each(|&h| kernel.insert(&mut one, h, k));
+                assert!(one == expected, "{kernel:?} insert, k {k}");
+                let mut many = blocks.clone();
+                let (a, b) = hashes.split_at(777);
+                kernel.insert_many(&mut many, k, a);
+                kernel.insert_many(&mut many, k, b);
+                assert!(many == expected, "{kernel:?} insert_many, k {k}");
             }
         }
     }

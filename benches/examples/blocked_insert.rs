@@ -1,0 +1,77 @@
+//! `BlockedBloom` inserts against `sbbf-rs`'s, in alternating rounds (issue 13:
+//! insert at most 1.5× `sbbf-rs`, in native and default builds).
+//!
+//! `cargo run --release -p amq-bench --example blocked_insert -- [N] [ROUNDS]`
+//! (default 1,000,000 keys, 21 rounds; add `RUSTFLAGS="-C target-cpu=native"`
+//! for the native build). Each filter (10 bits/key) is filled once, untimed,
+//! so its pages are mapped; each round then times one pass inserting all `n`
+//! keys again (the same work per key as the first pass: the block is read,
+//! ORed and written) through amq's `insert_hash` loop, amq's batched
+//! `insert_many`, and `sbbf-rs`'s `insert` loop, in an order rotating from
+//! round to round. Figures: medians over rounds of ns per key and of the
+//! per-round ratio to `sbbf-rs`.
+
+use std::hint::black_box;
+
+use amq::BlockedBloom;
+use amq_bench::adapters::sbbf::SplitBlockBloom;
+use amq_bench::keys::KeySet;
+use amq_bench::report::median;
+
+/// ns per key of one pass of `f` over `n` keys.
+fn time(n: usize, f: impl FnOnce()) -> f64 {
+    let start = std::time::Instant::now();
+    f();
+    start.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn main() {
+    amq_bench::ordinary_pages();
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(21);
+    let keys = KeySet::new(n, 0).present;
+    let mut single = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
+    let mut batched = single.clone();
+    let mut peer = SplitBlockBloom::with_bits_per_key(n, 10.0);
+    keys.iter().for_each(|&k| single.insert_hash(k));
+    batched.insert_many(&keys);
+    keys.iter().for_each(|&k| peer.insert(k));
+    assert_eq!(single, batched);
+    let mut t = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        for i in 0..3 {
+            match (round + i) % 3 {
+                0 => t[0].push(time(n, || {
+                    keys.iter().for_each(|&k| single.insert_hash(black_box(k)))
+                })),
+                1 => t[1].push(time(n, || batched.insert_many(black_box(&keys)))),
+                _ => t[2].push(time(n, || keys.iter().for_each(|&k| peer.insert(black_box(k))))),
+            }
+        }
+    }
+    assert!(keys
+        .iter()
+        .all(|&k| single.contains_hash(k) && batched.contains_hash(k) && peer.contains(k)));
+    println!(
+        "n = {n}, {rounds} rounds, kernel {} / sbbf-rs {}; medians of ns per insert (ratio: median of per-round ratios)",
+        single.query_kernel(),
+        peer.implementation()
+    );
+    println!("| insert | ns/key | / sbbf-rs |");
+    println!("|---|--:|--:|");
+    let names = [
+        "amq-BlockedBloom insert_hash",
+        "amq-BlockedBloom insert_many",
+        "sbbf-rs insert",
+    ];
+    for f in 0..3 {
+        let mut r: Vec<f64> = t[f].iter().zip(&t[2]).map(|(a, b)| a / b).collect();
+        println!(
+            "| {} | {:.2} | {:.3} |",
+            names[f],
+            median(&mut t[f].clone()),
+            median(&mut r)
+        );
+    }
+}

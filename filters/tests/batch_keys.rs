@@ -1,0 +1,73 @@
+//! `Filter::contains_many_keys` (hash a batch of byte keys, then probe it with
+//! `contains_many`) against the one-key path `contains` and a `HashSet` model,
+//! for every kind (through `AnyFilter`, through `&dyn Filter`, and on the
+//! concrete types), with batch lengths around the internal batch of 64.
+
+mod common;
+
+use std::collections::HashSet;
+
+use amq::{hash_key, AnyFilter, BlockedBloom, Filter, FilterKind, FilterSizing, Insert, ParquetBloom};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// Checks `contains_many_keys` on `f` answers as `contains` key by key, with
+/// every key of `model` found.
+fn check(f: &dyn Filter, queries: &[Vec<u8>], model: &HashSet<Vec<u8>>) {
+    let refs: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
+    let mut out = vec![false; refs.len()];
+    f.contains_many_keys(&refs, &mut out);
+    for (k, &o) in refs.iter().zip(&out) {
+        assert_eq!(o, f.contains(k), "{:?} key {k:?}", f.kind());
+        if model.contains(*k) {
+            assert!(o, "{:?}: false negative for {k:?}", f.kind());
+        }
+    }
+}
+
+fn byte_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    vec(vec(any::<u8>(), 0..40), 0..300)
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(48))]
+
+    #[test]
+    fn contains_many_keys_agrees_with_contains_for_every_kind(
+        keys in byte_keys(),
+        extra in byte_keys(),
+        query_len in 0..400usize,
+    ) {
+        let model: HashSet<Vec<u8>> = keys.iter().cloned().collect();
+        // Present keys, absent keys, repeats: cut to any length.
+        let queries: Vec<Vec<u8>> = keys.iter().chain(&extra).chain(&keys).take(query_len).cloned().collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+        for &kind in FilterKind::ALL {
+            if kind == FilterKind::ParquetBloom {
+                continue; // another hash scheme: below
+            }
+            let f = AnyFilter::build(kind, FilterSizing::Fpr(0.05), &hashes).unwrap();
+            check(&f, &queries, &model);
+            if let AnyFilter::BlockedBloom(b) = &f {
+                check(b, &queries, &model);
+            }
+            let boxed: Box<dyn Filter> = Box::new(f);
+            check(&boxed, &queries, &model);
+        }
+        // ParquetBloom hashes its keys with Parquet's hash.
+        let mut p = ParquetBloom::with_fpr(keys.len().max(1), 0.05).unwrap();
+        keys.iter().for_each(|k| Insert::insert(&mut p, k).unwrap());
+        check(&p, &queries, &model);
+        check(&AnyFilter::ParquetBloom(p), &queries, &model);
+        let mut b = BlockedBloom::with_fpr(keys.len().max(1), 0.5).unwrap();
+        keys.iter().for_each(|k| b.insert(k));
+        check(&b, &queries, &model);
+    }
+}
+
+#[test]
+#[should_panic(expected = "length mismatch")]
+fn contains_many_keys_checks_lengths() {
+    let f = BlockedBloom::with_fpr(10, 0.01).unwrap();
+    f.contains_many_keys(&[b"a"], &mut [false, false]);
+}
