@@ -341,6 +341,20 @@ fn percent(rate: f64) -> String {
     }
 }
 
+/// The CPU's model name, from /proc/cpuinfo where there is one (what every
+/// report prints beside its figures).
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

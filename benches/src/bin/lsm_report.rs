@@ -132,19 +132,6 @@ fn parse_args() -> Result<Command, String> {
     Ok(cmd)
 }
 
-/// The CPU's model name, from /proc/cpuinfo where there is one.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
-}
-
 /// What the hash-sharing run measured for one kind and key length.
 struct Curve {
     name: String,
@@ -212,7 +199,7 @@ fn hash_sharing(keys_per_table: usize, probes: usize, runs: usize, svg: &str) ->
          CPU: {} (2 cores, shared with other jobs).\n",
         thousands(keys_per_table),
         thousands(probes),
-        cpu_model()
+        amq_bench::report::cpu_model()
     );
     let _ = writeln!(
         md,
@@ -351,7 +338,7 @@ fn reads(n: u64, probes: u64, styles: &[Style], policies: Option<&[String]>) -> 
         thousands(probes as usize),
         thousands(probes as usize),
         FPR_TOLERANCE * 100.0,
-        cpu_model()
+        amq_bench::report::cpu_model()
     );
     let _ = writeln!(
         md,
@@ -448,7 +435,7 @@ fn monkey(n: u64, probes: u64) -> Result<String, Error> {
         thousands(n as usize),
         thousands(probes as usize),
         FPR_TOLERANCE * 100.0,
-        cpu_model()
+        amq_bench::report::cpu_model()
     );
     let _ = writeln!(
         md,

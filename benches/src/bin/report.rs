@@ -82,19 +82,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// The CPU's model name, from /proc/cpuinfo where there is one.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
-}
-
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
@@ -137,7 +124,7 @@ fn main() -> ExitCode {
         thousands(args.n),
         thousands(absent),
         args.runs,
-        cpu_model(),
+        amq_bench::report::cpu_model(),
         amq_bench::adapters::sbbf::SplitBlockBloom::with_bits_per_key(1, 10.0).implementation(),
     );
     md.push_str(&markdown(&m.rows));

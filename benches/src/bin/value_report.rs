@@ -482,18 +482,6 @@ fn updates(a: &Args) -> Result<String, Error> {
     Ok(md)
 }
 
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
-}
-
 fn main() -> ExitCode {
     let args = match Args::parse() {
         Ok(a) => a,
@@ -513,7 +501,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(md) => {
-            println!("<!-- value_report {} on {} -->\n{md}", args.sub, cpu_model());
+            println!(
+                "<!-- value_report {} on {} -->\n{md}",
+                args.sub,
+                amq_bench::report::cpu_model()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
