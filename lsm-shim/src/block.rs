@@ -146,22 +146,9 @@ impl<'a> Block<'a> {
     fn decode_at(&self, pos: &mut usize, prev_key: &[u8]) -> Result<RawEntry<'a>, BlockError> {
         let entries: &'a [u8] = self.entries;
         let mut c = Cursor::new(&entries[*pos..]);
-        let shared = c.len().ok_or("entry header")?;
-        let unshared = c.len().ok_or("entry header")?;
-        let tag = c.varint().ok_or("entry header")?;
-        if shared > prev_key.len() {
-            return Err("entry shares more bytes than the previous key has");
-        }
-        let suffix = c.take(unshared).ok_or("entry key past the block end")?;
-        let value = match tag {
-            0 => None,
-            t => {
-                let len = usize::try_from(t - 1).map_err(|_| "entry value length")?;
-                Some(c.take(len).ok_or("entry value past the block end")?)
-            }
-        };
+        let (shared, suffix, value) = next_entry(&mut c, prev_key.len())?;
         *pos = entries.len() - c.remaining().len();
-        let mut key = Vec::with_capacity(shared + unshared);
+        let mut key = Vec::with_capacity(shared + suffix.len());
         key.extend_from_slice(&prev_key[..shared]);
         key.extend_from_slice(suffix);
         Ok(RawEntry { key, value })
@@ -209,20 +196,7 @@ impl<'a> Block<'a> {
         let mut key: Vec<u8> = Vec::new();
         let mut c = Cursor::new(entries);
         while !c.is_empty() {
-            let shared = c.len().ok_or("entry header")?;
-            let unshared = c.len().ok_or("entry header")?;
-            let tag = c.varint().ok_or("entry header")?;
-            if shared > key.len() {
-                return Err("entry shares more bytes than the previous key has");
-            }
-            let suffix = c.take(unshared).ok_or("entry key past the block end")?;
-            let value = match tag {
-                0 => None,
-                t => {
-                    let len = usize::try_from(t - 1).map_err(|_| "entry value length")?;
-                    Some(c.take(len).ok_or("entry value past the block end")?)
-                }
-            };
+            let (shared, suffix, value) = next_entry(&mut c, key.len())?;
             key.truncate(shared);
             key.extend_from_slice(suffix);
             f(&key, value);
@@ -244,6 +218,30 @@ impl<'a> Block<'a> {
         }
         Ok(out)
     }
+}
+
+/// An entry as stored: bytes shared with the previous key, the key's own
+/// suffix, and the value (`None` for a tombstone).
+type StoredEntry<'a> = (usize, &'a [u8], Option<&'a [u8]>);
+
+/// Decodes the entry at the cursor, whose previous key is `prev_len` bytes
+/// long.
+fn next_entry<'a>(c: &mut Cursor<'a>, prev_len: usize) -> Result<StoredEntry<'a>, BlockError> {
+    let shared = c.len().ok_or("entry header")?;
+    let unshared = c.len().ok_or("entry header")?;
+    let tag = c.varint().ok_or("entry header")?;
+    if shared > prev_len {
+        return Err("entry shares more bytes than the previous key has");
+    }
+    let suffix = c.take(unshared).ok_or("entry key past the block end")?;
+    let value = match tag {
+        0 => None,
+        t => {
+            let len = usize::try_from(t - 1).map_err(|_| "entry value length")?;
+            Some(c.take(len).ok_or("entry value past the block end")?)
+        }
+    };
+    Ok((shared, suffix, value))
 }
 
 #[cfg(test)]
