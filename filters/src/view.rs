@@ -5,7 +5,8 @@
 //! A storage engine that keeps filters in a block cache, or maps its files,
 //! holds each filter as bytes. Decoding them ([`AnyFilter::from_bytes`])
 //! copies the whole payload into a fresh allocation on every cache miss;
-//! a view checks the header in O(1) and reads the payload where it lies.
+//! a view checks the header in O(1) (Ribbon: O(shards), every shard record
+//! is checked) and reads the payload where it lies.
 //! Every view runs the owned filter's own query over the bytes (each kind's
 //! `view.rs` says how), so owned and borrowed answer identically; the tests
 //! (`tests/views.rs`) check that for random filters and keys.
@@ -34,7 +35,9 @@
 //! starts at a multiple of 64 bytes into the frame, so a frame placed on a
 //! cache-line boundary has its Bloom blocks on cache lines (one line per
 //! blocked Bloom query, not two). Version-1 frames are viewed too, with
-//! their payload wherever it falls.
+//! their payload wherever it falls, except Ribbon's: its version-1 shard
+//! records have no word offsets, so a view could not find a shard's words
+//! without a pass over all of them, and gives `Error::NoView` instead.
 
 use alloc::vec::Vec;
 
