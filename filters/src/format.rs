@@ -18,7 +18,7 @@
 //! Version 2 pads so that the payload offset `O` is a multiple of
 //! [`PAYLOAD_ALIGN`] (64): a frame placed at a 64-byte-aligned address then
 //! has its payload on a cache-line boundary, so a blocked Bloom block read in
-//! place ([`crate::view`]) costs one cache line, not two (in version 1 the
+//! place ([`crate::FilterView`]) costs one cache line, not two (in version 1 the
 //! payload of a `BlockedBloom` starts at byte 36, so every block straddles a
 //! line). The padding must be zero: a non-zero byte there is
 //! [`FormatError::NonZeroPadding`]. Version 1 frames still decode.
