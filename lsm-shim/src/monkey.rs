@@ -85,14 +85,10 @@ pub fn supports(kind: FilterKind) -> bool {
 /// key than any budget here pays for.
 fn min_fpr(kind: FilterKind) -> f64 {
     match kind {
-        FilterKind::Ribbon => exp2i(-32),
-        FilterKind::StandardBloom => exp2i(-28),
+        FilterKind::Ribbon => 2f64.powi(-32),
+        FilterKind::StandardBloom => 2f64.powi(-28),
         _ => 1e-12,
     }
-}
-
-fn exp2i(e: i32) -> f64 {
-    2f64.powi(e)
 }
 
 /// FPR steps per halving on the grid [`sized`] works on: targets are
