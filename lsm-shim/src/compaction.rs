@@ -187,6 +187,8 @@ pub(crate) struct Merger<'a> {
     pub filter: LevelFilter,
     /// The value filters' options, if tables carry value filters.
     pub values: Option<&'a crate::value::ValueIndexOptions>,
+    /// `Options::filter_partition_bytes`.
+    pub filter_partition_bytes: Option<usize>,
 }
 
 impl Merger<'_> {
@@ -210,7 +212,8 @@ impl Merger<'_> {
                     let path = self.dir.join(filenames::table(number));
                     writer.insert(
                         TableWriter::create(self.env, path, number, self.block_bytes, self.filter)?
-                            .with_value_filter(self.values),
+                            .with_value_filter(self.values)
+                            .with_filter_partitions(self.filter_partition_bytes),
                     )
                 }
             };

@@ -40,7 +40,7 @@ use crate::memtable::{Entry, MemTable};
 use crate::merge::{MergeIter, Source};
 use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
-use crate::sstable::{Table, TableSummary, TableWriter};
+use crate::sstable::{Caches, Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats, TableStats};
 use crate::value::index::{ValueIndex, ValueSnapshot};
 use crate::value::stats::ValueCounters;
@@ -114,9 +114,9 @@ pub struct Db {
     writer: Mutex<Writer>,
     stats: Counters,
     value_counters: ValueCounters,
-    /// Data blocks of point reads (`Options::block_cache_bytes`), shared by
-    /// every table.
-    cache: Option<Arc<BlockCache>>,
+    /// Data blocks of point reads (`Options::block_cache_bytes`) and filter
+    /// partitions (`Options::filter_cache_bytes`), shared by every table.
+    caches: Caches,
     _lock: Box<dyn Send + Sync>,
 }
 
@@ -197,10 +197,14 @@ impl Db {
         state.next_file = state.next_file.max(max_seen + 1).max(1);
 
         let stats = Counters::default();
-        let cache = (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes)));
+        let cache_of = |bytes: usize| (bytes > 0).then(|| Arc::new(BlockCache::new(bytes)));
+        let caches = Caches {
+            blocks: cache_of(opts.block_cache_bytes),
+            filters: cache_of(opts.filter_cache_bytes),
+        };
         let mut tables = BTreeMap::new();
         for rec in state.tables.values() {
-            let t = open_table(&*env, &dir, rec.number, &opts, &stats, &cache)?;
+            let t = open_table(&*env, &dir, rec.number, &opts, &stats, &caches)?;
             tables.insert(rec.number, t);
         }
 
@@ -240,7 +244,7 @@ impl Db {
             let rec = record(&summary, 0, state.new_file_number());
             tables.insert(
                 rec.number,
-                open_table(&*env, &dir, rec.number, &opts, &stats, &cache)?,
+                open_table(&*env, &dir, rec.number, &opts, &stats, &caches)?,
             );
             state.tables.insert(rec.number, rec);
             inc(&stats.flushes);
@@ -290,7 +294,7 @@ impl Db {
             writer: Mutex::new(w),
             stats,
             value_counters,
-            cache,
+            caches,
             opts,
             _lock: lock,
         })
@@ -556,8 +560,11 @@ impl Db {
             (r.mem.len(), r.version.clone())
         };
         s.memtable_entries = entries;
-        if let Some(c) = &self.cache {
+        if let Some(c) = &self.caches.blocks {
             (s.block_cache_hits, s.block_cache_misses, s.block_cache_bytes) = c.counters();
+        }
+        if let Some(c) = &self.caches.filters {
+            (s.filter_cache_hits, s.filter_cache_misses, s.filter_cache_bytes) = c.counters();
         }
         s.levels = version
             .levels
@@ -570,7 +577,7 @@ impl Db {
                 for (r, run) in l.runs.iter().enumerate() {
                     let entries: u64 = run.tables.iter().map(|t| t.entries()).sum();
                     for t in &run.tables {
-                        let fpr = t.shared_filter().map_or(1.0, |f| amq::Filter::expected_fpr(&**f));
+                        let fpr = t.expected_fpr();
                         ls.predicted_reads_per_miss += fpr * t.entries() as f64 / entries.max(1) as f64;
                         ls.table_stats.push(TableStats {
                             run: r,
@@ -586,6 +593,7 @@ impl Db {
                     ls.entries += t.entries();
                     ls.file_bytes += t.file_bytes();
                     ls.filter_bytes += t.filter_bytes();
+                    ls.pinned_filter_bytes += t.pinned_filter_bytes();
                     ls.untrusted_filters += usize::from(t.filter_untrusted().is_some());
                     if !ls.filter_kinds.contains(&t.filter_kind()) {
                         ls.filter_kinds.push(t.filter_kind());
@@ -637,7 +645,7 @@ impl Db {
             rec.number,
             &self.opts,
             &self.stats,
-            &self.cache,
+            &self.caches,
         )?;
         let edit = Edit {
             next_file: Some(w.state.next_file),
@@ -734,6 +742,7 @@ impl Db {
                 &built_filters(&version, &inputs),
             ),
             values: self.opts.value_index.as_ref(),
+            filter_partition_bytes: self.opts.filter_partition_bytes,
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(
@@ -763,7 +772,7 @@ impl Db {
                 o.number,
                 &self.opts,
                 &self.stats,
-                &self.cache,
+                &self.caches,
             )?);
             add(&self.stats.filter_build_nanos, o.filter_build_nanos);
             add(&self.stats.bytes_compacted, o.file_bytes);
@@ -855,7 +864,7 @@ fn lookup_tables(
                 counts.filter_negatives += 1;
                 continue;
             }
-            if let Some(e) = version.table(c).get_given(key_bytes, answer, counts)? {
+            if let Some(e) = version.table(c).get_given(key_bytes, *h, answer, counts)? {
                 return Ok(Some(e));
             }
         }
@@ -974,7 +983,8 @@ fn write_memtable(
         opts.filter_policy
             .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
     let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?
-        .with_value_filter(opts.value_index.as_ref());
+        .with_value_filter(opts.value_index.as_ref())
+        .with_filter_partitions(opts.filter_partition_bytes);
     let written = (|| {
         for (k, e) in mem.iter() {
             t.add(k, e)?;
@@ -999,14 +1009,14 @@ fn open_table(
     number: u64,
     opts: &Options,
     stats: &Counters,
-    cache: &Option<Arc<BlockCache>>,
+    caches: &Caches,
 ) -> Result<Arc<Table>> {
     let t = Table::open(
         env,
         &dir.join(filenames::table(number)),
         number,
         opts.strict_filters,
-        cache.clone(),
+        caches.clone(),
     )?;
     if t.filter_untrusted().is_some() {
         inc(&stats.untrusted_filters);

@@ -23,6 +23,8 @@ pub(crate) struct Counters {
     pub filter_true_positives: AtomicU64,
     pub filter_false_positives: AtomicU64,
     pub data_blocks_read: AtomicU64,
+    pub filter_partitions_read: AtomicU64,
+    pub untrusted_filter_partitions: AtomicU64,
     pub untrusted_filters: AtomicU64,
     pub writes: AtomicU64,
     pub wal_syncs: AtomicU64,
@@ -47,6 +49,8 @@ pub(crate) struct ReadCounts {
     pub filter_true_positives: u64,
     pub filter_false_positives: u64,
     pub data_blocks_read: u64,
+    pub filter_partitions_read: u64,
+    pub untrusted_filter_partitions: u64,
 }
 
 impl Counters {
@@ -60,6 +64,8 @@ impl Counters {
             (&self.filter_true_positives, r.filter_true_positives),
             (&self.filter_false_positives, r.filter_false_positives),
             (&self.data_blocks_read, r.data_blocks_read),
+            (&self.filter_partitions_read, r.filter_partitions_read),
+            (&self.untrusted_filter_partitions, r.untrusted_filter_partitions),
         ] {
             if n != 0 {
                 add(c, n);
@@ -90,8 +96,13 @@ pub struct LevelStats {
     pub entries: u64,
     /// Bytes of the table files.
     pub file_bytes: u64,
-    /// Bytes of the filters held in memory.
+    /// Bytes of the tables' usable filters (whole, or all partitions of a
+    /// partitioned one).
     pub filter_bytes: u64,
+    /// Bytes of filter pinned in memory: whole filters, and the partition
+    /// indexes of partitioned ones (their partitions are counted in
+    /// [`Stats::filter_cache_bytes`] while cached).
+    pub pinned_filter_bytes: u64,
     /// Tables whose filter block was not trusted and is not used.
     pub untrusted_filters: usize,
     /// Filter kinds present on this level (`None` for tables without one).
@@ -227,14 +238,34 @@ pub struct Stats {
     pub block_cache_misses: u64,
     /// Bytes of data blocks in the block cache.
     pub block_cache_bytes: u64,
+    /// Lookups of a partitioned filter's partition in the filter cache
+    /// (`Options::filter_cache_bytes`) that found it.
+    pub filter_cache_hits: u64,
+    /// Lookups of a partition the filter cache did not hold.
+    pub filter_cache_misses: u64,
+    /// Bytes of filter partitions in the filter cache.
+    pub filter_cache_bytes: u64,
+    /// Filter partitions read from table files (each filter cache miss, or
+    /// every partition probe without a filter cache).
+    pub filter_partitions_read: u64,
+    /// Filter partitions read that failed a check (their keys were treated
+    /// as "may be present").
+    pub untrusted_filter_partitions: u64,
     /// The tree, level by level from level 0.
     pub levels: Vec<LevelStats>,
 }
 
 impl Stats {
-    /// Total bytes of filters in memory.
+    /// Total bytes of the tables' filters (whole, or all partitions of a
+    /// partitioned one).
     pub fn filter_bytes(&self) -> u64 {
         self.levels.iter().map(|l| l.filter_bytes).sum()
+    }
+
+    /// Bytes of filter held in memory now: whole filters and partition
+    /// indexes (pinned), and the partitions in the filter cache.
+    pub fn resident_filter_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.pinned_filter_bytes).sum::<u64>() + self.filter_cache_bytes
     }
 
     /// Entries in all tables.
@@ -279,6 +310,11 @@ impl Counters {
             block_cache_hits: 0,
             block_cache_misses: 0,
             block_cache_bytes: 0,
+            filter_cache_hits: 0,
+            filter_cache_misses: 0,
+            filter_cache_bytes: 0,
+            filter_partitions_read: g(&self.filter_partitions_read),
+            untrusted_filter_partitions: g(&self.untrusted_filter_partitions),
             levels: Vec::new(),
         }
     }

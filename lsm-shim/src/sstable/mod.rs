@@ -14,22 +14,31 @@
 //! its data blocks and its filter block; its handle is in the metadata block
 //! (`props`), so tables without one keep the same footer.
 //!
+//! A table with a partitioned filter (`partitions`) has filter partition
+//! blocks where the filter block would be, the partition index block after
+//! them (named by the footer's filter handle) and footer version 2.
+//!
 //! The type byte makes a handle that points at the wrong block an error
 //! rather than a misread. A filter handle of length 0 means "no filter".
 
+mod partitions;
 mod props;
 mod reader;
 mod writer;
 
-pub(crate) use reader::Table;
+pub(crate) use reader::{Caches, Table};
 pub(crate) use writer::{TableSummary, TableWriter};
 
 use crate::coding::{checksum, put_u32, put_u64, Cursor};
 
 /// `"amqlsmT\x01"`: the last 8 bytes of every table.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"amqlsmT\x01");
-/// The table format this build writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The table format of tables with a whole filter (or none).
+pub(crate) const WHOLE_FILTER_VERSION: u32 = 1;
+/// The table format of tables with a partitioned filter: the footer's filter
+/// handle names the partition index block. A build that reads only version
+/// 1 refuses these tables instead of misreading them.
+pub(crate) const PARTITIONED_FILTER_VERSION: u32 = 2;
 pub(crate) const FOOTER_LEN: usize = 3 * 12 + 4 + 4 + 8;
 /// Type byte and checksum after each block's contents.
 pub(crate) const TRAILER_LEN: usize = 5;
@@ -44,6 +53,10 @@ pub(crate) enum BlockType {
     Index = 4,
     /// The value filter block (`crate::value::filter`).
     ValueFilter = 5,
+    /// One partition of a partitioned filter (`partitions`).
+    FilterPartition = 6,
+    /// The index of a partitioned filter's partitions.
+    FilterIndex = 7,
 }
 
 /// Where a block's contents are in the file.
@@ -85,6 +98,8 @@ pub(crate) struct Footer {
     pub filter: Handle,
     pub meta: Handle,
     pub index: Handle,
+    /// [`WHOLE_FILTER_VERSION`] or [`PARTITIONED_FILTER_VERSION`].
+    pub version: u32,
 }
 
 /// Why a footer was rejected.
@@ -100,7 +115,7 @@ impl Footer {
         self.filter.put(&mut out);
         self.meta.put(&mut out);
         self.index.put(&mut out);
-        put_u32(&mut out, FORMAT_VERSION);
+        put_u32(&mut out, self.version);
         let sum = checksum(&[&out]);
         put_u32(&mut out, sum);
         put_u64(&mut out, MAGIC);
@@ -122,10 +137,17 @@ impl Footer {
         let (filter, meta, index) = (Handle::get(&mut c), Handle::get(&mut c), Handle::get(&mut c));
         let version = c.u32();
         match (filter, meta, index, version) {
-            (Some(filter), Some(meta), Some(index), Some(FORMAT_VERSION)) => {
-                Ok(Footer { filter, meta, index })
+            (Some(filter), Some(meta), Some(index), Some(version))
+                if version == WHOLE_FILTER_VERSION || version == PARTITIONED_FILTER_VERSION =>
+            {
+                Ok(Footer {
+                    filter,
+                    meta,
+                    index,
+                    version,
+                })
             }
-            (_, _, _, Some(v)) if v != FORMAT_VERSION => Err(FooterError::UnsupportedVersion(v)),
+            (_, _, _, Some(v)) => Err(FooterError::UnsupportedVersion(v)),
             _ => Err(FooterError::Damaged("footer fields")),
         }
     }
@@ -141,6 +163,7 @@ mod tests {
             filter: Handle { offset: 1, len: 2 },
             meta: Handle { offset: 3, len: 4 },
             index: Handle { offset: 5, len: 6 },
+            version: PARTITIONED_FILTER_VERSION,
         };
         let bytes = f.encode();
         assert_eq!(bytes.len(), FOOTER_LEN);

@@ -8,6 +8,7 @@
 //! sizing: u8  sizing_value: f64 LE   0 = none, 1 = bits per key, 2 = FPR
 //! extension*                   each: tag: u8  length: varint  body
 //!   tag 1, value filter:       offset: u64  length: u32  terms: varint
+//!   tag 2, filter partitions:  offset: u64  count: varint   (`partitions.rs`)
 //! ```
 //!
 //! Extensions are optional and written only when used, so a table without
@@ -27,6 +28,16 @@ use crate::coding::{put_bytes, put_u32, put_u64, put_varint, Cursor};
 
 /// The extension tag of the value filter's handle.
 const EXT_VALUE_FILTER: u8 = 1;
+/// The extension tag of a partitioned filter's region.
+const EXT_FILTER_PARTITIONS: u8 = 2;
+
+/// Where a partitioned filter's partitions start, and how many there are
+/// (`super::partitions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartitionsExt {
+    pub offset: u64,
+    pub count: u64,
+}
 
 /// Where a table's value filter block is, and how many terms it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +59,8 @@ pub(crate) struct Properties {
     pub sizing: Option<FilterSizing>,
     /// The value filter block, for tables written with a value index.
     pub value_filter: Option<ValueFilterHandle>,
+    /// For a table with a partitioned filter, where its partitions are.
+    pub filter_partitions: Option<PartitionsExt>,
 }
 
 impl Properties {
@@ -75,6 +88,13 @@ impl Properties {
             out.push(EXT_VALUE_FILTER);
             put_bytes(&mut out, &body);
         }
+        if let Some(p) = self.filter_partitions {
+            let mut body = Vec::with_capacity(18);
+            put_u64(&mut body, p.offset);
+            put_varint(&mut body, p.count);
+            out.push(EXT_FILTER_PARTITIONS);
+            put_bytes(&mut out, &body);
+        }
         out
     }
 
@@ -97,13 +117,24 @@ impl Properties {
             _ => return Err("metadata block sizing tag"),
         };
         let mut value_filter = None;
+        let mut filter_partitions = None;
         while !c.is_empty() {
             let ext = c.u8().ok_or(bad)?;
             let body = c.bytes().ok_or("metadata block extension length")?;
+            let mut b = Cursor::new(body);
+            if ext == EXT_FILTER_PARTITIONS {
+                let p = match (b.u64(), b.varint(), b.is_empty()) {
+                    (Some(offset), Some(count), true) if count > 0 => PartitionsExt { offset, count },
+                    _ => return Err("metadata block filter partitions extension"),
+                };
+                if filter_partitions.replace(p).is_some() {
+                    return Err("metadata block filter partitions extension twice");
+                }
+                continue;
+            }
             if ext != EXT_VALUE_FILTER {
                 continue;
             }
-            let mut b = Cursor::new(body);
             let vf = match (b.u64(), b.u32(), b.varint(), b.is_empty()) {
                 (Some(offset), Some(len), Some(terms), true) => ValueFilterHandle {
                     handle: Handle { offset, len },
@@ -128,6 +159,7 @@ impl Properties {
             filter_kind,
             sizing,
             value_filter,
+            filter_partitions,
         })
     }
 
@@ -153,6 +185,7 @@ mod tests {
             filter_kind: 2,
             sizing: Some(FilterSizing::Fpr(0.01)),
             value_filter: None,
+            filter_partitions: None,
         };
         let bytes = p.encode();
         assert_eq!(Properties::decode(&bytes), Ok(p.clone()));
@@ -177,6 +210,22 @@ mod tests {
         // An unknown extension is skipped.
         let mut newer = bytes.clone();
         newer.extend_from_slice(&[9, 2, 0xab, 0xcd]);
-        assert_eq!(Properties::decode(&newer), Ok(with_value));
+        assert_eq!(Properties::decode(&newer), Ok(with_value.clone()));
+        // Filter partitions: round trip; damage and repeats are errors.
+        let partitioned = Properties {
+            filter_partitions: Some(PartitionsExt { offset: 4096, count: 3 }),
+            ..with_value
+        };
+        let bytes = partitioned.encode();
+        assert_eq!(Properties::decode(&bytes), Ok(partitioned.clone()));
+        for cut in bytes.len() - 10..bytes.len() {
+            assert!(Properties::decode(&bytes[..cut]).is_err(), "cut {cut}");
+        }
+        let mut twice = bytes.clone();
+        twice.extend_from_slice(&bytes[bytes.len() - 11..]);
+        assert!(Properties::decode(&twice).is_err());
+        let mut zero = bytes.clone();
+        *zero.last_mut().unwrap() = 0;
+        assert!(Properties::decode(&zero).is_err());
     }
 }

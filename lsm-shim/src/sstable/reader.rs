@@ -14,15 +14,20 @@
 //! [`Error::UntrustedFilter`]. A filter must also hold exactly as many keys as
 //! the table: one built from other keys would pass every checksum and still
 //! answer "absent" for the table's keys.
+//!
+//! A partitioned filter (`partitions.rs`) keeps only its partition index in
+//! memory; a lookup reads the one partition it needs through the filter
+//! cache (or from the file, without one) and probes it in place.
 
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq::{AnyFilter, Filter, FilterKind, HashScheme};
+use amq::{AnyFilter, Filter, FilterKind, FilterView, HashScheme};
 
+use super::partitions::{self, PartitionedFilter};
 use super::props::Properties;
-use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, TRAILER_LEN};
+use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN};
 use crate::block::Block;
 use crate::cache::BlockCache;
 use crate::coding::Cursor;
@@ -40,6 +45,9 @@ pub(crate) enum FilterState {
     /// A filter that passed every check.
     /// Shared with the read path's per-version summary ([`crate::version`]).
     Trusted(Arc<AnyFilter>),
+    /// A partitioned filter whose index passed every check (each partition
+    /// is checked when it is read).
+    Partitioned(PartitionedFilter),
     /// A filter block that failed a check (the reason), not used.
     Untrusted(String),
 }
@@ -54,6 +62,19 @@ pub(crate) struct Table {
     filter: FilterState,
     /// Where point reads keep the data blocks they read, if anywhere.
     cache: Option<Arc<BlockCache>>,
+    /// Where the partitions of partitioned filters are kept, if anywhere.
+    filter_cache: Option<Arc<BlockCache>>,
+    /// Whether a filter partition that fails its checks fails the read.
+    strict_filters: bool,
+}
+
+/// The caches a table reads through.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Caches {
+    /// Data blocks of point reads.
+    pub blocks: Option<Arc<BlockCache>>,
+    /// Filter partitions.
+    pub filters: Option<Arc<BlockCache>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -70,7 +91,7 @@ impl Table {
         path: &Path,
         number: u64,
         strict_filters: bool,
-        cache: Option<Arc<BlockCache>>,
+        caches: Caches,
     ) -> Result<Table> {
         let name = file_name(path);
         let file = env.open_read(path).map_err(Error::io("open table", path))?;
@@ -94,11 +115,13 @@ impl Table {
             file,
             props: empty_props(),
             index: Vec::new(),
-            cache,
+            cache: caches.blocks,
+            filter_cache: caches.filters,
+            strict_filters,
             filter: FilterState::Absent,
         };
         // The blocks after the data must lie in order before the footer.
-        let data_end = if footer.filter.len > 0 {
+        let filter_start = if footer.filter.len > 0 {
             footer.filter.offset
         } else {
             footer.meta.offset
@@ -111,6 +134,18 @@ impl Table {
         }
         let meta = table.read_block(footer.meta, BlockType::Meta)?;
         table.props = Properties::decode(&meta).map_err(|what| Error::corruption(&table.name, what))?;
+        // A partitioned filter's partitions lie before its index block.
+        let partitioned = footer.version == PARTITIONED_FILTER_VERSION;
+        let data_end = match (partitioned, table.props.filter_partitions) {
+            (false, None) => filter_start,
+            (true, Some(p)) if footer.filter.len > 0 && p.offset <= filter_start => p.offset,
+            _ => {
+                return Err(Error::corruption(
+                    &table.name,
+                    "footer version and metadata block disagree on filter partitions",
+                ))
+            }
+        };
         // A value filter block sits between the data and the filter block.
         let data_end = match table.props.value_filter {
             Some(v) if v.handle.end() == data_end => v.handle.offset,
@@ -139,6 +174,9 @@ impl Table {
     }
 
     fn load_filter(&self, handle: Handle) -> Result<FilterState> {
+        if let Some(ext) = self.props.filter_partitions {
+            return self.load_partition_index(handle, ext);
+        }
         if handle.len == 0 {
             return Ok(if self.props.filter_kind == 0 {
                 FilterState::Absent
@@ -190,6 +228,89 @@ impl Table {
         })
     }
 
+    /// The partition index of a partitioned filter (`partitions.rs`), or
+    /// why it cannot be trusted.
+    fn load_partition_index(&self, handle: Handle, ext: super::props::PartitionsExt) -> Result<FilterState> {
+        let bytes = match self.read_block(handle, BlockType::FilterIndex) {
+            Ok(b) => b,
+            Err(Error::Corruption { what, .. }) => return Ok(FilterState::Untrusted(what.into())),
+            Err(e) => return Err(e),
+        };
+        let Some(kind) = FilterKind::from_id(self.props.filter_kind) else {
+            return Ok(FilterState::Untrusted(format!(
+                "filter kind {} unknown to this build",
+                self.props.filter_kind
+            )));
+        };
+        if !self.props.hash_scheme_known() {
+            return Ok(FilterState::Untrusted(
+                "key hash scheme unknown to this build".into(),
+            ));
+        }
+        let want = partitions::Expected {
+            count: ext.count,
+            region: (ext.offset, handle.offset),
+            data_blocks: self.props.data_blocks,
+            entries: self.props.entries,
+        };
+        Ok(match partitions::decode_index(&bytes, want) {
+            Ok(parts) => FilterState::Partitioned(PartitionedFilter::new(kind, self.props.sizing, parts)),
+            Err(why) => FilterState::Untrusted(why),
+        })
+    }
+
+    /// Filter partition `i`: from the filter cache, or read from the file,
+    /// checked and cached. `None` when it fails a check (counted; with
+    /// strict filters that is an error instead).
+    fn partition(&self, f: &PartitionedFilter, i: usize, counts: &mut ReadCounts) -> Result<Option<Arc<[u8]>>> {
+        let handle = f.parts[i].handle;
+        if let Some(bytes) = self.filter_cache.as_ref().and_then(|c| c.get(self.number, handle.offset)) {
+            return Ok(Some(bytes));
+        }
+        counts.filter_partitions_read += 1;
+        let checked = match self.read_block(handle, BlockType::FilterPartition) {
+            Ok(bytes) => f.check(i, &bytes).map(|()| bytes),
+            Err(Error::Corruption { what, .. }) => Err(what.into()),
+            Err(e) => return Err(e),
+        };
+        match checked {
+            Ok(bytes) => {
+                let bytes: Arc<[u8]> = bytes.into();
+                if let Some(c) = &self.filter_cache {
+                    c.insert(self.number, handle.offset, Arc::clone(&bytes));
+                }
+                Ok(Some(bytes))
+            }
+            Err(reason) => {
+                counts.untrusted_filter_partitions += 1;
+                if self.strict_filters {
+                    return Err(Error::UntrustedFilter {
+                        file: self.name.clone(),
+                        reason,
+                    });
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The answer of the partition holding data block `block` for `hash`:
+    /// `None` if that partition cannot be trusted.
+    fn partition_answer(
+        &self,
+        f: &PartitionedFilter,
+        block: usize,
+        hash: u64,
+        counts: &mut ReadCounts,
+    ) -> Result<Option<bool>> {
+        let Some(bytes) = self.partition(f, f.partition_of(block), counts)? else {
+            return Ok(None);
+        };
+        // The bytes passed `check` when they were read: only the O(1)
+        // header check is repeated.
+        Ok(FilterView::trusted(&bytes).ok().map(|v| v.contains_hash(hash)))
+    }
+
     /// Reads and checks the block at `handle`, which must be of type `t`.
     pub(crate) fn read_block(&self, handle: Handle, t: BlockType) -> Result<Vec<u8>> {
         if handle.end() > self.file.len() {
@@ -212,6 +333,8 @@ impl Table {
                     BlockType::Meta => "metadata block checksum or type",
                     BlockType::Index => "index block checksum or type",
                     BlockType::ValueFilter => "value filter block checksum or type",
+                    BlockType::FilterPartition => "filter partition block checksum or type",
+                    BlockType::FilterIndex => "filter partition index block checksum or type",
                 },
             ));
         }
@@ -291,11 +414,40 @@ impl Table {
     }
 
     pub(crate) fn filter_kind(&self) -> Option<FilterKind> {
-        self.filter().map(|f| f.kind())
+        match &self.filter {
+            FilterState::Trusted(f) => Some(f.kind()),
+            FilterState::Partitioned(p) => Some(p.kind),
+            _ => None,
+        }
     }
 
+    /// Bytes of the table's usable filter, whole or all its partitions.
     pub(crate) fn filter_bytes(&self) -> u64 {
-        self.filter().map_or(0, |f| f.size_in_bytes() as u64)
+        match &self.filter {
+            FilterState::Trusted(f) => f.size_in_bytes() as u64,
+            FilterState::Partitioned(p) => p.filter_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// Bytes of filter the table keeps in memory: a whole filter, or a
+    /// partitioned filter's index (its partitions are in the filter cache).
+    pub(crate) fn pinned_filter_bytes(&self) -> u64 {
+        match &self.filter {
+            FilterState::Trusted(f) => f.size_in_bytes() as u64,
+            FilterState::Partitioned(p) => p.index_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// The chance a missing key in the table's range gets past its filter:
+    /// amq's expected FPR, 1 without a usable filter.
+    pub(crate) fn expected_fpr(&self) -> f64 {
+        match &self.filter {
+            FilterState::Trusted(f) => f.expected_fpr(),
+            FilterState::Partitioned(p) => p.expected_fpr,
+            _ => 1.0,
+        }
     }
 
     pub(crate) fn filter_untrusted(&self) -> Option<&str> {
@@ -305,17 +457,26 @@ impl Table {
         }
     }
 
-    /// Looks `key` up in a table whose range covers it, given its filter's
-    /// answer (`None` when it has no trusted filter): the filter first,
-    /// then the index, then one data block. `None` if the table does not hold
-    /// the key.
+    /// Looks `key` up in a table whose range covers it, given its whole
+    /// filter's answer (`None` when it has no whole trusted filter): the
+    /// filter first (a partitioned filter's partition for the key, probed
+    /// with `hash`), then the index, then one data block. `None` if the
+    /// table does not hold the key.
     #[inline]
     pub(crate) fn get_given(
         &self,
         key: &[u8],
+        hash: u64,
         answer: Option<bool>,
         counts: &mut ReadCounts,
     ) -> Result<Option<Entry>> {
+        let block = self.block_for(key);
+        let answer = match (answer, &self.filter) {
+            (None, FilterState::Partitioned(f)) if block < self.index.len() => {
+                self.partition_answer(f, block, hash, counts)?
+            }
+            _ => answer,
+        };
         let filtered = match answer {
             Some(maybe) => {
                 counts.filter_probes += 1;
@@ -327,7 +488,7 @@ impl Table {
             }
             None => false,
         };
-        let found = self.get_unfiltered(key, counts)?;
+        let found = self.get_in_block(key, block, counts)?;
         if filtered {
             match found {
                 Some(_) => counts.filter_true_positives += 1,
@@ -337,9 +498,15 @@ impl Table {
         Ok(found)
     }
 
-    fn get_unfiltered(&self, key: &[u8], counts: &mut ReadCounts) -> Result<Option<Entry>> {
-        let i = self.index.partition_point(|(last, _)| last.as_slice() < key);
-        let Some(&(_, handle)) = self.index.get(i) else {
+    /// The data block that holds `key` if the table does (the index's
+    /// length if it lies past the last one).
+    #[inline]
+    fn block_for(&self, key: &[u8]) -> usize {
+        self.index.partition_point(|(last, _)| last.as_slice() < key)
+    }
+
+    fn get_in_block(&self, key: &[u8], block: usize, counts: &mut ReadCounts) -> Result<Option<Entry>> {
+        let Some(&(_, handle)) = self.index.get(block) else {
             return Ok(None);
         };
         counts.data_blocks_read += 1;
@@ -353,9 +520,11 @@ impl Table {
 
     /// Looks up several keys at once, each in this table's range (`hashes`
     /// their [`amq::hash_key`] values): one batch probe of the filter
-    /// (`contains_many`: every line prefetched, then probed), then each data
-    /// block the surviving keys need, read once for all of them. Calls
-    /// `found(i, entry)` for every key `i` the table holds.
+    /// (`contains_many`: every line prefetched, then probed; for a
+    /// partitioned filter, one batch per partition, each partition read
+    /// once), then each data block the surviving keys need, read once for
+    /// all of them. Calls `found(i, entry)` for every key `i` the table
+    /// holds.
     pub(crate) fn get_many(
         &self,
         keys: &[&[u8]],
@@ -363,50 +532,93 @@ impl Table {
         counts: &mut ReadCounts,
         mut found: impl FnMut(usize, Entry),
     ) -> Result<()> {
-        let mut maybe = vec![true; keys.len()];
-        let filtered = match self.filter() {
-            Some(f) => {
+        let blocks: Vec<usize> = keys.iter().map(|k| self.block_for(k)).collect();
+        // Per key: the filter's answer, `None` where no filter was usable.
+        let mut answers: Vec<Option<bool>> = vec![None; keys.len()];
+        match &self.filter {
+            FilterState::Trusted(f) => {
+                let mut maybe = vec![true; keys.len()];
                 f.contains_many(hashes, &mut maybe);
-                counts.filter_probes += keys.len() as u64;
-                true
+                for (a, m) in answers.iter_mut().zip(maybe) {
+                    *a = Some(m);
+                }
             }
-            None => false,
-        };
+            FilterState::Partitioned(f) => self.partition_answers(f, &blocks, hashes, &mut answers, counts)?,
+            _ => {}
+        }
+        counts.filter_probes += answers.iter().filter(|a| a.is_some()).count() as u64;
+        counts.filter_negatives += answers.iter().filter(|&&a| a == Some(false)).count() as u64;
         // (data block, key) for every key the filter lets through.
-        let mut wanted: Vec<(usize, usize)> = Vec::new();
-        for (i, _) in maybe.iter().enumerate().filter(|(_, &m)| m) {
-            let b = self.index.partition_point(|(last, _)| last.as_slice() < keys[i]);
-            wanted.push((b, i));
-        }
-        if filtered {
-            counts.filter_negatives += (keys.len() - wanted.len()) as u64;
-        }
+        let mut wanted: Vec<(usize, usize)> = (0..keys.len())
+            .filter(|&i| answers[i] != Some(false))
+            .map(|i| (blocks[i], i))
+            .collect();
         wanted.sort_unstable();
         for group in wanted.chunk_by(|a, b| a.0 == b.0) {
-            let hits = match self.index.get(group[0].0) {
-                None => Vec::new(),
+            let data = match self.index.get(group[0].0) {
                 Some(&(_, handle)) => {
                     counts.data_blocks_read += 1;
-                    let data = self.read_data_block(handle)?;
-                    let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
-                    let mut hits = Vec::new();
-                    for &(_, i) in group {
-                        let e = block
-                            .get(keys[i])
-                            .map_err(|what| Error::corruption(&self.name, what))?;
-                        if let Some(e) = e {
-                            hits.push((i, e.to_entry()));
-                        }
-                    }
-                    hits
+                    Some(self.read_data_block(handle)?)
                 }
+                None => None,
             };
-            if filtered {
-                counts.filter_true_positives += hits.len() as u64;
-                counts.filter_false_positives += (group.len() - hits.len()) as u64;
+            let block = match &data {
+                Some(d) => Some(Block::new(d).map_err(|what| Error::corruption(&self.name, what))?),
+                None => None,
+            };
+            for &(_, i) in group {
+                let e = match &block {
+                    Some(b) => b
+                        .get(keys[i])
+                        .map_err(|what| Error::corruption(&self.name, what))?
+                        .map(|e| e.to_entry()),
+                    None => None,
+                };
+                if answers[i] == Some(true) {
+                    match e {
+                        Some(_) => counts.filter_true_positives += 1,
+                        None => counts.filter_false_positives += 1,
+                    }
+                }
+                if let Some(e) = e {
+                    found(i, e);
+                }
             }
-            for (i, e) in hits {
-                found(i, e);
+        }
+        Ok(())
+    }
+
+    /// A partitioned filter's answers for keys in data blocks `blocks`:
+    /// the keys grouped by partition, each partition read once and probed
+    /// for its group in one batch.
+    fn partition_answers(
+        &self,
+        f: &PartitionedFilter,
+        blocks: &[usize],
+        hashes: &[u64],
+        answers: &mut [Option<bool>],
+        counts: &mut ReadCounts,
+    ) -> Result<()> {
+        let mut by_part: Vec<(usize, usize)> = (0..blocks.len())
+            .filter(|&i| blocks[i] < self.index.len())
+            .map(|i| (f.partition_of(blocks[i]), i))
+            .collect();
+        by_part.sort_unstable();
+        let (mut group_hashes, mut maybe) = (Vec::new(), Vec::new());
+        for group in by_part.chunk_by(|a, b| a.0 == b.0) {
+            let Some(bytes) = self.partition(f, group[0].0, counts)? else {
+                continue;
+            };
+            let Ok(view) = FilterView::trusted(&bytes) else {
+                continue;
+            };
+            group_hashes.clear();
+            group_hashes.extend(group.iter().map(|&(_, i)| hashes[i]));
+            maybe.clear();
+            maybe.resize(group.len(), true);
+            view.contains_many(&group_hashes, &mut maybe);
+            for (&(_, i), &m) in group.iter().zip(&maybe) {
+                answers[i] = Some(m);
             }
         }
         Ok(())
@@ -445,6 +657,7 @@ fn empty_props() -> Properties {
         filter_kind: 0,
         sizing: None,
         value_filter: None,
+        filter_partitions: None,
     }
 }
 

@@ -3,15 +3,17 @@
 //! Each key is hashed once, with [`amq::hash_key`], as it is added; at the end
 //! the filter of the table's level is built from those hashes in one call
 //! ([`LevelFilter::build`]), so every filter kind, static ones included, is
-//! built from the whole key set.
+//! built from the whole key set; or, for a partitioned filter, one filter per
+//! partition from its keys (`partitions.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use amq::{hash_key, HashScheme};
 
-use super::props::{Properties, ValueFilterHandle};
-use super::{trailer, BlockType, Footer, Handle};
+use super::partitions::{self, Cutter, Partition};
+use super::props::{PartitionsExt, Properties, ValueFilterHandle};
+use super::{trailer, BlockType, Footer, Handle, PARTITIONED_FILTER_VERSION, WHOLE_FILTER_VERSION};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
 use crate::env::{Env, WritableFile};
@@ -48,6 +50,8 @@ pub(crate) struct TableWriter {
     filter: LevelFilter,
     /// The value filter, built as entries are added (with a value index).
     values: Option<ValueFilterBuilder>,
+    /// Where the filter's partitions are cut (a partitioned filter only).
+    partitions: Option<Cutter>,
 }
 
 impl TableWriter {
@@ -74,7 +78,19 @@ impl TableWriter {
             data_blocks: 0,
             filter,
             values: None,
+            partitions: None,
         })
+    }
+
+    /// Makes the table's filter partitioned, about `bytes` per partition
+    /// (`None`, or a level without a filter or of a kind without a borrowed
+    /// view: one whole filter).
+    pub(crate) fn with_filter_partitions(mut self, bytes: Option<usize>) -> Self {
+        self.partitions = match (bytes, self.filter) {
+            (Some(bytes), LevelFilter::Filter { kind, sizing }) => Cutter::new(kind, sizing, bytes),
+            _ => None,
+        };
+        self
     }
 
     /// Makes the table carry a value filter of the values added, built per
@@ -146,6 +162,9 @@ impl TableWriter {
         put_u32(&mut v, handle.len);
         self.index.add(&last_key, Some(&v));
         self.data_blocks += 1;
+        if let Some(c) = &mut self.partitions {
+            c.block_done(self.data_blocks, self.hashes.len());
+        }
         Ok(())
     }
 
@@ -162,11 +181,37 @@ impl TableWriter {
             None => None,
         };
         let start = Instant::now();
-        let filter_bytes = self.filter.build(&self.hashes)?;
-        let filter_build_nanos = start.elapsed().as_nanos() as u64;
-        let filter = match &filter_bytes {
-            Some(b) => self.write_block(b, BlockType::Filter)?,
-            None => Handle::default(),
+        let (filter, filter_partitions, filter_build_nanos) = match self.partitions.take() {
+            Some(cutter) if !self.hashes.is_empty() => {
+                let region = self.offset;
+                let mut parts = Vec::new();
+                let mut nanos = 0;
+                for (first_block, keys) in cutter.finish(self.hashes.len()) {
+                    let start = Instant::now();
+                    let bytes = self.filter.build(&self.hashes[keys.clone()])?.unwrap_or_default();
+                    nanos += start.elapsed().as_nanos() as u64;
+                    parts.push(Partition {
+                        first_block,
+                        keys: keys.len() as u64,
+                        handle: self.write_block(&bytes, BlockType::FilterPartition)?,
+                    });
+                }
+                let ext = PartitionsExt {
+                    offset: region,
+                    count: parts.len() as u64,
+                };
+                let index = self.write_block(&partitions::encode_index(&parts), BlockType::FilterIndex)?;
+                (index, Some(ext), nanos)
+            }
+            _ => {
+                let filter_bytes = self.filter.build(&self.hashes)?;
+                let nanos = start.elapsed().as_nanos() as u64;
+                let handle = match &filter_bytes {
+                    Some(b) => self.write_block(b, BlockType::Filter)?,
+                    None => Handle::default(),
+                };
+                (handle, None, nanos)
+            }
         };
         let smallest = self.smallest.take().unwrap_or_default();
         let largest = self.index.last_key().to_vec();
@@ -183,11 +228,22 @@ impl TableWriter {
                 LevelFilter::Filter { sizing, .. } => Some(sizing),
             },
             value_filter,
+            filter_partitions,
         };
         let meta = self.write_block(&props.encode(), BlockType::Meta)?;
         let index_contents = self.index.finish();
         let index = self.write_block(&index_contents, BlockType::Index)?;
-        let footer = Footer { filter, meta, index }.encode();
+        let version = match filter_partitions {
+            Some(_) => PARTITIONED_FILTER_VERSION,
+            None => WHOLE_FILTER_VERSION,
+        };
+        let footer = Footer {
+            filter,
+            meta,
+            index,
+            version,
+        }
+        .encode();
         self.file
             .append(&footer)
             .map_err(Error::io("write table", &self.path))?;

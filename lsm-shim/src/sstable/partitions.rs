@@ -1,0 +1,360 @@
+//! Partitioned filters: a table's key filter split into partitions of about
+//! `Options::filter_partition_bytes` each, so that the store can keep only the
+//! partitions in use in memory (a filter cache under a byte cap) instead of
+//! pinning every table's whole filter.
+//!
+//! # Layout
+//!
+//! ```text
+//! data block*  [value filter block]  partition*  partition index  metadata  index  footer (version 2)
+//! partition        = an amq filter (docs/format.md) of the keys of a run of consecutive data blocks
+//! partition index  = count: varint  entry[count]
+//! entry            = first_block: varint  keys: varint  offset: u64  length: u32
+//! ```
+//!
+//! A partition covers whole data blocks: `first_block` is the number of its
+//! first data block, and it holds the keys of every block up to the next
+//! entry's `first_block`. So the partition that may hold a key is found from
+//! the data block that may hold it, which the table's index (always in
+//! memory) gives by one binary search, the same search a hit needs anyway
+//! to read its block: the partition index needs no keys, 22–30 bytes per
+//! partition on disk and 32 in memory. It is pinned: at 4 KiB partitions and
+//! 10 bits/key it is under 1% of the filter it indexes (RocksDB can also load
+//! its top-level index on demand; with no keys in it, ours is small enough
+//! that pinning costs less than the lookups loading it would).
+//!
+//! The metadata block's filter-partitions extension (`props.rs`) says where
+//! the first partition starts; the footer's filter handle names the partition
+//! index block, and the footer's version is 2, so a build that predates
+//! partitions refuses such a table by its version instead of misreading it.
+//!
+//! # Trust
+//!
+//! The index is checked when the table opens: the partitions tile the region
+//! between the data (or value filter) and the index block in order, their
+//! first blocks start at 0 and increase, and their key counts add up to the
+//! table's entries. Each partition is checked when it is read from the file
+//! (block checksum, then [`FilterView::new`]: amq's checksum, the kind and
+//! hash scheme the metadata names, and the key count its entry records),
+//! then cached and probed in place with [`FilterView::trusted`] on every hit.
+//! A partition that fails never gives a wrong answer: its keys "may be
+//! present" (`Stats::untrusted_filter_partitions`), or, with
+//! `Options::strict_filters`, the read that needed it fails with
+//! `Error::UntrustedFilter`.
+//!
+//! # Where to cut
+//!
+//! The writer cuts a partition at the first data block boundary after the
+//! partition holds `target_keys = partition_bytes / bytes_per_key` keys,
+//! with `bytes_per_key` from amq's size model for the level's kind and
+//! sizing ([`amq::plan::predict`]). Kinds without a borrowed view
+//! (`FilterView::supports`: counting Bloom, cuckoo) keep whole filters.
+
+use std::ops::Range;
+
+use amq::{plan, Filter, FilterKind, FilterSizing, FilterView, HashScheme};
+
+use super::Handle;
+use crate::coding::{put_u32, put_u64, put_varint, Cursor};
+
+/// One partition, as the index records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Partition {
+    /// Its first data block; it ends where the next partition's starts.
+    pub first_block: u64,
+    /// Keys (table entries) it holds.
+    pub keys: u64,
+    pub handle: Handle,
+}
+
+/// Keys added to the model when estimating bytes per key: large enough that
+/// fixed overheads vanish, small enough to be arithmetic only.
+const MODEL_KEYS: usize = 1 << 20;
+
+/// The writer's side: where the partitions of a table are cut.
+#[derive(Debug, Clone)]
+pub(crate) struct Cutter {
+    target_keys: usize,
+    /// The open partition: its first key (an index into the table's keys)
+    /// and first data block.
+    start_key: usize,
+    start_block: u64,
+    cuts: Vec<(u64, Range<usize>)>,
+}
+
+impl Cutter {
+    /// A cutter for filters of `kind` sized by `sizing`, or `None` when this
+    /// kind keeps whole filters (no borrowed view to probe a partition
+    /// with).
+    pub(crate) fn new(kind: FilterKind, sizing: FilterSizing, partition_bytes: usize) -> Option<Cutter> {
+        if !FilterView::supports(kind) {
+            return None;
+        }
+        let (bytes, _) = plan::predict(kind, MODEL_KEYS, sizing).ok()?;
+        let per_key = (bytes as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
+        Some(Cutter {
+            target_keys: ((partition_bytes as f64 / per_key) as usize).max(1),
+            start_key: 0,
+            start_block: 0,
+            cuts: Vec::new(),
+        })
+    }
+
+    /// Called after each data block is written: `blocks` data blocks and
+    /// `keys` keys so far. Cuts the open partition if it is full.
+    pub(crate) fn block_done(&mut self, blocks: u64, keys: usize) {
+        if keys - self.start_key >= self.target_keys {
+            self.cuts.push((self.start_block, self.start_key..keys));
+            self.start_key = keys;
+            self.start_block = blocks;
+        }
+    }
+
+    /// Every partition of a table of `keys` keys: its first data block and
+    /// the range of the table's keys it holds.
+    pub(crate) fn finish(mut self, keys: usize) -> Vec<(u64, Range<usize>)> {
+        if keys > self.start_key {
+            self.cuts.push((self.start_block, self.start_key..keys));
+        }
+        self.cuts
+    }
+}
+
+/// The partition index block's contents.
+pub(crate) fn encode_index(parts: &[Partition]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + parts.len() * 24);
+    put_varint(&mut out, parts.len() as u64);
+    for p in parts {
+        put_varint(&mut out, p.first_block);
+        put_varint(&mut out, p.keys);
+        put_u64(&mut out, p.handle.offset);
+        put_u32(&mut out, p.handle.len);
+    }
+    out
+}
+
+/// What the index must agree with: the table's counts and where its
+/// partitions lie.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Expected {
+    /// Partitions, from the metadata block.
+    pub count: u64,
+    /// The region they tile: from the end of the data (or value filter) to
+    /// the partition index block.
+    pub region: (u64, u64),
+    pub data_blocks: u64,
+    pub entries: u64,
+}
+
+/// Decodes and checks the partition index block (see the module docs).
+pub(crate) fn decode_index(bytes: &[u8], want: Expected) -> Result<Vec<Partition>, String> {
+    let mut c = Cursor::new(bytes);
+    let count = c.varint().ok_or("partition index count")?;
+    if count != want.count || count == 0 {
+        return Err(format!(
+            "partition index holds {count} partitions, the metadata block says {}",
+            want.count
+        ));
+    }
+    // Each entry takes at least 14 bytes: no allocation beyond what the
+    // block's length implies.
+    if count > (bytes.len() / 14) as u64 {
+        return Err("partition index shorter than its count".into());
+    }
+    let mut parts: Vec<Partition> = Vec::with_capacity(count as usize);
+    let (mut offset, mut keys) = (want.region.0, 0u64);
+    for i in 0..count {
+        let (first_block, n, off, len) = match (c.varint(), c.varint(), c.u64(), c.u32()) {
+            (Some(b), Some(n), Some(o), Some(l)) => (b, n, o, l),
+            _ => return Err(format!("partition index entry {i}")),
+        };
+        let handle = Handle { offset: off, len };
+        let first_ok = match parts.last() {
+            None => first_block == 0,
+            Some(prev) => first_block > prev.first_block,
+        };
+        if !first_ok || first_block >= want.data_blocks || n == 0 {
+            return Err(format!("partition {i}: first block {first_block} or {n} keys"));
+        }
+        if off != offset || handle.end() > want.region.1 {
+            return Err(format!("partition {i} is not where the previous one ends"));
+        }
+        offset = handle.end();
+        keys = keys.saturating_add(n);
+        parts.push(Partition {
+            first_block,
+            keys: n,
+            handle,
+        });
+    }
+    if !c.is_empty() {
+        return Err("bytes after the partition index".into());
+    }
+    if offset != want.region.1 {
+        return Err("partitions do not reach the partition index".into());
+    }
+    if keys != want.entries {
+        return Err(format!("partitions hold {keys} keys, the table {}", want.entries));
+    }
+    Ok(parts)
+}
+
+/// A table's partitioned filter as the reader keeps it: the pinned index.
+#[derive(Debug)]
+pub(crate) struct PartitionedFilter {
+    pub kind: FilterKind,
+    pub parts: Vec<Partition>,
+    /// amq's expected FPR of the partitions, weighted by their keys.
+    pub expected_fpr: f64,
+}
+
+impl PartitionedFilter {
+    pub(crate) fn new(kind: FilterKind, sizing: Option<FilterSizing>, parts: Vec<Partition>) -> Self {
+        let keys: u64 = parts.iter().map(|p| p.keys).sum();
+        let expected_fpr = parts
+            .iter()
+            .map(|p| {
+                let fpr = sizing.and_then(|s| plan::predict(kind, p.keys as usize, s).ok()).map_or(1.0, |(_, f)| f);
+                fpr * p.keys as f64
+            })
+            .sum::<f64>()
+            / keys.max(1) as f64;
+        PartitionedFilter {
+            kind,
+            parts,
+            expected_fpr,
+        }
+    }
+
+    /// The partition holding the keys of data block `block`.
+    #[inline]
+    pub(crate) fn partition_of(&self, block: usize) -> usize {
+        self.parts.partition_point(|p| p.first_block <= block as u64) - 1
+    }
+
+    /// Bytes of all partitions (what the filter would take pinned whole).
+    pub(crate) fn filter_bytes(&self) -> u64 {
+        self.parts.iter().map(|p| u64::from(p.handle.len)).sum()
+    }
+
+    /// Bytes the pinned index takes in memory.
+    pub(crate) fn index_bytes(&self) -> u64 {
+        (self.parts.len() * std::mem::size_of::<Partition>()) as u64
+    }
+
+    /// Checks partition `i`'s bytes as read from the file (their block
+    /// checksum already held): amq's own checks and checksum, then that it
+    /// is the kind, hash scheme and key count the table says.
+    pub(crate) fn check(&self, i: usize, bytes: &[u8]) -> Result<(), String> {
+        let v = FilterView::new(bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
+        if v.kind() != self.kind || v.hash_scheme() != HashScheme::Xxh3Seeded {
+            return Err(format!(
+                "filter partition {i} is a {:?} filter of {:?} hashes, the table's are {:?}",
+                v.kind(),
+                v.hash_scheme(),
+                self.kind
+            ));
+        }
+        if v.num_keys() as u64 != self.parts[i].keys {
+            return Err(format!(
+                "filter partition {i} holds {} keys, its index entry {}",
+                v.num_keys(),
+                self.parts[i].keys
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts() -> Vec<Partition> {
+        vec![
+            Partition {
+                first_block: 0,
+                keys: 100,
+                handle: Handle { offset: 1000, len: 95 },
+            },
+            Partition {
+                first_block: 3,
+                keys: 50,
+                handle: Handle { offset: 1100, len: 45 },
+            },
+        ]
+    }
+
+    fn expected() -> Expected {
+        Expected {
+            count: 2,
+            region: (1000, 1150),
+            data_blocks: 5,
+            entries: 150,
+        }
+    }
+
+    #[test]
+    fn the_index_round_trips_and_every_damage_is_an_error() {
+        let bytes = encode_index(&parts());
+        assert_eq!(decode_index(&bytes, expected()), Ok(parts()));
+        for cut in 0..bytes.len() {
+            assert!(decode_index(&bytes[..cut], expected()).is_err(), "cut {cut}");
+        }
+        let wrong = [
+            Expected { count: 3, ..expected() },
+            Expected { region: (1000, 1160), ..expected() },
+            Expected { region: (990, 1150), ..expected() },
+            Expected { data_blocks: 3, ..expected() },
+            Expected { entries: 151, ..expected() },
+        ];
+        for w in wrong {
+            assert!(decode_index(&bytes, w).is_err(), "{w:?}");
+        }
+        let mut p = parts();
+        p[1].first_block = 0;
+        assert!(decode_index(&encode_index(&p), expected()).is_err());
+        let mut p = parts();
+        p[0].first_block = 1;
+        assert!(decode_index(&encode_index(&p), expected()).is_err());
+        // A count far beyond the block's length allocates nothing.
+        let mut huge = Vec::new();
+        put_varint(&mut huge, u64::MAX / 2);
+        assert!(decode_index(&huge, Expected { count: u64::MAX / 2, ..expected() }).is_err());
+    }
+
+    #[test]
+    fn partitions_are_found_by_data_block() {
+        let f = PartitionedFilter::new(FilterKind::BlockedBloom, Some(FilterSizing::BitsPerKey(10.0)), parts());
+        assert_eq!([0, 1, 2, 3, 4].map(|b| f.partition_of(b)), [0, 0, 0, 1, 1]);
+        assert!((f.expected_fpr - 0.01).abs() < 0.005, "{}", f.expected_fpr);
+        assert_eq!(f.filter_bytes(), 140);
+    }
+
+    #[test]
+    fn cuts_fall_on_block_boundaries_once_a_partition_is_full() {
+        // 10 bits per key: 4,096 bytes hold about 3,300 keys.
+        let mut c = Cutter::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0), 4096).unwrap();
+        let target = c.target_keys;
+        assert!((3000..3400).contains(&target), "{target}");
+        let mut keys = 0;
+        for block in 1..=100u64 {
+            keys += 100;
+            c.block_done(block, keys);
+        }
+        let cuts = c.finish(keys);
+        assert_eq!(cuts.first().map(|c| c.0), Some(0));
+        let mut next = 0;
+        for (i, (first_block, range)) in cuts.iter().enumerate() {
+            assert_eq!(range.start, next);
+            assert_eq!(range.start, *first_block as usize * 100);
+            if i + 1 < cuts.len() {
+                assert!(range.len() >= target && range.len() < target + 100);
+            }
+            next = range.end;
+        }
+        assert_eq!(next, keys);
+        // Kinds without a view keep whole filters.
+        assert!(Cutter::new(FilterKind::Cuckoo, FilterSizing::BitsPerKey(12.0), 4096).is_none());
+    }
+}
