@@ -63,20 +63,23 @@ fn check(
     policy: &FilterPolicy,
     style: CompactionStyle,
     ops: &[Op],
-    block_cache_bytes: usize,
-) -> Result<(u64, u64, u64), TestCaseError> {
+    caching: Caching,
+) -> Result<(u64, u64, u64, u64), TestCaseError> {
     let opts = || Options {
-        block_cache_bytes,
+        block_cache_bytes: caching.block_cache_bytes,
+        filter_partition_bytes: caching.filter_partition_bytes,
+        filter_cache_bytes: caching.filter_cache_bytes,
         ..small_options(env.clone(), policy.clone(), style)
     };
     let mut db = Db::open(dir, opts()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     // Flushes, compactions and filter probes over every incarnation.
-    let mut totals = (0, 0, 0);
+    let mut totals = (0, 0, 0, 0);
     let mut count = |s: amq_lsm::Stats| {
         totals.0 += s.flushes;
         totals.1 += s.compactions;
         totals.2 += s.filter_probes;
+        totals.3 += s.filter_partitions_read;
     };
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -133,8 +136,33 @@ fn check(
     prop_assert_eq!(contents(&db), model);
     let stats = db.stats();
     prop_assert_eq!(stats.untrusted_filters, 0);
+    prop_assert_eq!(stats.untrusted_filter_partitions, 0);
+    prop_assert!(stats.filter_cache_bytes <= caching.filter_cache_bytes as u64);
     count(stats);
     Ok(totals)
+}
+
+/// How a case reads: through a block cache or not, with whole or
+/// partitioned filters, and a filter cache or not.
+#[derive(Debug, Clone, Copy)]
+struct Caching {
+    block_cache_bytes: usize,
+    filter_partition_bytes: Option<usize>,
+    filter_cache_bytes: usize,
+}
+
+impl Caching {
+    /// Variant `i` of 8: every other one through a block cache of a few blocks,
+    /// so hits, misses and evictions meet every sequence; every other pair
+    /// with filters partitioned into tiny partitions (several per
+    /// table), half of those through a filter cache of a few partitions.
+    fn of_case(i: u32) -> Caching {
+        Caching {
+            block_cache_bytes: if i % 2 == 1 { 700 } else { 0 },
+            filter_partition_bytes: (i % 4 >= 2).then_some(40),
+            filter_cache_bytes: if i % 8 >= 6 { 400 } else { 0 },
+        }
+    }
 }
 
 fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) {
@@ -144,28 +172,35 @@ fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) {
         failure_persistence: None,
         ..Config::default()
     });
-    let totals = std::cell::Cell::new((0u64, 0u64, 0u64));
+    let totals = std::cell::Cell::new((0u64, 0u64, 0u64, 0u64));
     runner
-        .run(&proptest::collection::vec(op(), 100..400), |ops| {
+        .run(&(proptest::collection::vec(op(), 100..400), 0u32..8), |(ops, caching)| {
             let (_, env) = mem_env();
-            // Every other policy reads through a block cache of a few
-            // blocks, so hits, misses and evictions meet every sequence.
-            let cache = if seed % 2 == 1 { 700 } else { 0 };
-            let s = check(env, std::path::Path::new("/db"), &policy, style, &ops, cache)?;
-            let (f, c, p) = totals.get();
-            totals.set((f + s.0, c + s.1, p + s.2));
+            let s = check(env, std::path::Path::new("/db"), &policy, style, &ops, Caching::of_case(caching))?;
+            let t = totals.get();
+            totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2, t.3 + s.3));
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{} {style:?}: {e}", policy.describe()));
     // The sequences must have exercised flushes, compactions and (with a
-    // filter) filter probes, or the test proves nothing.
-    let (flushes, compactions, probes) = totals.get();
+    // filter) filter probes, partitioned filters among them, or the test
+    // proves nothing.
+    let (flushes, compactions, probes, partitions_read) = totals.get();
     assert!(
         flushes > 3 * u64::from(cases) && compactions > u64::from(cases) / 2,
         "{flushes} {compactions}"
     );
     if policy != FilterPolicy::none() {
         assert!(probes > 0);
+    }
+    let partitioned = |level| {
+        policy
+            .for_level(level, false)
+            .kind()
+            .is_some_and(amq::FilterView::supports)
+    };
+    if partitioned(0) || partitioned(1) {
+        assert!(partitions_read > 0, "{}", policy.describe());
     }
 }
 
@@ -203,7 +238,7 @@ fn model_on_the_real_file_system() {
     runner
         .run(&proptest::collection::vec(op(), 1..300), |ops| {
             let dir = tempfile::tempdir().unwrap();
-            check(Arc::new(StdEnv), dir.path(), &policy, leveled(), &ops, 4096).map(drop)
+            check(Arc::new(StdEnv), dir.path(), &policy, leveled(), &ops, Caching { block_cache_bytes: 4096, filter_partition_bytes: Some(64), filter_cache_bytes: 1024 }).map(drop)
         })
         .unwrap();
 }
