@@ -187,6 +187,122 @@ fn every_flipped_table_byte_is_an_error_or_the_filter_fallback() {
     assert_eq!(db.stats().untrusted_filters, 0);
 }
 
+/// A partitioned filter's table: its partitions (from the metadata block's
+/// filter-partitions extension) and its partition index block (the footer's
+/// filter handle), as `docs/lsm-format.md` describes them.
+fn partitioned_layout(bytes: &[u8]) -> (Layout, usize) {
+    let f = &bytes[bytes.len() - FOOTER_LEN..];
+    assert_eq!(u32::from_le_bytes(f[36..40].try_into().unwrap()), 2, "format version");
+    let handle = |i: usize| {
+        let off = u64::from_le_bytes(f[i * 12..i * 12 + 8].try_into().unwrap()) as usize;
+        let len = u32::from_le_bytes(f[i * 12 + 8..i * 12 + 12].try_into().unwrap()) as usize;
+        (off, len + 5)
+    };
+    let l = Layout {
+        filter: handle(0),
+        meta: handle(1),
+        index: handle(2),
+        len: bytes.len(),
+    };
+    // The metadata block ends with the extension: tag 2, length 9, the
+    // first partition's offset (u64), the partition count (one-byte varint
+    // here).
+    let meta = &bytes[l.meta.0..l.meta.0 + l.meta.1 - 5];
+    let ext = &meta[meta.len() - 11..];
+    assert_eq!(ext[..2], [2, 9], "filter partitions extension");
+    let first = u64::from_le_bytes(ext[2..10].try_into().unwrap()) as usize;
+    assert!(ext[10] >= 2, "{} partitions", ext[10]);
+    (l, first)
+}
+
+#[test]
+fn every_flipped_byte_of_a_partitioned_filter_is_the_filter_fallback_or_a_strict_error() {
+    let env = Arc::new(FaultEnv::new());
+    let partitioned = || Options {
+        filter_partition_bytes: Some(32),
+        filter_cache_bytes: 1024,
+        ..options(&env)
+    };
+    let strict = || Options {
+        strict_filters: true,
+        ..partitioned()
+    };
+    let db = Db::open(DIR, partitioned()).unwrap();
+    let mut model = BTreeMap::new();
+    for i in 0..120 {
+        let v = format!("v{i}").into_bytes();
+        db.put(&key(i * 2), &v).unwrap();
+        model.insert(key(i * 2), v);
+    }
+    db.flush().unwrap();
+    drop(db);
+    let (path, name) = file_named(&env, ".sst");
+    let pristine = env.read_all(&path).unwrap();
+    let (l, first) = partitioned_layout(&pristine);
+    let mut seen = BTreeMap::new();
+    for off in 0..pristine.len() {
+        let bit = 1u8 << (off % 8);
+        env.corrupt(&path, |d| d[off] ^= bit).unwrap();
+        let r = match region(&l, off) {
+            "data" if off >= first => "partition",
+            "filter" => "partition index",
+            r => r,
+        };
+        *seen.entry(r).or_insert(0) += 1;
+        let what = format!("byte {off} ({r})");
+        match r {
+            "partition" => {
+                // The table opens (partitions are checked when read); every
+                // answer is right, and the damaged partition is counted.
+                let db = Db::open(DIR, partitioned()).unwrap();
+                assert_eq!(gets_are_right_or_typed_errors(&db, &model, &name, &what), 0, "{what}");
+                let s = db.stats();
+                assert_eq!((s.untrusted_filters, s.untrusted_filter_partitions > 0), (0, true), "{what}");
+                drop(db);
+                // Strict: the read that needs it fails, naming the table.
+                let db = Db::open(DIR, strict()).unwrap();
+                let failed = model
+                    .keys()
+                    .map(|k| db.get(k))
+                    .filter(|r| matches!(r, Err(Error::UntrustedFilter { file, .. }) if *file == name))
+                    .count();
+                assert!(failed > 0, "{what}");
+            }
+            "partition index" => {
+                let db = Db::open(DIR, partitioned()).unwrap();
+                assert_eq!(db.stats().untrusted_filters, 1, "{what}");
+                assert_eq!(gets_are_right_or_typed_errors(&db, &model, &name, &what), 0, "{what}");
+                drop(db);
+                assert!(
+                    matches!(Db::open(DIR, strict()), Err(Error::UntrustedFilter { file, .. }) if file == name),
+                    "{what}"
+                );
+            }
+            "data" => {
+                let db = Db::open(DIR, partitioned()).unwrap();
+                let errors = gets_are_right_or_typed_errors(&db, &model, &name, &what);
+                assert!(errors > 0, "{what}: the damaged block went unnoticed");
+            }
+            _ => match Db::open(DIR, partitioned()) {
+                Err(Error::Corruption { file, .. }) => assert_eq!(file, name, "{what}"),
+                other => panic!("{what}: expected a corruption error, got {other:?}"),
+            },
+        }
+        env.corrupt(&path, |d| d[off] ^= bit).unwrap();
+    }
+    assert_eq!(seen.len(), 6, "{seen:?}");
+    // The pristine table reads cleanly, each partition read once and then
+    // served from the filter cache.
+    let db = Db::open(DIR, partitioned()).unwrap();
+    for k in model.keys() {
+        assert!(db.get(k).unwrap().is_some());
+    }
+    let s = db.stats();
+    assert_eq!((s.untrusted_filters, s.untrusted_filter_partitions), (0, 0));
+    assert!(s.filter_partitions_read >= 2 && s.filter_cache_hits > 0, "{s:?}");
+    assert_eq!(s.filter_partitions_read, s.filter_cache_misses);
+}
+
 #[test]
 fn every_truncated_table_is_a_corruption_error() {
     let env = Arc::new(FaultEnv::new());
