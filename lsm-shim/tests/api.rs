@@ -45,6 +45,10 @@ fn impossible_options_are_typed_errors() {
             ..Options::default()
         },
         Options {
+            filter_partition_bytes: Some(0),
+            ..Options::default()
+        },
+        Options {
             compaction: CompactionStyle::Leveled {
                 l0_trigger: 4,
                 base_level_bytes: 1 << 20,
@@ -493,4 +497,82 @@ fn the_block_cache_serves_repeated_point_reads_within_its_cap() {
     // Misses for absent keys read blocks only on false positives; answers
     // stay right.
     assert_eq!(db.get(b"k99999999").unwrap(), None);
+}
+
+/// Partitioned filters: the same answers as whole filters, a pinned index a
+/// small fraction of the filter, each probe reading one partition (from the
+/// filter cache once it is there), the cache within its cap; a kind without
+/// a borrowed view keeps whole filters.
+#[test]
+fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
+    let open = |dir: &std::path::Path, kind: FilterKind, cache: usize| {
+        Db::open(
+            dir,
+            Options {
+                filter_policy: FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(10.0)),
+                filter_partition_bytes: Some(1024),
+                filter_cache_bytes: cache,
+                table_bytes: 64 << 20,
+                sync: SyncMode::OnSync,
+                ..Options::default()
+            },
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cap = 4 << 10;
+    let db = open(dir.path(), FilterKind::BlockedBloom, cap);
+    for i in 0..40_000u32 {
+        db.put(format!("k{:08}", i * 2).as_bytes(), &i.to_le_bytes()).unwrap();
+    }
+    db.flush().unwrap();
+    let s = db.stats();
+    // 40,000 keys at 10 bits/key: about 50 KB of filter in partitions of
+    // about 1 KiB, of which only the index (32 bytes a partition) is pinned.
+    assert!((45_000..60_000).contains(&s.filter_bytes()), "{}", s.filter_bytes());
+    let pinned: u64 = s.levels.iter().map(|l| l.pinned_filter_bytes).sum();
+    assert!(pinned > 0 && pinned * 20 < s.filter_bytes(), "{pinned}");
+    assert_eq!(s.resident_filter_bytes(), pinned);
+    // Misses in the table's range: each reads its key's partition, served
+    // from the cache when it is there; the filter saves ~99% of the reads.
+    let misses: Vec<Vec<u8>> = (0..4_000u32).map(|i| format!("k{:08}", i * 20 + 1).into_bytes()).collect();
+    for k in &misses {
+        assert_eq!(db.get(k).unwrap(), None);
+    }
+    let s = db.stats();
+    assert_eq!(s.filter_probes, 4_000);
+    assert!(s.data_blocks_read < 100, "{}", s.data_blocks_read);
+    assert_eq!(s.filter_cache_hits + s.filter_cache_misses, 4_000);
+    assert_eq!(s.filter_partitions_read, s.filter_cache_misses);
+    assert!(s.filter_cache_hits > 3_000, "{s:?}");
+    assert!(s.filter_cache_bytes <= cap as u64 && s.filter_cache_bytes > 0);
+    assert_eq!(s.resident_filter_bytes(), pinned + s.filter_cache_bytes);
+    // multi_get agrees, hits and misses alike, each partition read once per
+    // batch at most.
+    let keys: Vec<Vec<u8>> = (0..2_000u32).map(|i| format!("k{:08}", i * 37 % 80_000).into_bytes()).collect();
+    let got = db.multi_get(&keys).unwrap();
+    for (k, g) in keys.iter().zip(&got) {
+        assert_eq!(g, &db.get(k).unwrap());
+    }
+    assert!(got.iter().filter(|g| g.is_some()).count() > 900);
+    drop(db);
+    // Reopened without a filter cache, every probe reads its partition.
+    let db = open(dir.path(), FilterKind::BlockedBloom, 0);
+    for k in &misses[..100] {
+        assert_eq!(db.get(k).unwrap(), None);
+    }
+    assert_eq!(db.stats().filter_partitions_read, 100);
+    assert_eq!(db.stats().filter_cache_misses, 0);
+    drop(db);
+    // Cuckoo has no borrowed view: whole filters, pinned.
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), FilterKind::Cuckoo, cap);
+    for i in 0..5_000u32 {
+        db.put(format!("k{i:08}").as_bytes(), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    let s = db.stats();
+    assert_eq!(s.resident_filter_bytes(), s.filter_bytes());
+    assert!(db.get(b"k00000007").unwrap().is_some());
+    assert_eq!(db.stats().filter_partitions_read, 0);
 }
