@@ -96,6 +96,13 @@ fn options(env: &Arc<FaultEnv>, style: CompactionStyle, sync: SyncMode) -> amq_l
     let dyn_env: Arc<dyn Env> = env.clone();
     let mut o = small_options(dyn_env, FilterPolicy::default(), style);
     o.sync = sync;
+    // The tiered runs write partitioned filters (several partitions per
+    // table, a partition index, footer version 2), the leveled ones whole
+    // filters: both table layouts meet every fault.
+    if matches!(style, CompactionStyle::Tiered { .. }) {
+        o.filter_partition_bytes = Some(48);
+        o.filter_cache_bytes = 256;
+    }
     o
 }
 
