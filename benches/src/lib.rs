@@ -12,7 +12,8 @@
 //! is monomorphised per filter: no dynamic dispatch in the timed loops.
 //!
 //! [`lsm`] holds the measurements of the `amq-lsm` store (hash sharing,
-//! reads saved, write cost) for `benches/lsm.rs` and `src/bin/lsm_report.rs`.
+//! reads saved, write cost) for `benches/lsm.rs` and `src/bin/lsm_report.rs`;
+//! [`partitioned`] its partitioned-filter comparison.
 //!
 //! Keys are random `u64`s standing in for key hashes ([`keys`]). Filters
 //! with a hash-based API (ours, `fastbloom`'s `contains_hash`, `sbbf-rs`,
@@ -27,6 +28,7 @@ pub mod adapters;
 pub mod groups;
 pub mod keys;
 pub mod lsm;
+pub mod partitioned;
 pub mod report;
 pub mod svg;
 pub mod value;

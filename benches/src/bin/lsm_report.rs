@@ -6,7 +6,14 @@
 //!     [--keys-per-table 10000] [--probes 20000] [--runs 7] [--svg docs/lsm-hash-sharing.svg]
 //! cargo run --release -p amq-bench --bin lsm_report -- reads
 //!     [--n 1000000] [--probes 200000] [--styles leveled,tiered] [--policies all|none,BlockedBloom,...]
+//! cargo run --release -p amq-bench --bin lsm_report -- monkey [--n 1000000] [--probes 200000]
+//! cargo run --release -p amq-bench --bin lsm_report -- partitioned
+//!     [--n 1000000] [--probes 100000] [--runs 3] [--kind BlockedBloom] [--partition-bytes 4096]
 //! ```
+//!
+//! `partitioned` compares whole and partitioned filters with the filter
+//! cache at 100%, 25% and 5% of the filter size, uniform and hot access
+//! ([`amq_bench::partitioned`]).
 //!
 //! `hash-sharing` grows one store of overlapping tables per kind and key
 //! length (1, 4, 16, 64, 256 tables) and, at each size, times `runs`
@@ -31,6 +38,7 @@ use amq_bench::lsm::{
     time_misses, Error, KeyShape, LoadRow, OverlappingStore, Style, KEYS_PER_TABLE, SHARING_KINDS,
     TABLE_COUNTS,
 };
+use amq_bench::partitioned::{measure_partitioned, Access, PartitionBench};
 use amq_bench::svg::{log_log_chart, thousands, Series};
 use amq_lsm::FilterPolicy;
 
@@ -60,13 +68,21 @@ enum Command {
         n: u64,
         probes: u64,
     },
+    Partitioned {
+        n: u64,
+        probes: u64,
+        runs: usize,
+        kind: FilterKind,
+        partition_bytes: usize,
+    },
 }
 
 fn parse_args() -> Result<Command, String> {
     let usage =
         "usage: lsm_report hash-sharing [--keys-per-table K] [--probes P] [--runs R] [--svg FILE]\n       \
                  lsm_report reads [--n N] [--probes P] [--styles leveled,tiered] [--policies all|LIST]\n       \
-                 lsm_report monkey [--n N] [--probes P]";
+                 lsm_report monkey [--n N] [--probes P]\n       \
+                 lsm_report partitioned [--n N] [--probes P] [--runs R] [--kind KIND] [--partition-bytes B]";
     let mut it = std::env::args().skip(1).filter(|a| a != "--bench");
     let sub = it.next().ok_or(usage)?;
     let mut cmd = match sub.as_str() {
@@ -85,6 +101,13 @@ fn parse_args() -> Result<Command, String> {
         "monkey" => Command::Monkey {
             n: 1_000_000,
             probes: 200_000,
+        },
+        "partitioned" => Command::Partitioned {
+            n: 1_000_000,
+            probes: 100_000,
+            runs: 3,
+            kind: FilterKind::BlockedBloom,
+            partition_bytes: 4096,
         },
         _ => return Err(usage.into()),
     };
@@ -110,7 +133,22 @@ fn parse_args() -> Result<Command, String> {
             (Command::HashSharing { probes, .. }, "--probes") => *probes = number()? as usize,
             (Command::HashSharing { runs, .. }, "--runs") => *runs = number()? as usize,
             (Command::HashSharing { svg, .. }, "--svg") => *svg = value,
-            (Command::Reads { n, .. } | Command::Monkey { n, .. }, "--n") => *n = number()?,
+            (
+                Command::Reads { n, .. } | Command::Monkey { n, .. } | Command::Partitioned { n, .. },
+                "--n",
+            ) => *n = number()?,
+            (Command::Partitioned { probes, .. }, "--probes") => *probes = number()?,
+            (Command::Partitioned { runs, .. }, "--runs") => *runs = number()? as usize,
+            (Command::Partitioned { partition_bytes, .. }, "--partition-bytes") => {
+                *partition_bytes = number()? as usize
+            }
+            (Command::Partitioned { kind, .. }, "--kind") => {
+                *kind = FilterKind::ALL
+                    .iter()
+                    .copied()
+                    .find(|k| format!("{k:?}") == value)
+                    .ok_or(format!("--kind {value}: not a filter kind"))?
+            }
             (Command::Monkey { probes, .. }, "--probes") => *probes = number()?,
             (Command::Reads { probes, .. }, "--probes") => *probes = number()?,
             (Command::Reads { styles, .. }, "--styles") => {
@@ -492,6 +530,66 @@ fn monkey(n: u64, probes: u64) -> Result<String, Error> {
     Ok(md)
 }
 
+fn partitioned(n: u64, probes: u64, runs: usize, kind: FilterKind, partition_bytes: usize) -> Result<String, Error> {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "### Partitioned against whole filters: {} keys, {kind:?} at 10 bits/key, partitions of {partition_bytes} bytes\n\n\
+         16-byte keys, 8-byte values, loaded shuffled into the default leveled store and flushed; no block \
+         cache (data blocks come from the OS page cache). Per configuration, medians of {runs} rounds; each \
+         round opens the store, warms it with {} misses, then times {} misses and {} hits. The filter cache \
+         (`Options::filter_cache_bytes`) is sized as a share of the total partitioned filter size; whole \
+         filters are always pinned. Resident: filter bytes in memory after the round \
+         (`Stats::resident_filter_bytes`).\n\
+         CPU: {} (2 cores, shared with other jobs).\n",
+        thousands(n as usize),
+        thousands(probes as usize),
+        thousands(probes as usize),
+        thousands(probes as usize),
+        amq_bench::report::cpu_model()
+    );
+    for access in [Access::Uniform, Access::Hot] {
+        let bench = PartitionBench {
+            kind,
+            bits_per_key: 10.0,
+            partition_bytes,
+            n,
+            probes,
+            rounds: runs,
+            access,
+            cache_shares: vec![1.0, 0.25, 0.05],
+        };
+        let (setup, rows) = measure_partitioned(&bench)?;
+        let _ = writeln!(
+            md,
+            "**{} access.** {} tables; filters: {} bytes partitioned, {} bytes whole.\n",
+            access.name(),
+            setup.tables,
+            thousands(setup.filter_bytes as usize),
+            thousands(setup.whole_filter_bytes as usize),
+        );
+        let _ = writeln!(
+            md,
+            "| configuration | resident filter bytes | ns per miss | ns per hit | partitions read per lookup | data blocks per miss |"
+        );
+        let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|");
+        for r in &rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.0} | {:.0} | {:.3} | {:.4} |",
+                r.label,
+                thousands(r.resident_bytes as usize),
+                r.ns_per_miss,
+                r.ns_per_hit,
+                r.partitions_read_per_lookup,
+                r.blocks_per_miss
+            );
+        }
+        let _ = writeln!(md);
+    }
+    Ok(md)
+}
+
 fn main() -> ExitCode {
     let cmd = match parse_args() {
         Ok(c) => c,
@@ -514,6 +612,13 @@ fn main() -> ExitCode {
             policies,
         } => reads(n, probes, &styles, policies.as_deref()),
         Command::Monkey { n, probes } => monkey(n, probes),
+        Command::Partitioned {
+            n,
+            probes,
+            runs,
+            kind,
+            partition_bytes,
+        } => partitioned(n, probes, runs, kind, partition_bytes),
     };
     match result {
         Ok(md) => {
