@@ -1,43 +1,119 @@
-//! [`BlockCache`]: data blocks kept in memory after their first read, the
-//! least recently used evicted first, under a byte cap.
+//! [`BlockCache`]: verified blocks kept in memory after their first read,
+//! under a byte cap, evicted by CLOCK (second chance), an approximation of
+//! least-recently-used that costs a hit no reordering.
 //!
-//! Without it every data block a point read needs is a `pread` (from the OS
-//! page cache at best) plus a checksum. With it, a block read once is served
-//! from memory, already verified, as long as it stays among the most
-//! recently used blocks that fit the cap.
+//! The store has two: data blocks of point reads (`Options::block_cache_bytes`)
+//! and filter partitions (`Options::filter_cache_bytes`, see
+//! `sstable/partitions.rs`). Without them every block a read needs is a
+//! `pread` (from the OS page cache at best) plus a checksum; with them, a
+//! block read once is served from memory, already verified, while it stays
+//! in the cache.
 //!
-//! What goes in: data blocks read by point lookups (`get`, `multi_get`).
-//! Scans and compactions read blocks without caching them, so one scan
-//! cannot evict the working set of the point reads (RocksDB's
-//! `fill_cache = false` for iterators, made the rule here). Filters and
-//! index blocks are not cached: they are decoded and kept whole per table.
+//! What goes in: blocks read by point lookups (`get`, `multi_get`). Scans
+//! and compactions read blocks without caching them, so one scan cannot
+//! evict the working set of the point reads (RocksDB's `fill_cache = false`
+//! for iterators, made the rule here). Whole filters and index blocks are not
+//! cached: they are decoded and kept whole per table.
+//!
+//! # CLOCK
+//!
+//! Blocks sit in slots; each has a *referenced* bit, set by every hit. To
+//! make room, a hand sweeps the slots: a referenced block loses its bit and
+//! stays (its second chance), an unreferenced one is evicted. A block used
+//! since the hand last passed survives a sweep, like LRU's recently used; a
+//! hit is a map lookup and a bit set, where exact LRU (the first version of
+//! this cache) moved the block to the front of an ordered map, and that cost
+//! more than the filter probe a cached partition serves.
 //!
 //! Keys are `(table number, block offset)`: table numbers are never reused,
 //! so a block of a deleted table can never be mistaken for a live one; it
 //! ages out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 /// A block's key: table number and offset in the table file.
 type BlockKey = (u64, u64);
 
-#[derive(Debug, Default)]
-struct Lru {
-    /// Block, and the tick of its last use.
-    blocks: HashMap<BlockKey, (Arc<[u8]>, u64)>,
-    /// Last-use tick → block: the first entry is the least recently used.
-    by_use: BTreeMap<u64, BlockKey>,
-    bytes: usize,
-    tick: u64,
+/// A cached block's bytes. A `Vec` behind the `Arc`, not `Arc<[u8]>`, so
+/// that caching a block read into a `Vec` moves it instead of copying it.
+pub(crate) type CachedBlock = Arc<Vec<u8>>;
+
+/// Hashes a [`BlockKey`]: its two integers mixed by multiplication. The
+/// keys are not chosen by an adversary (table numbers and offsets come from
+/// the store), so SipHash's protection buys nothing and costs a hit most of
+/// its time.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        // One round of a multiply-xorshift mix per word (the constant is
+        // the golden ratio's, as in Fibonacci hashing).
+        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
 }
 
-/// Verified data blocks under a byte cap (see the module docs).
+#[derive(Debug)]
+struct Slot {
+    key: BlockKey,
+    block: CachedBlock,
+    referenced: bool,
+}
+
+#[derive(Debug, Default)]
+struct Clock {
+    /// Key → index in `slots`.
+    map: HashMap<BlockKey, usize, BuildHasherDefault<KeyHasher>>,
+    /// `None` for a slot freed by eviction, reused by the next insert.
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    hand: usize,
+    bytes: usize,
+}
+
+impl Clock {
+    /// Evicts the block in slot `i`.
+    fn evict(&mut self, i: usize) {
+        if let Some(s) = self.slots[i].take() {
+            self.map.remove(&s.key);
+            self.bytes -= s.block.len();
+            self.free.push(i);
+        }
+    }
+
+    /// Sweeps the hand until a block is evicted. Ends within two turns:
+    /// the first clears every referenced bit it passes.
+    fn evict_one(&mut self) {
+        for _ in 0..2 * self.slots.len() {
+            let i = self.hand;
+            self.hand = if i + 1 == self.slots.len() { 0 } else { i + 1 };
+            match &mut self.slots[i] {
+                Some(s) if s.referenced => s.referenced = false,
+                Some(_) => return self.evict(i),
+                None => {}
+            }
+        }
+    }
+}
+
+/// Verified blocks under a byte cap (see the module docs).
 #[derive(Debug)]
 pub(crate) struct BlockCache {
     capacity: usize,
-    lru: Mutex<Lru>,
+    clock: Mutex<Clock>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -47,70 +123,71 @@ impl BlockCache {
     pub(crate) fn new(capacity: usize) -> Self {
         BlockCache {
             capacity,
-            lru: Mutex::new(Lru::default()),
+            clock: Mutex::new(Clock::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Lru> {
-        // A panic while holding the lock leaves a consistent map (every
+    fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        // A panic while holding the lock leaves a consistent cache (every
         // update below is completed before anything can panic), so a
         // poisoned lock is still usable.
-        self.lru.lock().unwrap_or_else(|e| e.into_inner())
+        self.clock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The block at `offset` of table `table`, if cached (and marks it
-    /// used). Counts a hit or a miss.
-    pub(crate) fn get(&self, table: u64, offset: u64) -> Option<Arc<[u8]>> {
-        let mut lru = self.lock();
-        lru.tick += 1;
-        let tick = lru.tick;
-        let found = match lru.blocks.get_mut(&(table, offset)) {
-            Some((block, used)) => {
-                let old = std::mem::replace(used, tick);
-                Some((Arc::clone(block), old))
-            }
-            None => None,
+    /// referenced). Counts a hit or a miss.
+    pub(crate) fn get(&self, table: u64, offset: u64) -> Option<CachedBlock> {
+        let found = {
+            let mut clock = self.lock();
+            let clock = &mut *clock;
+            clock.map.get(&(table, offset)).and_then(|&i| {
+                let s = clock.slots[i].as_mut()?;
+                s.referenced = true;
+                Some(Arc::clone(&s.block))
+            })
         };
         match found {
-            Some((block, old)) => {
-                lru.by_use.remove(&old);
-                lru.by_use.insert(tick, (table, offset));
-                self.hits.fetch_add(1, Relaxed);
-                Some(block)
-            }
-            None => {
-                self.misses.fetch_add(1, Relaxed);
-                None
-            }
-        }
+            Some(_) => self.hits.fetch_add(1, Relaxed),
+            None => self.misses.fetch_add(1, Relaxed),
+        };
+        found
     }
 
-    /// Caches `block`, evicting the least recently used blocks until it
-    /// fits. A block larger than the whole cap is not cached.
-    pub(crate) fn insert(&self, table: u64, offset: u64, block: Arc<[u8]>) {
+    /// Caches `block`, evicting blocks until it fits. A block larger than
+    /// the whole cap is not cached.
+    pub(crate) fn insert(&self, table: u64, offset: u64, block: CachedBlock) {
         if block.len() > self.capacity {
             return;
         }
-        let mut lru = self.lock();
-        lru.tick += 1;
-        let tick = lru.tick;
-        if let Some((old, used)) = lru.blocks.remove(&(table, offset)) {
-            lru.by_use.remove(&used);
-            lru.bytes -= old.len();
+        let mut clock = self.lock();
+        if let Some(&i) = clock.map.get(&(table, offset)) {
+            clock.evict(i);
         }
-        while lru.bytes + block.len() > self.capacity {
-            let Some((_, victim)) = lru.by_use.pop_first() else {
-                break;
-            };
-            if let Some((old, _)) = lru.blocks.remove(&victim) {
-                lru.bytes -= old.len();
+        while clock.bytes + block.len() > self.capacity && !clock.map.is_empty() {
+            clock.evict_one();
+        }
+        clock.bytes += block.len();
+        // A new block starts unreferenced: it must be hit once before the
+        // hand passes to survive, so blocks read once and never again go
+        // first.
+        let slot = Some(Slot {
+            key: (table, offset),
+            block,
+            referenced: false,
+        });
+        let i = match clock.free.pop() {
+            Some(i) => {
+                clock.slots[i] = slot;
+                i
             }
-        }
-        lru.bytes += block.len();
-        lru.by_use.insert(tick, (table, offset));
-        lru.blocks.insert((table, offset), (block, tick));
+            None => {
+                clock.slots.push(slot);
+                clock.slots.len() - 1
+            }
+        };
+        clock.map.insert((table, offset), i);
     }
 
     /// `(hits, misses, resident bytes)`.
@@ -124,17 +201,18 @@ impl BlockCache {
 mod tests {
     use super::*;
 
-    fn block(len: usize, fill: u8) -> Arc<[u8]> {
-        vec![fill; len].into()
+    fn block(len: usize, fill: u8) -> CachedBlock {
+        Arc::new(vec![fill; len])
     }
 
     #[test]
-    fn evicts_the_least_recently_used_under_the_cap() {
+    fn a_referenced_block_gets_a_second_chance() {
         let c = BlockCache::new(300);
         c.insert(1, 0, block(100, 1));
         c.insert(1, 100, block(100, 2));
         c.insert(2, 0, block(100, 3));
-        // Use (1, 0): (1, 100) becomes the least recently used.
+        // Use (1, 0): the hand passes over it, and (1, 100), never used
+        // since it was cached, goes first.
         assert_eq!(c.get(1, 0).unwrap()[0], 1);
         c.insert(3, 0, block(100, 4));
         assert!(c.get(1, 100).is_none());
@@ -143,24 +221,36 @@ mod tests {
         assert_eq!(c.get(3, 0).unwrap()[0], 4);
         let (hits, misses, bytes) = c.counters();
         assert_eq!((hits, misses, bytes), (4, 1, 300));
+        // Every block referenced now: the hand clears them all in one turn
+        // and evicts in its second; the cap holds.
+        c.insert(4, 0, block(150, 5));
+        assert_eq!(c.counters().2, 250);
+        assert_eq!(c.get(4, 0).unwrap()[0], 5);
     }
 
     #[test]
-    fn the_cap_holds_for_any_sequence() {
+    fn the_cap_holds_and_the_slots_stay_consistent_for_any_sequence() {
         let c = BlockCache::new(1_000);
         let mut x = 7u64;
         for i in 0..10_000u64 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let len = (x >> 40) as usize % 400 + 1;
             c.insert(i % 37, (x >> 20) % 11, block(len, i as u8));
-            let _ = c.get((x >> 8) % 37, (x >> 30) % 11);
+            if let Some(b) = c.get((x >> 8) % 37, (x >> 30) % 11) {
+                assert!(!b.is_empty());
+            }
             assert!(c.counters().2 <= 1_000);
         }
-        // Every cached block's bytes are counted once.
-        let lru = c.lock();
-        let sum: usize = lru.blocks.values().map(|(b, _)| b.len()).sum();
-        assert_eq!(sum, lru.bytes);
-        assert_eq!(lru.blocks.len(), lru.by_use.len());
+        // Every cached block's bytes are counted once, and the map and the
+        // slots agree.
+        let clock = c.lock();
+        let live: Vec<&Slot> = clock.slots.iter().flatten().collect();
+        assert_eq!(live.iter().map(|s| s.block.len()).sum::<usize>(), clock.bytes);
+        assert_eq!(live.len(), clock.map.len());
+        for s in live {
+            assert!(clock.slots[clock.map[&s.key]].as_ref().is_some_and(|t| t.key == s.key));
+        }
+        assert_eq!(clock.free.len() + clock.map.len(), clock.slots.len());
     }
 
     #[test]
@@ -172,5 +262,19 @@ mod tests {
         c.insert(1, 0, block(40, 2));
         assert_eq!(c.counters().2, 40);
         assert_eq!(c.get(1, 0).unwrap()[0], 2);
+    }
+
+    #[test]
+    fn a_hot_set_that_fits_stays_while_a_stream_of_one_time_blocks_passes() {
+        let c = BlockCache::new(1_000);
+        // Ten hot blocks of 50 bytes, each used between every two
+        // one-time blocks.
+        for i in 0..10 {
+            c.insert(1, i, block(50, 1));
+        }
+        for j in 0..1_000u64 {
+            c.insert(2, j, block(50, 2));
+            assert!(c.get(1, j % 10).is_some(), "hot block {} evicted at {j}", j % 10);
+        }
     }
 }

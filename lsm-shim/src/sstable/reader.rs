@@ -29,7 +29,7 @@ use super::partitions::{self, PartitionedFilter};
 use super::props::Properties;
 use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN};
 use crate::block::Block;
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, CachedBlock};
 use crate::coding::Cursor;
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
@@ -253,16 +253,32 @@ impl Table {
             data_blocks: self.props.data_blocks,
             entries: self.props.entries,
         };
-        Ok(match partitions::decode_index(&bytes, want) {
-            Ok(parts) => FilterState::Partitioned(PartitionedFilter::new(kind, self.props.sizing, parts)),
-            Err(why) => FilterState::Untrusted(why),
-        })
+        let parts = match partitions::decode_index(&bytes, want) {
+            Ok(parts) => parts,
+            Err(why) => return Ok(FilterState::Untrusted(why)),
+        };
+        // Every key of the table starts with the bytes its smallest and
+        // largest keys share.
+        let skip = (self.props.smallest.iter())
+            .zip(&self.props.largest)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // The index has `data_blocks` entries and every partition's first
+        // block is below that (both checked): every last block is in it.
+        Ok(FilterState::Partitioned(PartitionedFilter::new(
+            kind,
+            self.props.sizing,
+            parts,
+            skip,
+            self.index.len(),
+            |b| self.index[b].0.as_slice(),
+        )))
     }
 
     /// Filter partition `i`: from the filter cache, or read from the file,
     /// checked and cached. `None` when it fails a check (counted; with
     /// strict filters that is an error instead).
-    fn partition(&self, f: &PartitionedFilter, i: usize, counts: &mut ReadCounts) -> Result<Option<Arc<[u8]>>> {
+    fn partition(&self, f: &PartitionedFilter, i: usize, counts: &mut ReadCounts) -> Result<Option<CachedBlock>> {
         let handle = f.parts[i].handle;
         if let Some(bytes) = self.filter_cache.as_ref().and_then(|c| c.get(self.number, handle.offset)) {
             return Ok(Some(bytes));
@@ -275,7 +291,7 @@ impl Table {
         };
         match checked {
             Ok(bytes) => {
-                let bytes: Arc<[u8]> = bytes.into();
+                let bytes = Arc::new(bytes);
                 if let Some(c) = &self.filter_cache {
                     c.insert(self.number, handle.offset, Arc::clone(&bytes));
                 }
@@ -294,16 +310,22 @@ impl Table {
         }
     }
 
-    /// The answer of the partition holding data block `block` for `hash`:
-    /// `None` if that partition cannot be trusted.
+    /// The partition of `f` that holds `key` if the table does.
+    #[inline]
+    fn partition_for(&self, f: &PartitionedFilter, key: &[u8]) -> Option<usize> {
+        f.partition_for(key, |i| self.index[f.last_block(i, self.index.len())].0.as_slice())
+    }
+
+    /// The answer of partition `i` for `hash`: `None` if that partition
+    /// cannot be trusted.
     fn partition_answer(
         &self,
         f: &PartitionedFilter,
-        block: usize,
+        i: usize,
         hash: u64,
         counts: &mut ReadCounts,
     ) -> Result<Option<bool>> {
-        let Some(bytes) = self.partition(f, f.partition_of(block), counts)? else {
+        let Some(bytes) = self.partition(f, i, counts)? else {
             return Ok(None);
         };
         // The bytes passed `check` when they were read: only the O(1)
@@ -323,8 +345,8 @@ impl Table {
         self.file
             .read_exact_at(handle.offset, &mut buf)
             .map_err(Error::io("read table block", &self.name))?;
-        let stored = buf.split_off(handle.len as usize);
-        if stored[..] != trailer(&buf, t)[..] {
+        let (contents, stored) = buf.split_at(handle.len as usize);
+        if *stored != trailer(contents, t) {
             return Err(Error::corruption(
                 &self.name,
                 match t {
@@ -338,20 +360,21 @@ impl Table {
                 },
             ));
         }
+        buf.truncate(handle.len as usize);
         Ok(buf)
     }
 
     /// A data block for a point read: from the block cache when it holds
     /// it, else read, verified and cached. (`data_blocks_read` counts both:
     /// it is what the filters did not save.)
-    fn read_data_block(&self, handle: Handle) -> Result<Arc<[u8]>> {
+    fn read_data_block(&self, handle: Handle) -> Result<CachedBlock> {
         let Some(cache) = &self.cache else {
-            return Ok(self.read_block(handle, BlockType::Data)?.into());
+            return Ok(Arc::new(self.read_block(handle, BlockType::Data)?));
         };
         if let Some(block) = cache.get(self.number, handle.offset) {
             return Ok(block);
         }
-        let block: Arc<[u8]> = self.read_block(handle, BlockType::Data)?.into();
+        let block = Arc::new(self.read_block(handle, BlockType::Data)?);
         cache.insert(self.number, handle.offset, Arc::clone(&block));
         Ok(block)
     }
@@ -470,11 +493,12 @@ impl Table {
         answer: Option<bool>,
         counts: &mut ReadCounts,
     ) -> Result<Option<Entry>> {
-        let block = self.block_for(key);
         let answer = match (answer, &self.filter) {
-            (None, FilterState::Partitioned(f)) if block < self.index.len() => {
-                self.partition_answer(f, block, hash, counts)?
-            }
+            (None, FilterState::Partitioned(f)) => match self.partition_for(f, key) {
+                Some(i) => self.partition_answer(f, i, hash, counts)?,
+                // Past the table's last key.
+                None => return Ok(None),
+            },
             _ => answer,
         };
         let filtered = match answer {
@@ -488,7 +512,7 @@ impl Table {
             }
             None => false,
         };
-        let found = self.get_in_block(key, block, counts)?;
+        let found = self.get_in_block(key, self.block_for(key), counts)?;
         if filtered {
             match found {
                 Some(_) => counts.filter_true_positives += 1,
@@ -532,7 +556,6 @@ impl Table {
         counts: &mut ReadCounts,
         mut found: impl FnMut(usize, Entry),
     ) -> Result<()> {
-        let blocks: Vec<usize> = keys.iter().map(|k| self.block_for(k)).collect();
         // Per key: the filter's answer, `None` where no filter was usable.
         let mut answers: Vec<Option<bool>> = vec![None; keys.len()];
         match &self.filter {
@@ -543,7 +566,7 @@ impl Table {
                     *a = Some(m);
                 }
             }
-            FilterState::Partitioned(f) => self.partition_answers(f, &blocks, hashes, &mut answers, counts)?,
+            FilterState::Partitioned(f) => self.partition_answers(f, keys, hashes, &mut answers, counts)?,
             _ => {}
         }
         counts.filter_probes += answers.iter().filter(|a| a.is_some()).count() as u64;
@@ -551,7 +574,7 @@ impl Table {
         // (data block, key) for every key the filter lets through.
         let mut wanted: Vec<(usize, usize)> = (0..keys.len())
             .filter(|&i| answers[i] != Some(false))
-            .map(|i| (blocks[i], i))
+            .map(|i| (self.block_for(keys[i]), i))
             .collect();
         wanted.sort_unstable();
         for group in wanted.chunk_by(|a, b| a.0 == b.0) {
@@ -588,20 +611,19 @@ impl Table {
         Ok(())
     }
 
-    /// A partitioned filter's answers for keys in data blocks `blocks`:
-    /// the keys grouped by partition, each partition read once and probed
-    /// for its group in one batch.
+    /// A partitioned filter's answers for `keys`: the keys grouped by
+    /// partition, each partition read once and probed for its group in one
+    /// batch. (Keys past the table's last key get none.)
     fn partition_answers(
         &self,
         f: &PartitionedFilter,
-        blocks: &[usize],
+        keys: &[&[u8]],
         hashes: &[u64],
         answers: &mut [Option<bool>],
         counts: &mut ReadCounts,
     ) -> Result<()> {
-        let mut by_part: Vec<(usize, usize)> = (0..blocks.len())
-            .filter(|&i| blocks[i] < self.index.len())
-            .map(|i| (f.partition_of(blocks[i]), i))
+        let mut by_part: Vec<(usize, usize)> = (0..keys.len())
+            .filter_map(|i| Some((self.partition_for(f, keys[i])?, i)))
             .collect();
         by_part.sort_unstable();
         let (mut group_hashes, mut maybe) = (Vec::new(), Vec::new());
