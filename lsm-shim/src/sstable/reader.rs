@@ -275,13 +275,20 @@ impl Table {
         )))
     }
 
-    /// Filter partition `i`: from the filter cache, or read from the file,
-    /// checked and cached. `None` when it fails a check (counted; with
-    /// strict filters that is an error instead).
-    fn partition(&self, f: &PartitionedFilter, i: usize, counts: &mut ReadCounts) -> Result<Option<CachedBlock>> {
+    /// `probe(bytes)` over filter partition `i`'s bytes: in the filter
+    /// cache, or read from the file, checked and cached. `None` when the
+    /// partition fails a check (counted; with strict filters that is an
+    /// error instead).
+    fn with_partition<R>(
+        &self,
+        f: &PartitionedFilter,
+        i: usize,
+        counts: &mut ReadCounts,
+        probe: impl Fn(&[u8]) -> R,
+    ) -> Result<Option<R>> {
         let handle = f.parts[i].handle;
-        if let Some(bytes) = self.filter_cache.as_ref().and_then(|c| c.get(self.number, handle.offset)) {
-            return Ok(Some(bytes));
+        if let Some(r) = self.filter_cache.as_ref().and_then(|c| c.with(self.number, handle.offset, &probe)) {
+            return Ok(Some(r));
         }
         counts.filter_partitions_read += 1;
         let checked = match self.read_block(handle, BlockType::FilterPartition) {
@@ -291,11 +298,11 @@ impl Table {
         };
         match checked {
             Ok(bytes) => {
-                let bytes = Arc::new(bytes);
+                let r = probe(&bytes);
                 if let Some(c) = &self.filter_cache {
-                    c.insert(self.number, handle.offset, Arc::clone(&bytes));
+                    c.insert(self.number, handle.offset, Arc::new(bytes));
                 }
-                Ok(Some(bytes))
+                Ok(Some(r))
             }
             Err(reason) => {
                 counts.untrusted_filter_partitions += 1;
@@ -325,12 +332,12 @@ impl Table {
         hash: u64,
         counts: &mut ReadCounts,
     ) -> Result<Option<bool>> {
-        let Some(bytes) = self.partition(f, i, counts)? else {
-            return Ok(None);
-        };
         // The bytes passed `check` when they were read: only the O(1)
         // header check is repeated.
-        Ok(FilterView::trusted(&bytes).ok().map(|v| v.contains_hash(hash)))
+        let answer = self.with_partition(f, i, counts, |bytes| {
+            FilterView::trusted(bytes).ok().map(|v| v.contains_hash(hash))
+        })?;
+        Ok(answer.flatten())
     }
 
     /// Reads and checks the block at `handle`, which must be of type `t`.
@@ -626,21 +633,20 @@ impl Table {
             .filter_map(|i| Some((self.partition_for(f, keys[i])?, i)))
             .collect();
         by_part.sort_unstable();
-        let (mut group_hashes, mut maybe) = (Vec::new(), Vec::new());
+        let mut group_hashes = Vec::new();
         for group in by_part.chunk_by(|a, b| a.0 == b.0) {
-            let Some(bytes) = self.partition(f, group[0].0, counts)? else {
-                continue;
-            };
-            let Ok(view) = FilterView::trusted(&bytes) else {
-                continue;
-            };
             group_hashes.clear();
             group_hashes.extend(group.iter().map(|&(_, i)| hashes[i]));
-            maybe.clear();
-            maybe.resize(group.len(), true);
-            view.contains_many(&group_hashes, &mut maybe);
-            for (&(_, i), &m) in group.iter().zip(&maybe) {
-                answers[i] = Some(m);
+            let maybe = self.with_partition(f, group[0].0, counts, |bytes| {
+                let view = FilterView::trusted(bytes).ok()?;
+                let mut maybe = vec![true; group_hashes.len()];
+                view.contains_many(&group_hashes, &mut maybe);
+                Some(maybe)
+            })?;
+            if let Some(maybe) = maybe.flatten() {
+                for (&(_, i), m) in group.iter().zip(maybe) {
+                    answers[i] = Some(m);
+                }
             }
         }
         Ok(())
