@@ -24,7 +24,9 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     let db = Db::open(dir.path(), opts)?;
     load_shuffled(&db, n)?;
-    let keys: Vec<Vec<u8>> = (0..100_000u64).map(|i| KeyShape::Short.key(2 * ((i * 7919) % n) + 1)).collect();
+    let keys: Vec<Vec<u8>> = (0..100_000u64)
+        .map(|i| KeyShape::Short.key(2 * ((i * 7919) % n) + 1))
+        .collect();
     let start = Instant::now();
     let mut gets = 0u64;
     while start.elapsed().as_secs_f64() < secs {

@@ -128,14 +128,15 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
         ref cache_shares,
     } = *b;
     let policy = FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(bits_per_key));
-    let load = |policy: &FilterPolicy, partitions: Option<usize>| -> Result<(tempfile::TempDir, Stats), Error> {
-        let dir = tempfile::tempdir()?;
-        let db = Db::open(dir.path(), options(policy, partitions, 0))?;
-        load_shuffled(&db, n)?;
-        let s = db.stats();
-        db.close()?;
-        Ok((dir, s))
-    };
+    let load =
+        |policy: &FilterPolicy, partitions: Option<usize>| -> Result<(tempfile::TempDir, Stats), Error> {
+            let dir = tempfile::tempdir()?;
+            let db = Db::open(dir.path(), options(policy, partitions, 0))?;
+            load_shuffled(&db, n)?;
+            let s = db.stats();
+            db.close()?;
+            Ok((dir, s))
+        };
     eprintln!("partitioned: loading {n} keys three times ...");
     let (whole_dir, whole) = load(&policy, None)?;
     let (part_dir, part) = load(&policy, Some(partition_bytes))?;
@@ -160,7 +161,11 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
         &part_dir,
         options(&policy, Some(partition_bytes), 0),
     ));
-    configs.push(("no filter".into(), &none_dir, options(&FilterPolicy::none(), None, 0)));
+    configs.push((
+        "no filter".into(),
+        &none_dir,
+        options(&FilterPolicy::none(), None, 0),
+    ));
 
     let key = |i: u64| KeyShape::Short.key(i);
     let warm: Vec<Vec<u8>> = (0..probes).map(|i| key(2 * access.draw(i, n, 3) + 1)).collect();

@@ -272,7 +272,9 @@ mod tests {
         assert_eq!(live.iter().map(|s| s.block.len()).sum::<usize>(), clock.bytes);
         assert_eq!(live.len(), clock.map.len());
         for s in live {
-            assert!(clock.slots[clock.map[&s.key]].as_ref().is_some_and(|t| t.key == s.key));
+            assert!(clock.slots[clock.map[&s.key]]
+                .as_ref()
+                .is_some_and(|t| t.key == s.key));
         }
         assert_eq!(clock.free.len() + clock.map.len(), clock.slots.len());
     }

@@ -523,19 +523,26 @@ fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
     let cap = 4 << 10;
     let db = open(dir.path(), FilterKind::BlockedBloom, cap);
     for i in 0..40_000u32 {
-        db.put(format!("k{:08}", i * 2).as_bytes(), &i.to_le_bytes()).unwrap();
+        db.put(format!("k{:08}", i * 2).as_bytes(), &i.to_le_bytes())
+            .unwrap();
     }
     db.flush().unwrap();
     let s = db.stats();
     // 40,000 keys at 10 bits/key: about 50 KB of filter in partitions of
     // about 1 KiB, of which only the index (32 bytes a partition) is pinned.
-    assert!((45_000..60_000).contains(&s.filter_bytes()), "{}", s.filter_bytes());
+    assert!(
+        (45_000..60_000).contains(&s.filter_bytes()),
+        "{}",
+        s.filter_bytes()
+    );
     let pinned: u64 = s.levels.iter().map(|l| l.pinned_filter_bytes).sum();
     assert!(pinned > 0 && pinned * 20 < s.filter_bytes(), "{pinned}");
     assert_eq!(s.resident_filter_bytes(), pinned);
     // Misses in the table's range: each reads its key's partition, served
     // from the cache when it is there; the filter saves ~99% of the reads.
-    let misses: Vec<Vec<u8>> = (0..4_000u32).map(|i| format!("k{:08}", i * 20 + 1).into_bytes()).collect();
+    let misses: Vec<Vec<u8>> = (0..4_000u32)
+        .map(|i| format!("k{:08}", i * 20 + 1).into_bytes())
+        .collect();
     for k in &misses {
         assert_eq!(db.get(k).unwrap(), None);
     }
@@ -549,7 +556,9 @@ fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
     assert_eq!(s.resident_filter_bytes(), pinned + s.filter_cache_bytes);
     // multi_get agrees, hits and misses alike, each partition read once per
     // batch at most.
-    let keys: Vec<Vec<u8>> = (0..2_000u32).map(|i| format!("k{:08}", i * 37 % 80_000).into_bytes()).collect();
+    let keys: Vec<Vec<u8>> = (0..2_000u32)
+        .map(|i| format!("k{:08}", i * 37 % 80_000).into_bytes())
+        .collect();
     let got = db.multi_get(&keys).unwrap();
     for (k, g) in keys.iter().zip(&got) {
         assert_eq!(g, &db.get(k).unwrap());

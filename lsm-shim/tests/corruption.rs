@@ -192,7 +192,11 @@ fn every_flipped_table_byte_is_an_error_or_the_filter_fallback() {
 /// filter handle), as `docs/lsm-format.md` describes them.
 fn partitioned_layout(bytes: &[u8]) -> (Layout, usize) {
     let f = &bytes[bytes.len() - FOOTER_LEN..];
-    assert_eq!(u32::from_le_bytes(f[36..40].try_into().unwrap()), 2, "format version");
+    assert_eq!(
+        u32::from_le_bytes(f[36..40].try_into().unwrap()),
+        2,
+        "format version"
+    );
     let handle = |i: usize| {
         let off = u64::from_le_bytes(f[i * 12..i * 12 + 8].try_into().unwrap()) as usize;
         let len = u32::from_le_bytes(f[i * 12 + 8..i * 12 + 12].try_into().unwrap()) as usize;
@@ -255,9 +259,17 @@ fn every_flipped_byte_of_a_partitioned_filter_is_the_filter_fallback_or_a_strict
                 // The table opens (partitions are checked when read); every
                 // answer is right, and the damaged partition is counted.
                 let db = Db::open(DIR, partitioned()).unwrap();
-                assert_eq!(gets_are_right_or_typed_errors(&db, &model, &name, &what), 0, "{what}");
+                assert_eq!(
+                    gets_are_right_or_typed_errors(&db, &model, &name, &what),
+                    0,
+                    "{what}"
+                );
                 let s = db.stats();
-                assert_eq!((s.untrusted_filters, s.untrusted_filter_partitions > 0), (0, true), "{what}");
+                assert_eq!(
+                    (s.untrusted_filters, s.untrusted_filter_partitions > 0),
+                    (0, true),
+                    "{what}"
+                );
                 drop(db);
                 // Strict: the read that needs it fails, naming the table.
                 let db = Db::open(DIR, strict()).unwrap();
@@ -271,7 +283,11 @@ fn every_flipped_byte_of_a_partitioned_filter_is_the_filter_fallback_or_a_strict
             "partition index" => {
                 let db = Db::open(DIR, partitioned()).unwrap();
                 assert_eq!(db.stats().untrusted_filters, 1, "{what}");
-                assert_eq!(gets_are_right_or_typed_errors(&db, &model, &name, &what), 0, "{what}");
+                assert_eq!(
+                    gets_are_right_or_typed_errors(&db, &model, &name, &what),
+                    0,
+                    "{what}"
+                );
                 drop(db);
                 assert!(
                     matches!(Db::open(DIR, strict()), Err(Error::UntrustedFilter { file, .. }) if file == name),

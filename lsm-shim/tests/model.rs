@@ -174,13 +174,23 @@ fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) {
     });
     let totals = std::cell::Cell::new((0u64, 0u64, 0u64, 0u64));
     runner
-        .run(&(proptest::collection::vec(op(), 100..400), 0u32..8), |(ops, caching)| {
-            let (_, env) = mem_env();
-            let s = check(env, std::path::Path::new("/db"), &policy, style, &ops, Caching::of_case(caching))?;
-            let t = totals.get();
-            totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2, t.3 + s.3));
-            Ok(())
-        })
+        .run(
+            &(proptest::collection::vec(op(), 100..400), 0u32..8),
+            |(ops, caching)| {
+                let (_, env) = mem_env();
+                let s = check(
+                    env,
+                    std::path::Path::new("/db"),
+                    &policy,
+                    style,
+                    &ops,
+                    Caching::of_case(caching),
+                )?;
+                let t = totals.get();
+                totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2, t.3 + s.3));
+                Ok(())
+            },
+        )
         .unwrap_or_else(|e| panic!("{} {style:?}: {e}", policy.describe()));
     // The sequences must have exercised flushes, compactions and (with a
     // filter) filter probes, partitioned filters among them, or the test
@@ -238,7 +248,19 @@ fn model_on_the_real_file_system() {
     runner
         .run(&proptest::collection::vec(op(), 1..300), |ops| {
             let dir = tempfile::tempdir().unwrap();
-            check(Arc::new(StdEnv), dir.path(), &policy, leveled(), &ops, Caching { block_cache_bytes: 4096, filter_partition_bytes: Some(64), filter_cache_bytes: 1024 }).map(drop)
+            check(
+                Arc::new(StdEnv),
+                dir.path(),
+                &policy,
+                leveled(),
+                &ops,
+                Caching {
+                    block_cache_bytes: 4096,
+                    filter_partition_bytes: Some(64),
+                    filter_cache_bytes: 1024,
+                },
+            )
+            .map(drop)
         })
         .unwrap();
 }

@@ -530,7 +530,13 @@ fn monkey(n: u64, probes: u64) -> Result<String, Error> {
     Ok(md)
 }
 
-fn partitioned(n: u64, probes: u64, runs: usize, kind: FilterKind, partition_bytes: usize) -> Result<String, Error> {
+fn partitioned(
+    n: u64,
+    probes: u64,
+    runs: usize,
+    kind: FilterKind,
+    partition_bytes: usize,
+) -> Result<String, Error> {
     let mut md = String::new();
     let _ = writeln!(
         md,

@@ -235,7 +235,9 @@ impl PartitionedFilter {
         let expected_fpr = parts
             .iter()
             .map(|p| {
-                let fpr = sizing.and_then(|s| plan::predict(kind, p.keys as usize, s).ok()).map_or(1.0, |(_, f)| f);
+                let fpr = sizing
+                    .and_then(|s| plan::predict(kind, p.keys as usize, s).ok())
+                    .map_or(1.0, |(_, f)| f);
                 fpr * p.keys as f64
             })
             .sum::<f64>()
@@ -248,7 +250,13 @@ impl PartitionedFilter {
             last_prefix: Vec::new(),
         };
         f.last_prefix = (0..f.parts.len())
-            .map(|i| key_prefix(block_last_key(f.last_block(i, data_blocks)).get(skip..).unwrap_or_default()))
+            .map(|i| {
+                key_prefix(
+                    block_last_key(f.last_block(i, data_blocks))
+                        .get(skip..)
+                        .unwrap_or_default(),
+                )
+            })
             .collect();
         f
     }
@@ -259,7 +267,11 @@ impl PartitionedFilter {
     /// prefix is below the key's end before it and those above it end
     /// after it; only ties compare whole keys.
     #[inline]
-    pub(crate) fn partition_for<'t>(&self, key: &[u8], last_key: impl Fn(usize) -> &'t [u8]) -> Option<usize> {
+    pub(crate) fn partition_for<'t>(
+        &self,
+        key: &[u8],
+        last_key: impl Fn(usize) -> &'t [u8],
+    ) -> Option<usize> {
         let (mut lo, mut hi) = match key.get(self.skip..) {
             Some(suffix) => {
                 let kp = key_prefix(suffix);
@@ -283,7 +295,10 @@ impl PartitionedFilter {
     /// The last data block partition `i` covers (the one before the next
     /// partition's first; `data_blocks - 1` for the last partition).
     pub(crate) fn last_block(&self, i: usize, data_blocks: usize) -> usize {
-        self.parts.get(i + 1).map_or(data_blocks, |n| n.first_block as usize) - 1
+        self.parts
+            .get(i + 1)
+            .map_or(data_blocks, |n| n.first_block as usize)
+            - 1
     }
 
     /// Bytes of all partitions (what the filter would take pinned whole).
@@ -334,12 +349,18 @@ mod tests {
             Partition {
                 first_block: 0,
                 keys: 100,
-                handle: Handle { offset: 1000, len: 95 },
+                handle: Handle {
+                    offset: 1000,
+                    len: 95,
+                },
             },
             Partition {
                 first_block: 3,
                 keys: 50,
-                handle: Handle { offset: 1100, len: 45 },
+                handle: Handle {
+                    offset: 1100,
+                    len: 45,
+                },
             },
         ]
     }
@@ -357,17 +378,34 @@ mod tests {
     fn the_index_round_trips_and_every_damage_is_an_error() {
         let bytes = encode_index(&parts());
         assert_eq!(decode_index(&bytes, expected()), Ok(parts()));
-        let f = PartitionedFilter::new(FilterKind::Xor8, None, parts(), 0, 5, |b| [&b"a"[..], b"b", b"c", b"d", b"e"][b]);
+        let f = PartitionedFilter::new(FilterKind::Xor8, None, parts(), 0, 5, |b| {
+            [&b"a"[..], b"b", b"c", b"d", b"e"][b]
+        });
         assert_eq!((f.filter_bytes(), f.expected_fpr), (140, 1.0));
         for cut in 0..bytes.len() {
             assert!(decode_index(&bytes[..cut], expected()).is_err(), "cut {cut}");
         }
         let wrong = [
-            Expected { count: 3, ..expected() },
-            Expected { region: (1000, 1160), ..expected() },
-            Expected { region: (990, 1150), ..expected() },
-            Expected { data_blocks: 3, ..expected() },
-            Expected { entries: 151, ..expected() },
+            Expected {
+                count: 3,
+                ..expected()
+            },
+            Expected {
+                region: (1000, 1160),
+                ..expected()
+            },
+            Expected {
+                region: (990, 1150),
+                ..expected()
+            },
+            Expected {
+                data_blocks: 3,
+                ..expected()
+            },
+            Expected {
+                entries: 151,
+                ..expected()
+            },
         ];
         for w in wrong {
             assert!(decode_index(&bytes, w).is_err(), "{w:?}");
@@ -381,7 +419,14 @@ mod tests {
         // A count far beyond the block's length allocates nothing.
         let mut huge = Vec::new();
         put_varint(&mut huge, u64::MAX / 2);
-        assert!(decode_index(&huge, Expected { count: u64::MAX / 2, ..expected() }).is_err());
+        assert!(decode_index(
+            &huge,
+            Expected {
+                count: u64::MAX / 2,
+                ..expected()
+            }
+        )
+        .is_err());
     }
 
     #[test]
@@ -413,13 +458,33 @@ mod tests {
         // The answer is the first partition whose last key is ≥ the key.
         let want = |k: &[u8]| lasts.iter().position(|l| l.as_slice() >= k);
         let mut probes: Vec<Vec<u8>> = Vec::new();
-        for s in ["a", "b", "b0", "c", "d", "d0", "d0000000000000000", "d0000000000000000x", "d0000000000000000xa", "d0000000000000000y", "d1", "e", "f", "g"] {
+        for s in [
+            "a",
+            "b",
+            "b0",
+            "c",
+            "d",
+            "d0",
+            "d0000000000000000",
+            "d0000000000000000x",
+            "d0000000000000000xa",
+            "d0000000000000000y",
+            "d1",
+            "e",
+            "f",
+            "g",
+        ] {
             probes.push(format!("{prefix}{s}").into_bytes());
         }
         probes.push(b"short".to_vec());
         probes.push(b"zzzz".to_vec());
         for k in &probes {
-            assert_eq!(f.partition_for(k, last), want(k), "{}", String::from_utf8_lossy(k));
+            assert_eq!(
+                f.partition_for(k, last),
+                want(k),
+                "{}",
+                String::from_utf8_lossy(k)
+            );
         }
         assert_eq!(f.last_block(1, 9), 1);
         assert_eq!(f.last_block(4, 9), 8);

@@ -213,7 +213,10 @@ mod tests {
         assert_eq!(Properties::decode(&newer), Ok(with_value.clone()));
         // Filter partitions: round trip; damage and repeats are errors.
         let partitioned = Properties {
-            filter_partitions: Some(PartitionsExt { offset: 4096, count: 3 }),
+            filter_partitions: Some(PartitionsExt {
+                offset: 4096,
+                count: 3,
+            }),
             ..with_value
         };
         let bytes = partitioned.encode();

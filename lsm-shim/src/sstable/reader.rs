@@ -27,7 +27,9 @@ use amq::{AnyFilter, Filter, FilterKind, FilterView, HashScheme};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::Properties;
-use super::{trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN};
+use super::{
+    trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN,
+};
 use crate::block::Block;
 use crate::cache::{BlockCache, CachedBlock};
 use crate::coding::Cursor;
@@ -287,7 +289,11 @@ impl Table {
         probe: impl Fn(&[u8]) -> R,
     ) -> Result<Option<R>> {
         let handle = f.parts[i].handle;
-        if let Some(r) = self.filter_cache.as_ref().and_then(|c| c.with(self.number, handle.offset, &probe)) {
+        if let Some(r) = self
+            .filter_cache
+            .as_ref()
+            .and_then(|c| c.with(self.number, handle.offset, &probe))
+        {
             return Ok(Some(r));
         }
         counts.filter_partitions_read += 1;
@@ -320,7 +326,9 @@ impl Table {
     /// The partition of `f` that holds `key` if the table does.
     #[inline]
     fn partition_for(&self, f: &PartitionedFilter, key: &[u8]) -> Option<usize> {
-        f.partition_for(key, |i| self.index[f.last_block(i, self.index.len())].0.as_slice())
+        f.partition_for(key, |i| {
+            self.index[f.last_block(i, self.index.len())].0.as_slice()
+        })
     }
 
     /// The answer of partition `i` for `hash`: `None` if that partition
