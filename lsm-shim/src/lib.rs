@@ -22,8 +22,13 @@
 //!   damaged or unknown filter block makes its table fall back to "may
 //!   contain" (counted in [`Stats::untrusted_filters`]), or fails `open`
 //!   with [`Options::strict_filters`].
+//! - **Filter memory under a cap** ([`Options::filter_partition_bytes`],
+//!   [`Options::filter_cache_bytes`]): each table's filter split into
+//!   partitions of whole data blocks, read on demand into a filter cache and
+//!   probed in place through [`amq::FilterView`]; only a small partition
+//!   index stays pinned.
 //! - **Stats** ([`Db::stats`]): filter probes, negatives, false positives,
-//!   data blocks read, filter bytes per level.
+//!   data blocks read, filter bytes per level, resident filter bytes.
 //! - **Value search** ([`Db::find_by_value`], with
 //!   [`Options::value_index`]): a Bloom filter of each table's values,
 //!   combined into a Bloom filter hierarchy or bit-sliced, so a search by a
