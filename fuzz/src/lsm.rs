@@ -61,6 +61,16 @@ pub struct FileInput {
     pub bytes: Vec<u8>,
     pub strict: bool,
     pub point_in_time: bool,
+    /// The table's filter in partitions (a partition index, footer
+    /// version 2) instead of one filter block.
+    pub partitioned: bool,
+}
+
+/// `opts` with tiny filter partitions and a filter cache of a few of them.
+fn partitioned(mut opts: Options) -> Options {
+    opts.filter_partition_bytes = Some(32);
+    opts.filter_cache_bytes = 512;
+    opts
 }
 
 pub fn damaged_files(input: FileInput) {
@@ -68,6 +78,9 @@ pub fn damaged_files(input: FileInput) {
     let policy = FilterPolicy::uniform(FilterKind::Ribbon, FilterSizing::Fpr(0.01));
     let mut opts = options(&env, policy, false);
     opts.memtable_bytes = 1 << 20;
+    if input.partitioned {
+        opts = partitioned(opts);
+    }
     let mut flushed = BTreeMap::new();
     {
         let db = Db::open(DIR, opts.clone()).expect("a clean store opens");
@@ -144,6 +157,7 @@ pub enum DbOp {
 pub struct DbInput {
     pub kind: u8,
     pub tiered: bool,
+    pub partitioned: bool,
     pub ops: Vec<DbOp>,
 }
 
@@ -160,6 +174,7 @@ pub fn db_ops(input: DbInput) {
     };
     let env = Arc::new(FaultEnv::new());
     let opts = options(&env, policy, input.tiered);
+    let opts = if input.partitioned { partitioned(opts) } else { opts };
     let mut db = Db::open(DIR, opts.clone()).expect("a new store opens");
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in input.ops.into_iter().take(300) {
