@@ -37,9 +37,27 @@ use std::sync::{Arc, Mutex};
 /// A block's key: table number and offset in the table file.
 type BlockKey = (u64, u64);
 
-/// A cached block's bytes. A `Vec` behind the `Arc`, not `Arc<[u8]>`, so
-/// that caching a block read into a `Vec` moves it instead of copying it.
+/// A cached data block's bytes. A `Vec` behind the `Arc`, not `Arc<[u8]>`,
+/// so that caching a block read into a `Vec` moves it instead of copying it.
 pub(crate) type CachedBlock = Arc<Vec<u8>>;
+
+/// What a cached value costs against the cap, in bytes.
+pub(crate) trait Charged {
+    fn charge(&self) -> usize;
+}
+
+impl Charged for Vec<u8> {
+    fn charge(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A decoded filter partition: its filter's size.
+impl Charged for amq::AnyFilter {
+    fn charge(&self) -> usize {
+        amq::Filter::size_in_bytes(self)
+    }
+}
 
 /// Hashes a [`BlockKey`]: its two integers mixed by multiplication. The
 /// keys are not chosen by an adversary (table numbers and offsets come from
@@ -67,29 +85,41 @@ impl Hasher for KeyHasher {
 }
 
 #[derive(Debug)]
-struct Slot {
+struct Slot<V> {
     key: BlockKey,
-    block: CachedBlock,
+    block: Arc<V>,
     referenced: bool,
 }
 
-#[derive(Debug, Default)]
-struct Clock {
+#[derive(Debug)]
+struct Clock<V> {
     /// Key → index in `slots`.
     map: HashMap<BlockKey, usize, BuildHasherDefault<KeyHasher>>,
     /// `None` for a slot freed by eviction, reused by the next insert.
-    slots: Vec<Option<Slot>>,
+    slots: Vec<Option<Slot<V>>>,
     free: Vec<usize>,
     hand: usize,
     bytes: usize,
 }
 
-impl Clock {
+impl<V> Default for Clock<V> {
+    fn default() -> Self {
+        Clock {
+            map: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            hand: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl<V: Charged> Clock<V> {
     /// Evicts the block in slot `i`.
     fn evict(&mut self, i: usize) {
         if let Some(s) = self.slots[i].take() {
             self.map.remove(&s.key);
-            self.bytes -= s.block.len();
+            self.bytes -= s.block.charge();
             self.free.push(i);
         }
     }
@@ -109,16 +139,18 @@ impl Clock {
     }
 }
 
-/// Verified blocks under a byte cap (see the module docs).
+/// Verified blocks (or what was decoded from them) under a byte cap (see the
+/// module docs): `Vec<u8>` for data blocks, [`amq::AnyFilter`] for filter
+/// partitions.
 #[derive(Debug)]
-pub(crate) struct BlockCache {
+pub(crate) struct BlockCache<V = Vec<u8>> {
     capacity: usize,
-    clock: Mutex<Clock>,
+    clock: Mutex<Clock<V>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
-impl BlockCache {
+impl<V: Charged> BlockCache<V> {
     /// A cache of at most `capacity` bytes of blocks.
     pub(crate) fn new(capacity: usize) -> Self {
         BlockCache {
@@ -129,7 +161,7 @@ impl BlockCache {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Clock<V>> {
         // A panic while holding the lock leaves a consistent cache (every
         // update below is completed before anything can panic), so a
         // poisoned lock is still usable.
@@ -138,7 +170,7 @@ impl BlockCache {
 
     /// The block at `offset` of table `table`, if cached (and marks it
     /// referenced). Counts a hit or a miss.
-    pub(crate) fn get(&self, table: u64, offset: u64) -> Option<CachedBlock> {
+    pub(crate) fn get(&self, table: u64, offset: u64) -> Option<Arc<V>> {
         let found = {
             let mut clock = self.lock();
             let clock = &mut *clock;
@@ -160,7 +192,7 @@ impl BlockCache {
     /// count is taken, so a short read of a cached block (a filter
     /// partition's probe) costs one lock and one map lookup. Counts a hit
     /// or a miss.
-    pub(crate) fn with<R>(&self, table: u64, offset: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    pub(crate) fn with<R>(&self, table: u64, offset: u64, f: impl FnOnce(&V) -> R) -> Option<R> {
         let found = {
             let mut clock = self.lock();
             let clock = &mut *clock;
@@ -181,18 +213,19 @@ impl BlockCache {
 
     /// Caches `block`, evicting blocks until it fits. A block larger than
     /// the whole cap is not cached.
-    pub(crate) fn insert(&self, table: u64, offset: u64, block: CachedBlock) {
-        if block.len() > self.capacity {
+    pub(crate) fn insert(&self, table: u64, offset: u64, block: Arc<V>) {
+        let charge = block.charge();
+        if charge > self.capacity {
             return;
         }
         let mut clock = self.lock();
         if let Some(&i) = clock.map.get(&(table, offset)) {
             clock.evict(i);
         }
-        while clock.bytes + block.len() > self.capacity && !clock.map.is_empty() {
+        while clock.bytes + charge > self.capacity && !clock.map.is_empty() {
             clock.evict_one();
         }
-        clock.bytes += block.len();
+        clock.bytes += charge;
         // A new block starts unreferenced: it must be hit once before the
         // hand passes to survive, so blocks read once and never again go
         // first.
@@ -231,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_referenced_block_gets_a_second_chance() {
-        let c = BlockCache::new(300);
+        let c: BlockCache = BlockCache::new(300);
         c.insert(1, 0, block(100, 1));
         c.insert(1, 100, block(100, 2));
         c.insert(2, 0, block(100, 3));
@@ -254,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_cap_holds_and_the_slots_stay_consistent_for_any_sequence() {
-        let c = BlockCache::new(1_000);
+        let c: BlockCache = BlockCache::new(1_000);
         let mut x = 7u64;
         for i in 0..10_000u64 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -268,7 +301,7 @@ mod tests {
         // Every cached block's bytes are counted once, and the map and the
         // slots agree.
         let clock = c.lock();
-        let live: Vec<&Slot> = clock.slots.iter().flatten().collect();
+        let live: Vec<&Slot<Vec<u8>>> = clock.slots.iter().flatten().collect();
         assert_eq!(live.iter().map(|s| s.block.len()).sum::<usize>(), clock.bytes);
         assert_eq!(live.len(), clock.map.len());
         for s in live {
@@ -281,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_block_over_the_cap_is_not_cached_and_replacing_keeps_the_count() {
-        let c = BlockCache::new(100);
+        let c: BlockCache = BlockCache::new(100);
         c.insert(1, 0, block(101, 0));
         assert!(c.get(1, 0).is_none());
         c.insert(1, 0, block(60, 1));
@@ -297,7 +330,7 @@ mod tests {
 
     #[test]
     fn a_hot_set_that_fits_stays_while_a_stream_of_one_time_blocks_passes() {
-        let c = BlockCache::new(1_000);
+        let c: BlockCache = BlockCache::new(1_000);
         // Ten hot blocks of 50 bytes, each used between every two
         // one-time blocks.
         for i in 0..10 {

@@ -197,10 +197,9 @@ impl Db {
         state.next_file = state.next_file.max(max_seen + 1).max(1);
 
         let stats = Counters::default();
-        let cache_of = |bytes: usize| (bytes > 0).then(|| Arc::new(BlockCache::new(bytes)));
         let caches = Caches {
-            blocks: cache_of(opts.block_cache_bytes),
-            filters: cache_of(opts.filter_cache_bytes),
+            blocks: (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes))),
+            filters: (opts.filter_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.filter_cache_bytes))),
         };
         let mut tables = BTreeMap::new();
         for rec in state.tables.values() {

@@ -64,8 +64,9 @@ pub(crate) struct Table {
     filter: FilterState,
     /// Where point reads keep the data blocks they read, if anywhere.
     cache: Option<Arc<BlockCache>>,
-    /// Where the partitions of partitioned filters are kept, if anywhere.
-    filter_cache: Option<Arc<BlockCache>>,
+    /// Where the partitions of partitioned filters are kept, decoded, if
+    /// anywhere.
+    filter_cache: Option<Arc<BlockCache<AnyFilter>>>,
     /// Whether a filter partition that fails its checks fails the read.
     strict_filters: bool,
 }
@@ -75,8 +76,8 @@ pub(crate) struct Table {
 pub(crate) struct Caches {
     /// Data blocks of point reads.
     pub blocks: Option<Arc<BlockCache>>,
-    /// Filter partitions.
-    pub filters: Option<Arc<BlockCache>>,
+    /// Filter partitions, decoded.
+    pub filters: Option<Arc<BlockCache<AnyFilter>>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -277,23 +278,28 @@ impl Table {
         )))
     }
 
-    /// `probe(bytes)` over filter partition `i`'s bytes: in the filter
-    /// cache, or read from the file, checked and cached. `None` when the
-    /// partition fails a check (counted; with strict filters that is an
-    /// error instead).
+    /// `probe(filter)` over filter partition `i`: the decoded partition in
+    /// the filter cache, or read from the file and checked, then probed in
+    /// place through a view (no filter cache) or decoded and cached. `None`
+    /// when the partition fails a check (counted; with strict filters that
+    /// is an error instead).
+    ///
+    /// Why the cache holds decoded filters, not bytes: a cached partition is
+    /// probed many times and read once, and a decoded filter answers with
+    /// no header parse and with its SIMD kernel on aligned blocks, where a
+    /// view over cached bytes parses the header on every probe and runs the
+    /// portable kernel (measured: `docs/lsm.md`, "Partitioned filters").
+    /// The copy that decoding makes is paid once per cache miss, beside a
+    /// file read; without a cache the view spares it.
     fn with_partition<R>(
         &self,
         f: &PartitionedFilter,
         i: usize,
         counts: &mut ReadCounts,
-        probe: impl Fn(&[u8]) -> R,
+        probe: impl Fn(&dyn Filter) -> R,
     ) -> Result<Option<R>> {
         let handle = f.parts[i].handle;
-        if let Some(r) = self
-            .filter_cache
-            .as_ref()
-            .and_then(|c| c.with(self.number, handle.offset, &probe))
-        {
+        if let Some(r) = self.filter_cache.as_ref().and_then(|c| c.with(self.number, handle.offset, |f| probe(f))) {
             return Ok(Some(r));
         }
         counts.filter_partitions_read += 1;
@@ -302,14 +308,20 @@ impl Table {
             Err(Error::Corruption { what, .. }) => Err(what.into()),
             Err(e) => return Err(e),
         };
-        match checked {
-            Ok(bytes) => {
-                let r = probe(&bytes);
-                if let Some(c) = &self.filter_cache {
-                    c.insert(self.number, handle.offset, Arc::new(bytes));
-                }
-                Ok(Some(r))
+        let probed = checked.and_then(|bytes| match &self.filter_cache {
+            Some(cache) => {
+                let filter = AnyFilter::from_bytes(&bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
+                let r = probe(&filter);
+                cache.insert(self.number, handle.offset, Arc::new(filter));
+                Ok(r)
             }
+            // Checked just now: only the O(1) header check is repeated.
+            None => FilterView::trusted(&bytes)
+                .map(|v| probe(&v))
+                .map_err(|e| format!("filter partition {i}: {e:?}")),
+        });
+        match probed {
+            Ok(r) => Ok(Some(r)),
             Err(reason) => {
                 counts.untrusted_filter_partitions += 1;
                 if self.strict_filters {
@@ -340,12 +352,7 @@ impl Table {
         hash: u64,
         counts: &mut ReadCounts,
     ) -> Result<Option<bool>> {
-        // The bytes passed `check` when they were read: only the O(1)
-        // header check is repeated.
-        let answer = self.with_partition(f, i, counts, |bytes| {
-            FilterView::trusted(bytes).ok().map(|v| v.contains_hash(hash))
-        })?;
-        Ok(answer.flatten())
+        self.with_partition(f, i, counts, |filter| filter.contains_hash(hash))
     }
 
     /// Reads and checks the block at `handle`, which must be of type `t`.
@@ -645,13 +652,12 @@ impl Table {
         for group in by_part.chunk_by(|a, b| a.0 == b.0) {
             group_hashes.clear();
             group_hashes.extend(group.iter().map(|&(_, i)| hashes[i]));
-            let maybe = self.with_partition(f, group[0].0, counts, |bytes| {
-                let view = FilterView::trusted(bytes).ok()?;
+            let maybe = self.with_partition(f, group[0].0, counts, |filter| {
                 let mut maybe = vec![true; group_hashes.len()];
-                view.contains_many(&group_hashes, &mut maybe);
-                Some(maybe)
+                filter.contains_many(&group_hashes, &mut maybe);
+                maybe
             })?;
-            if let Some(maybe) = maybe.flatten() {
+            if let Some(maybe) = maybe {
                 for (&(_, i), m) in group.iter().zip(maybe) {
                     answers[i] = Some(m);
                 }
