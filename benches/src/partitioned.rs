@@ -105,18 +105,22 @@ pub struct PartitionBench {
     pub probes: u64,
     /// Rounds over all configurations; the report gives medians.
     pub rounds: usize,
-    /// Where lookups fall.
-    pub access: Access,
+    /// The access patterns measured, each over the same three stores.
+    pub accesses: Vec<Access>,
     /// Filter cache sizes, as shares of the total partitioned filter size.
     pub cache_shares: Vec<f64>,
 }
 
-/// Loads `n` keys three times (whole filters, partitioned, no filter), then
-/// runs `rounds` rounds over the configurations: whole, partitioned with the
-/// filter cache at each share of `cache_shares` of the total filter size,
-/// and no filter. Each round opens the store, warms it with `probes` misses,
-/// then times `probes` misses and `probes` hits.
-pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<PartitionRow>), Error> {
+/// Loads `n` keys three times (whole filters, partitioned, no filter), then,
+/// per access pattern, runs `rounds` rounds over the configurations: whole,
+/// partitioned with the filter cache at each share of `cache_shares` of the
+/// total filter size, partitioned with no filter cache, and no filter. Each
+/// round opens the store, warms it with `probes` misses, then times `probes`
+/// misses and `probes` hits.
+#[allow(clippy::type_complexity)]
+pub fn measure_partitioned(
+    b: &PartitionBench,
+) -> Result<(PartitionSetup, Vec<(Access, Vec<PartitionRow>)>), Error> {
     let PartitionBench {
         kind,
         bits_per_key,
@@ -124,7 +128,7 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
         n,
         probes,
         rounds,
-        access,
+        ref accesses,
         ref cache_shares,
     } = *b;
     let policy = FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(bits_per_key));
@@ -167,6 +171,21 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
         options(&FilterPolicy::none(), None, 0),
     ));
 
+    let mut out = Vec::new();
+    for &access in accesses {
+        out.push((access, measure_access(&configs, access, n, probes, rounds)?));
+    }
+    Ok((setup, out))
+}
+
+/// One access pattern over every configuration (see [`measure_partitioned`]).
+fn measure_access(
+    configs: &[(String, &tempfile::TempDir, Options)],
+    access: Access,
+    n: u64,
+    probes: u64,
+    rounds: usize,
+) -> Result<Vec<PartitionRow>, Error> {
     let key = |i: u64| KeyShape::Short.key(i);
     let warm: Vec<Vec<u8>> = (0..probes).map(|i| key(2 * access.draw(i, n, 3) + 1)).collect();
     let misses: Vec<Vec<u8>> = (0..probes).map(|i| key(2 * access.draw(i, n, 1) + 1)).collect();
@@ -204,7 +223,10 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
                 (mid.data_blocks_read - before.data_blocks_read) as f64 / probes as f64,
                 after.resident_filter_bytes() as f64,
             ]);
-            eprintln!("  round {round}: {label}: {miss_ns:.0} ns/miss, {hit_ns:.0} ns/hit");
+            eprintln!(
+                "  {} round {round}: {label}: {miss_ns:.0} ns/miss, {hit_ns:.0} ns/hit",
+                access.name()
+            );
             db.close()?;
         }
     }
@@ -223,5 +245,5 @@ pub fn measure_partitioned(b: &PartitionBench) -> Result<(PartitionSetup, Vec<Pa
             }
         })
         .collect();
-    Ok((setup, rows))
+    Ok(rows)
 }

@@ -199,7 +199,8 @@ impl Db {
         let stats = Counters::default();
         let caches = Caches {
             blocks: (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes))),
-            filters: (opts.filter_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.filter_cache_bytes))),
+            filters: (opts.filter_cache_bytes > 0)
+                .then(|| Arc::new(BlockCache::new(opts.filter_cache_bytes))),
         };
         let mut tables = BTreeMap::new();
         for rec in state.tables.values() {

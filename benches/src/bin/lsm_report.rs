@@ -554,18 +554,18 @@ fn partitioned(
         thousands(probes as usize),
         amq_bench::report::cpu_model()
     );
-    for access in [Access::Uniform, Access::Hot] {
-        let bench = PartitionBench {
-            kind,
-            bits_per_key: 10.0,
-            partition_bytes,
-            n,
-            probes,
-            rounds: runs,
-            access,
-            cache_shares: vec![1.0, 0.25, 0.05],
-        };
-        let (setup, rows) = measure_partitioned(&bench)?;
+    let bench = PartitionBench {
+        kind,
+        bits_per_key: 10.0,
+        partition_bytes,
+        n,
+        probes,
+        rounds: runs,
+        accesses: vec![Access::Uniform, Access::Hot],
+        cache_shares: vec![1.0, 0.25, 0.05],
+    };
+    let (setup, results) = measure_partitioned(&bench)?;
+    for (access, rows) in results {
         let _ = writeln!(
             md,
             "**{} access.** {} tables; filters: {} bytes partitioned, {} bytes whole.\n",

@@ -299,7 +299,11 @@ impl Table {
         probe: impl Fn(&dyn Filter) -> R,
     ) -> Result<Option<R>> {
         let handle = f.parts[i].handle;
-        if let Some(r) = self.filter_cache.as_ref().and_then(|c| c.with(self.number, handle.offset, |f| probe(f))) {
+        if let Some(r) = self
+            .filter_cache
+            .as_ref()
+            .and_then(|c| c.with(self.number, handle.offset, |f| probe(f)))
+        {
             return Ok(Some(r));
         }
         counts.filter_partitions_read += 1;
@@ -310,7 +314,8 @@ impl Table {
         };
         let probed = checked.and_then(|bytes| match &self.filter_cache {
             Some(cache) => {
-                let filter = AnyFilter::from_bytes(&bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
+                let filter =
+                    AnyFilter::from_bytes(&bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
                 let r = probe(&filter);
                 cache.insert(self.number, handle.offset, Arc::new(filter));
                 Ok(r)
