@@ -126,20 +126,19 @@ pub struct Options {
     /// [`Db::find_by_value`](crate::Db::find_by_value) (`None`: no value
     /// filters; value searches scan every table).
     pub value_index: Option<ValueIndexOptions>,
-    /// Bytes of data blocks kept in memory after point reads (least
-    /// recently used evicted first; `crate::cache`). 0, the default: no
+    /// Bytes of data blocks kept in memory after point reads (CLOCK
+    /// eviction, an approximation of least recently used; `crate::cache`). 0, the default: no
     /// cache, every data block a point read needs is read from its file.
     pub block_cache_bytes: usize,
     /// Split each table's filter into partitions of about this many bytes,
     /// each covering whole data blocks, with a small pinned index; a lookup
     /// reads only the partition it needs, through the filter cache
     /// (`sstable/partitions.rs`). `None`, the default: one whole filter per
-    /// table, pinned in memory. Kinds without a borrowed view
-    /// ([`amq::FilterView::supports`]: counting Bloom, cuckoo) keep whole
-    /// filters. RocksDB's partitioned filters use 4 KiB (`Some(4096)`).
+    /// table, pinned in memory. Every kind can be partitioned. RocksDB's
+    /// partitioned filters use 4 KiB (`Some(4096)`).
     pub filter_partition_bytes: Option<usize>,
-    /// Bytes of filter partitions kept in memory after they are read (least
-    /// recently used evicted first), apart from the block cache. 0, the
+    /// Bytes of filter partitions kept in memory, decoded, after they are
+    /// read (CLOCK eviction, `crate::cache`), apart from the block cache. 0, the
     /// default: no filter cache, so every probe of a partitioned filter reads
     /// its partition from the table file. Whole filters are always pinned
     /// and do not count here.

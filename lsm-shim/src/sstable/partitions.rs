@@ -37,9 +37,12 @@
 //! table's entries. Each partition is checked when it is read from the file
 //! (block checksum, then amq's checks of the frame's header, parameters and
 //! lengths, [`FilterView::trusted`]; the kind and hash scheme the metadata
-//! names, and the key count its entry records), then cached and probed in
-//! place with a [`FilterView::trusted`] view on every hit (an O(1) header
-//! check).
+//! names, and the key count its entry records). Without a filter cache it
+//! is then probed in place through that view, with no copy; with one it is
+//! decoded once and the decoded filter cached (a cached partition is probed
+//! many times: no header parse per probe, and the owned filter's SIMD
+//! kernel). Kinds without a view (counting Bloom, cuckoo) are decoded in
+//! both cases.
 //! A partition that fails never gives a wrong answer: its keys "may be
 //! present" (`Stats::untrusted_filter_partitions`), or, with
 //! `Options::strict_filters`, the read that needed it fails with
@@ -50,13 +53,12 @@
 //! The writer cuts a partition at the first data block boundary after the
 //! partition holds `target_keys = partition_bytes / bytes_per_key` keys,
 //! with `bytes_per_key` from amq's size model for the level's kind and
-//! sizing ([`amq::plan::predict`]). Kinds without a borrowed view
-//! (`FilterView::supports`: counting Bloom, cuckoo) keep whole filters.
+//! sizing ([`amq::plan::predict`]).
 
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use amq::{plan, Filter, FilterKind, FilterSizing, FilterView, HashScheme};
+use amq::{plan, AnyFilter, Filter, FilterKind, FilterSizing, FilterView, HashScheme};
 
 use super::Handle;
 use crate::coding::{put_u32, put_u64, put_varint, Cursor};
@@ -88,13 +90,9 @@ pub(crate) struct Cutter {
 }
 
 impl Cutter {
-    /// A cutter for filters of `kind` sized by `sizing`, or `None` when this
-    /// kind keeps whole filters (no borrowed view to probe a partition
-    /// with).
+    /// A cutter for filters of `kind` sized by `sizing` (`None` if amq has
+    /// no size model for the kind: one whole filter then).
     pub(crate) fn new(kind: FilterKind, sizing: FilterSizing, partition_bytes: usize) -> Option<Cutter> {
-        if !FilterView::supports(kind) {
-            return None;
-        }
         let (bytes, _) = plan::predict(kind, MODEL_KEYS, sizing).ok()?;
         let per_key = (bytes as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
         Some(Cutter {
@@ -312,15 +310,23 @@ impl PartitionedFilter {
     }
 
     /// Checks partition `i`'s bytes as read from the file (their block
-    /// checksum already held): amq's own checks and checksum, then that it
-    /// is the kind, hash scheme and key count the table says.
-    pub(crate) fn check(&self, i: usize, bytes: &[u8]) -> Result<(), String> {
+    /// checksum already held): amq's checks of the frame, then that it is
+    /// the kind, hash scheme and key count the table says.
+    pub(crate) fn check<'b>(&self, i: usize, bytes: &'b [u8]) -> Result<Checked<'b>, String> {
         // The block checksum covered these bytes; amq's own checksum would
         // check the same bytes again (the whole-filter path decodes once per
         // table open and lets amq check it; a partition is read on every
         // cache miss). Everything else amq checks: header, parameters and
-        // lengths, so a view never reads out of bounds.
-        let v = FilterView::trusted(bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
+        // lengths, so a view never reads out of bounds. A kind without a
+        // view is decoded (and its checksum checked) instead.
+        let checked = match FilterView::trusted(bytes) {
+            Ok(v) => Checked::View(v),
+            Err(amq::Error::NoView(_)) => Checked::Decoded(
+                AnyFilter::from_bytes(bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?,
+            ),
+            Err(e) => return Err(format!("filter partition {i}: {e:?}")),
+        };
+        let v = checked.filter();
         if v.kind() != self.kind || v.hash_scheme() != HashScheme::Xxh3Seeded {
             return Err(format!(
                 "filter partition {i} is a {:?} filter of {:?} hashes, the table's are {:?}",
@@ -336,7 +342,34 @@ impl PartitionedFilter {
                 self.parts[i].keys
             ));
         }
-        Ok(())
+        Ok(checked)
+    }
+}
+
+/// A partition that passed its checks: a borrowed view over its bytes, or,
+/// for a kind without one (counting Bloom, cuckoo), the decoded filter.
+pub(crate) enum Checked<'b> {
+    View(FilterView<'b>),
+    Decoded(AnyFilter),
+}
+
+impl Checked<'_> {
+    pub(crate) fn filter(&self) -> &dyn Filter {
+        match self {
+            Checked::View(v) => v,
+            Checked::Decoded(f) => f,
+        }
+    }
+
+    /// The decoded filter, to keep in the filter cache (`bytes`: the bytes
+    /// it was checked from).
+    pub(crate) fn into_decoded(self, i: usize, bytes: &[u8]) -> Result<AnyFilter, String> {
+        match self {
+            Checked::View(_) => {
+                AnyFilter::from_bytes(bytes).map_err(|e| format!("filter partition {i}: {e:?}"))
+            }
+            Checked::Decoded(f) => Ok(f),
+        }
     }
 }
 
@@ -513,7 +546,7 @@ mod tests {
             next = range.end;
         }
         assert_eq!(next, keys);
-        // Kinds without a view keep whole filters.
-        assert!(Cutter::new(FilterKind::Cuckoo, FilterSizing::BitsPerKey(12.0), 4096).is_none());
+        // Every kind is cut, those without a view too.
+        assert!(Cutter::new(FilterKind::Cuckoo, FilterSizing::BitsPerKey(12.0), 4096).is_some());
     }
 }

@@ -23,7 +23,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq::{AnyFilter, Filter, FilterKind, FilterView, HashScheme};
+use amq::{AnyFilter, Filter, FilterKind, HashScheme};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::Properties;
@@ -280,7 +280,8 @@ impl Table {
 
     /// `probe(filter)` over filter partition `i`: the decoded partition in
     /// the filter cache, or read from the file and checked, then probed in
-    /// place through a view (no filter cache) or decoded and cached. `None`
+    /// place through a view (no filter cache; kinds without a view are
+    /// decoded) or decoded and cached. `None`
     /// when the partition fails a check (counted; with strict filters that
     /// is an error instead).
     ///
@@ -307,23 +308,22 @@ impl Table {
             return Ok(Some(r));
         }
         counts.filter_partitions_read += 1;
-        let checked = match self.read_block(handle, BlockType::FilterPartition) {
-            Ok(bytes) => f.check(i, &bytes).map(|()| bytes),
-            Err(Error::Corruption { what, .. }) => Err(what.into()),
+        let read = match self.read_block(handle, BlockType::FilterPartition) {
+            Ok(bytes) => Ok(bytes),
+            Err(Error::Corruption { what, .. }) => Err(String::from(what)),
             Err(e) => return Err(e),
         };
-        let probed = checked.and_then(|bytes| match &self.filter_cache {
-            Some(cache) => {
-                let filter =
-                    AnyFilter::from_bytes(&bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?;
-                let r = probe(&filter);
-                cache.insert(self.number, handle.offset, Arc::new(filter));
-                Ok(r)
+        let probed = read.and_then(|bytes| {
+            let checked = f.check(i, &bytes)?;
+            match &self.filter_cache {
+                Some(cache) => {
+                    let filter = checked.into_decoded(i, &bytes)?;
+                    let r = probe(&filter);
+                    cache.insert(self.number, handle.offset, Arc::new(filter));
+                    Ok(r)
+                }
+                None => Ok(probe(checked.filter())),
             }
-            // Checked just now: only the O(1) header check is repeated.
-            None => FilterView::trusted(&bytes)
-                .map(|v| probe(&v))
-                .map_err(|e| format!("filter partition {i}: {e:?}")),
         });
         match probed {
             Ok(r) => Ok(Some(r)),
