@@ -24,9 +24,9 @@
 //!   with [`Options::strict_filters`].
 //! - **Filter memory under a cap** ([`Options::filter_partition_bytes`],
 //!   [`Options::filter_cache_bytes`]): each table's filter split into
-//!   partitions of whole data blocks, read on demand into a filter cache and
-//!   probed in place through [`amq::FilterView`]; only a small partition
-//!   index stays pinned.
+//!   partitions of whole data blocks, read on demand (probed in place through
+//!   [`amq::FilterView`], or decoded into a filter cache); only a small
+//!   partition index stays pinned.
 //! - **Stats** ([`Db::stats`]): filter probes, negatives, false positives,
 //!   data blocks read, filter bytes per level, resident filter bytes.
 //! - **Value search** ([`Db::find_by_value`], with
