@@ -35,7 +35,12 @@ fn options(env: &Arc<FaultEnv>) -> Options {
 /// A store with one flushed table of 120 keys and, if `unflushed`, that many
 /// more writes only in the WAL. Returns the model of its contents.
 fn build(env: &Arc<FaultEnv>, unflushed: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let db = Db::open(DIR, options(env)).unwrap();
+    build_with(options(env), unflushed)
+}
+
+/// [`build`] with `opts`.
+fn build_with(opts: Options, unflushed: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = Db::open(DIR, opts).unwrap();
     let mut model = BTreeMap::new();
     for i in 0..120 {
         let v = format!("v{i}").into_bytes();
@@ -70,6 +75,11 @@ struct Layout {
 }
 
 fn layout(bytes: &[u8]) -> Layout {
+    footer_layout(bytes, 1)
+}
+
+/// The regions the footer names, for a table of format `version`.
+fn footer_layout(bytes: &[u8], version: u32) -> Layout {
     let f = &bytes[bytes.len() - FOOTER_LEN..];
     let handle = |i: usize| {
         let off = u64::from_le_bytes(f[i * 12..i * 12 + 8].try_into().unwrap()) as usize;
@@ -79,7 +89,7 @@ fn layout(bytes: &[u8]) -> Layout {
     assert_eq!(&f[44..52], b"amqlsmT\x01", "magic");
     assert_eq!(
         u32::from_le_bytes(f[36..40].try_into().unwrap()),
-        1,
+        version,
         "format version"
     );
     Layout {
@@ -191,23 +201,7 @@ fn every_flipped_table_byte_is_an_error_or_the_filter_fallback() {
 /// filter-partitions extension) and its partition index block (the footer's
 /// filter handle), as `docs/lsm-format.md` describes them.
 fn partitioned_layout(bytes: &[u8]) -> (Layout, usize) {
-    let f = &bytes[bytes.len() - FOOTER_LEN..];
-    assert_eq!(
-        u32::from_le_bytes(f[36..40].try_into().unwrap()),
-        2,
-        "format version"
-    );
-    let handle = |i: usize| {
-        let off = u64::from_le_bytes(f[i * 12..i * 12 + 8].try_into().unwrap()) as usize;
-        let len = u32::from_le_bytes(f[i * 12 + 8..i * 12 + 12].try_into().unwrap()) as usize;
-        (off, len + 5)
-    };
-    let l = Layout {
-        filter: handle(0),
-        meta: handle(1),
-        index: handle(2),
-        len: bytes.len(),
-    };
+    let l = footer_layout(bytes, 2);
     // The metadata block ends with the extension: tag 2, length 9, the
     // first partition's offset (u64), the partition count (one-byte varint
     // here).
@@ -231,15 +225,7 @@ fn every_flipped_byte_of_a_partitioned_filter_is_the_filter_fallback_or_a_strict
         strict_filters: true,
         ..partitioned()
     };
-    let db = Db::open(DIR, partitioned()).unwrap();
-    let mut model = BTreeMap::new();
-    for i in 0..120 {
-        let v = format!("v{i}").into_bytes();
-        db.put(&key(i * 2), &v).unwrap();
-        model.insert(key(i * 2), v);
-    }
-    db.flush().unwrap();
-    drop(db);
+    let model = build_with(partitioned(), 0);
     let (path, name) = file_named(&env, ".sst");
     let pristine = env.read_all(&path).unwrap();
     let (l, first) = partitioned_layout(&pristine);

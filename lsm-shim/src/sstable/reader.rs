@@ -187,22 +187,10 @@ impl Table {
                 FilterState::Untrusted("metadata names a filter but the table has no filter block".into())
             });
         }
-        let bytes = match self.read_block(handle, BlockType::Filter) {
-            Ok(b) => b,
-            Err(Error::Corruption { what, .. }) => return Ok(FilterState::Untrusted(what.into())),
-            Err(e) => return Err(e),
+        let (bytes, kind) = match self.read_filter_block(handle, BlockType::Filter)? {
+            Ok(read) => read,
+            Err(why) => return Ok(FilterState::Untrusted(why)),
         };
-        let Some(kind) = FilterKind::from_id(self.props.filter_kind) else {
-            return Ok(FilterState::Untrusted(format!(
-                "filter kind {} unknown to this build",
-                self.props.filter_kind
-            )));
-        };
-        if !self.props.hash_scheme_known() {
-            return Ok(FilterState::Untrusted(
-                "key hash scheme unknown to this build".into(),
-            ));
-        }
         Ok(match AnyFilter::from_bytes(&bytes) {
             // A filter driven by another hash than the store's key hash
             // (a Parquet filter of the keys' values) would miss keys the
@@ -231,25 +219,39 @@ impl Table {
         })
     }
 
-    /// The partition index of a partitioned filter (`partitions.rs`), or
-    /// why it cannot be trusted.
-    fn load_partition_index(&self, handle: Handle, ext: super::props::PartitionsExt) -> Result<FilterState> {
-        let bytes = match self.read_block(handle, BlockType::FilterIndex) {
+    /// The filter block (or partition index block) at `handle` and the
+    /// filter kind the metadata names, or why the filter cannot be trusted:
+    /// a damaged block, or a kind or key-hash scheme this build does not
+    /// know. I/O errors are errors.
+    fn read_filter_block(
+        &self,
+        handle: Handle,
+        t: BlockType,
+    ) -> Result<Result<(Vec<u8>, FilterKind), String>> {
+        let bytes = match self.read_block(handle, t) {
             Ok(b) => b,
-            Err(Error::Corruption { what, .. }) => return Ok(FilterState::Untrusted(what.into())),
+            Err(Error::Corruption { what, .. }) => return Ok(Err(what.into())),
             Err(e) => return Err(e),
         };
         let Some(kind) = FilterKind::from_id(self.props.filter_kind) else {
-            return Ok(FilterState::Untrusted(format!(
+            return Ok(Err(format!(
                 "filter kind {} unknown to this build",
                 self.props.filter_kind
             )));
         };
         if !self.props.hash_scheme_known() {
-            return Ok(FilterState::Untrusted(
-                "key hash scheme unknown to this build".into(),
-            ));
+            return Ok(Err("key hash scheme unknown to this build".into()));
         }
+        Ok(Ok((bytes, kind)))
+    }
+
+    /// The partition index of a partitioned filter (`partitions.rs`), or
+    /// why it cannot be trusted.
+    fn load_partition_index(&self, handle: Handle, ext: super::props::PartitionsExt) -> Result<FilterState> {
+        let (bytes, kind) = match self.read_filter_block(handle, BlockType::FilterIndex)? {
+            Ok(read) => read,
+            Err(why) => return Ok(FilterState::Untrusted(why)),
+        };
         let want = partitions::Expected {
             count: ext.count,
             region: (ext.offset, handle.offset),
