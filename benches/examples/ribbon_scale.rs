@@ -62,6 +62,14 @@ fn main() {
     let fuse = BinaryFuse8::build(&keys).unwrap();
     let fuse_build = (cpu_seconds() - t) * 1e9 / n as f64;
     drop(keys);
+    if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
+        for line in s
+            .lines()
+            .filter(|l| l.starts_with("AnonHugePages") || l.starts_with("Rss"))
+        {
+            eprintln!("{line}");
+        }
+    }
 
     let mut out = vec![false; probes.len()];
     let filters: [(&str, &dyn Filter); 2] = [("ribbon", &ribbon), ("fuse8", &fuse)];

@@ -47,8 +47,9 @@
 //! own seed and its own size (`keys · SLOTS_PER_KEY`, at least 64 extra
 //! slots, rounded to whole 64-slot blocks). A shard that fails is rebuilt
 //! alone with the next seed, which is cheap, so a shard may fail often and
-//! the overhead can be small. The cost is a 16-byte descriptor per shard
-//! (0.016 bits/key) and one table lookup per query. The slots per key were
+//! the overhead can be small. The cost is 5 bytes per shard (its first
+//! block and its seed, 0.005 bits/key; see "Layout and query") and one
+//! table lookup per query. The slots per key were
 //! chosen from this measurement (`cargo run --release -p amq --example
 //! ribbon_overhead -- K 300 RATIO...`: share of shard attempts that fail,
 //! 300 random key sets per cell, `r = 7`; a cell's extra slots are
@@ -96,41 +97,75 @@
 //! # Fractional bits per key
 //!
 //! With an integer `r` the FPR can only be a power of two. As in RocksDB's
-//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns:
-//! each shard's blocks from `upper_start` on hold `r + 1`, and a key uses the
-//! column count of its start block (rows only reach forward, so that is
-//! always well defined; see `solution.rs`). [`RibbonParams::with_fpr`] and
-//! [`RibbonParams::with_bits_per_key`] pick `r` and the share of `r + 1`
-//! blocks; the expected FPR is the start-weighted mix of `2^-r` and
-//! `2^-(r+1)`.
+//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns.
+//! Which ones is one filter-wide rule on the *global* block index
+//! (`layout.rs`): in every period of 256 blocks, the blocks from
+//! `upper_from` on hold `r + 1`. A key checks `r + 1` columns when all three
+//! blocks its row covers hold them, else `r`, so it never reads a column a
+//! block lacks; back-substitution computes every column for every slot, so
+//! any such pattern is correct (the proof is in `layout.rs`).
+//! [`RibbonParams::with_fpr`] and [`RibbonParams::with_bits_per_key`] pick
+//! `r` and the `upper_from` whose mean per-shard FPR (or whose words) come
+//! closest to the target; the expected FPR of a shard is the start-weighted
+//! mix of `2^-r` and `2^-(r+1)`. The keys in the last two blocks of each run
+//! check only `r` columns: 2 blocks in 256 of extra-column words that buy no
+//! FPR, about 0.1% of the space at a fractional FPR, nothing at an integer
+//! `r`.
+//!
+//! (Version 1 gave each shard its own suffix of `r + 1` blocks, which needs
+//! each shard's word offset and extra-column start at query time: the
+//! 16-byte descriptor this layout removed. Version-1 frames of that kind
+//! still decode, through `legacy.rs`.)
 //!
 //! # Layout and query
 //!
-//! Each shard's solution is stored block by block, one `u64` per column per
-//! block of 64 slots (column-major inside the block), and the shards one
-//! after another, followed by a few zero words of padding (in memory only,
-//! not serialized). A query:
+//! All shards' blocks form one sequence; each block is stored as one `u64`
+//! per column (column-major inside the block), followed in memory by a few
+//! zero words of padding (not serialized). Shard `i` owns blocks
+//! `starts[i] .. starts[i + 1]`; the shard table is those `u32` starts and
+//! one seed byte per shard, 61 KB at 100M keys (12,208 shards), which stays
+//! in L2 while the 90 MB of words do not. Block `g`'s first word is
+//! arithmetic, `g·r + (g >> 8)·(256 − upper_from) + max(0, (g & 255) −
+//! upper_from)` (just `g·r` at an integer `r`), so nothing but the cached
+//! table is read before the words. A query:
 //!
-//! 1. multiplies the hash once and looks up its shard descriptor, and *at
-//!    the same time* remixes the hash (three multiplications) without the
-//!    shard's seed, so the remix overlaps with the load;
+//! 1. multiplies the hash once and reads its shard's two starts and its
+//!    seed, and *at the same time* remixes the hash (three
+//!    multiplications) without the shard's seed, so the remix overlaps with
+//!    the loads;
 //! 2. applies the seed with one multiplication, and takes the start slot
 //!    and the 128 coefficient bits from the product;
 //! 3. reads the three consecutive blocks its 128-slot row covers (at
-//!    r = 7: 168 bytes, at most four cache lines) in groups of eight
-//!    columns, running past a block's last column into the next block or the
-//!    padding instead of branching per column, and computes eight parities
-//!    per group without branches: portably with a shift-XOR fold and no
-//!    popcount instruction (`solution.rs`), or, on CPUs with AVX-512F and
-//!    `VPOPCNTDQ`, with three vector ANDs, a XOR, a `vpopcntq` and a test
-//!    mask (`kernel.rs`). The kernel is chosen once, when the filter is made.
+//!    r = 7: 168 bytes, three or four cache lines, 3.6 on average) in
+//!    groups of eight columns, running past a block's last column into the
+//!    next block or the padding instead of branching per column, and
+//!    computes eight parities per group without branches: portably with a
+//!    shift-XOR fold and no popcount instruction (`solution.rs`); on CPUs
+//!    with AVX2 with two 256-bit registers, a delta swap, five shift-XOR
+//!    steps and a `vmovmskps`; on CPUs with AVX-512F and `VPOPCNTDQ` with
+//!    three vector ANDs, a XOR, a `vpopcntq` and a test mask (`kernel.rs`).
+//!    The kernel is chosen once, when the filter is made.
 //!
 //! [`Filter::contains_many`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
 //! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). The layout work and the AVX-512 kernel each made queries
-//! faster; `docs/ribbon.md` and `docs/benchmarks.md` have the measurements
-//! and their commands.
+//! fits in L2). `docs/ribbon.md` and `docs/benchmarks.md` have the
+//! measurements and their commands.
+//!
+//! # Why not two cache lines
+//!
+//! At 100M keys a query costs what its cache lines cost (`docs/benchmarks.md`,
+//! "Ribbon at 100M: the two-line layout": this machine completes about one
+//! random line per 10 ns however the misses are issued, so a batch costs
+//! about 10 ns per line). Two lines per query cannot be had with this row
+//! width: a row covers 128 consecutive slots, `128 · r` bits = 112 bytes at
+//! `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73` slots of `r`-bit
+//! values in any layout, so a row starting anywhere spans `⌈(128 + 72) /
+//! 73⌉ = 3` lines in the worst case, and the interleaved layout here spans
+//! 3 or 4. Two lines need a row width of at most 73 slots (`w = 64`, with
+//! 73 slots per line at `r = 7`: every 64-slot row within two lines), and
+//! `w = 64` needs more slots per key to stay solvable; that trade is
+//! measured in `docs/benchmarks.md` and left for a next step.
 //!
 //! # Build memory
 //!
@@ -145,8 +180,12 @@
 //! * A stored banding row at slot `i` has its leading 1 at `i` and no bit
 //!   past the shard's last slot; every start is below `num_slots − 127`.
 //! * Shards are laid out one after another; a query reads only its shard's
-//!   words, and decoding checks every shard's shape and that the payload is
-//!   exactly the words the shapes imply, before allocating.
+//!   words, and decoding checks the shard table (starts from 0, never
+//!   falling, ending at the block count; no shard of one block; seeds below
+//!   [`MAX_ATTEMPTS`]) and that the payload is exactly the words the block
+//!   count implies, before allocating.
+//! * Every start is below `2^32` blocks (2.7·10^11 slots): a larger filter
+//!   is [`Error::TooLarge`].
 //! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
 
 mod banding;
@@ -734,6 +773,9 @@ impl Ribbon {
         words
             .try_reserve_exact(estimate.ok_or(Error::TooLarge)?)
             .map_err(|_| Error::TooLarge)?;
+        // Before the first write, so the page faults take huge pages (as
+        // every table of the crate does with the `huge-pages` feature).
+        crate::zeroed::advise_huge_pages(&mut words);
         let mut starts = Vec::new();
         if num_shards > 0 {
             starts
