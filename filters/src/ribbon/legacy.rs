@@ -68,8 +68,11 @@ impl Legacy {
     }
 
     /// The window of the key with this hash and its fingerprint bits;
-    /// `None` when its shard holds no keys.
-    #[inline(always)]
+    /// `None` when its shard holds no keys. Out of line and cold: only
+    /// filters read from old frames come here, and keeping it out of the
+    /// compact query keeps that one short.
+    #[inline(never)]
+    #[cold]
     pub(crate) fn locate(&self, hash: u64) -> Option<(Window, u32)> {
         let a = mixed(hash);
         let p = spread(hash);

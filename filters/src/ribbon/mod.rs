@@ -375,13 +375,14 @@ impl Ribbon {
 
     /// The query kernel this filter chose for the running CPU when it was
     /// made: `"avx512"` (AVX-512F with `VPOPCNTDQ`: the eight parities of a
-    /// column group in a handful of vector instructions) or `"portable"`.
-    /// Both answer identically.
+    /// column group in a handful of vector instructions), `"avx2"` (two
+    /// 256-bit registers and a shift-XOR fold) or `"portable"`. All answer
+    /// identically.
     ///
     /// ```
     /// use amq::{Ribbon, RibbonParams, StaticFilter};
     /// let f = Ribbon::build(&[1, 2, 3], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
-    /// assert!(["avx512", "portable"].contains(&f.query_kernel()));
+    /// assert!(["avx512", "avx2", "portable"].contains(&f.query_kernel()));
     /// ```
     pub fn query_kernel(&self) -> &'static str {
         self.kernel.name()
