@@ -121,11 +121,24 @@ pub(crate) fn encode(
     payload_len: usize,
     write_payload: impl FnOnce(&mut ByteWriter),
 ) -> Vec<u8> {
-    let pad = payload_padding(FORMAT_VERSION, params.len());
+    encode_version(FORMAT_VERSION, kind, params, payload_len, write_payload)
+}
+
+/// [`encode`] in an older `version`: only for a filter read from a frame of
+/// that version whose content the current version cannot express (a
+/// version-1 Ribbon filter with per-shard extra columns).
+pub(crate) fn encode_version(
+    version: u16,
+    kind: FilterKind,
+    params: &[u8],
+    payload_len: usize,
+    write_payload: impl FnOnce(&mut ByteWriter),
+) -> Vec<u8> {
+    let pad = payload_padding(version, params.len());
     let total = HEADER_LEN + params.len() + pad + payload_len + CHECKSUM_LEN;
     let mut w = ByteWriter::with_capacity(total);
     w.bytes(&MAGIC)
-        .u16(FORMAT_VERSION)
+        .u16(version)
         .u8(kind.id())
         .u8(kind.hash_scheme().id())
         .u32(params.len() as u32)

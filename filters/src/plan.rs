@@ -96,7 +96,7 @@ pub enum QueryCost {
     /// binary fuse (three slots).
     Medium,
     /// More: a standard or counting Bloom filter reads one line per probe (7
-    /// at 1% FPR); Ribbon reads a shard descriptor and a band of up to four
+    /// at 1% FPR); Ribbon reads its shard from a cached table and a band of up to four
     /// lines, and computes a parity per result bit.
     High,
 }

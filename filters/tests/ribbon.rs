@@ -275,17 +275,16 @@ fn golden_bytes() {
     assert_eq!(v1.to_bytes(), bytes);
 }
 
-/// Format version 2: parameters keys, shards, words; zeros to byte 64; the
-/// words; then each shard's two packed words (`ribbon/shard.rs`): word
-/// offset 0 | 2 result bits << 48 | seed 0 << 56, and 1 start | extra-column
-/// start block 2 << 32.
+/// Format version 2: parameters keys 3, shards 1, blocks 2, result bits 2,
+/// extra-column start 256 (none); zeros to byte 64; the words (the same
+/// four as in version 1); the block starts 0 and 2; the seed 0.
 const GOLDEN_V2: &str = "
-    414d5146 0200 0a 01 18000000 3000000000000000
-    0300000000000000 0100000000000000 0400000000000000
-    0000000000000000 0000000000000000 00000000
+    414d5146 0200 0a 01 1b000000 2900000000000000
+    0300000000000000 0100000000000000 0200000000000000 02 0001
+    0000000000000000000000000000000000
     0200000000000000 0500000000000000 0000000000000000 0000000000000000
-    0000000000000200 0100000002000000
-    69a4660f02dc4c6b";
+    00000000 02000000 00
+    8d61cc6b9519d9e2";
 
 const GOLDEN: &str = "
     414d5146 0100 0a 01 10000000 2a00000000000000

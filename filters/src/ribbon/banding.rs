@@ -103,23 +103,50 @@ impl Banding {
                 .all(|row| self.add(row) != Added::Contradiction);
         };
         let mut lanes = [a, b, c, d];
+        // The lanes by constant index, not a loop over `lanes`: with a loop
+        // the compiler kept the walks on the stack in some callers, and
+        // construction took 20% longer (measured at 1M and 3M keys).
         loop {
-            for i in 0..lanes.len() {
-                match self.step(&mut lanes[i]) {
-                    None => {}
-                    Some(Added::Contradiction) => return false,
-                    Some(_) => match rows.next() {
-                        Some(row) => lanes[i] = row,
-                        None => {
-                            // The rows ran out: finish the other walks one
-                            // at a time.
-                            return (0..lanes.len())
-                                .filter(|&j| j != i)
-                                .all(|j| self.add(lanes[j]) != Added::Contradiction);
-                        }
-                    },
-                }
+            if let Some(done) = self.advance(&mut lanes, 0, &mut rows) {
+                return done;
             }
+            if let Some(done) = self.advance(&mut lanes, 1, &mut rows) {
+                return done;
+            }
+            if let Some(done) = self.advance(&mut lanes, 2, &mut rows) {
+                return done;
+            }
+            if let Some(done) = self.advance(&mut lanes, 3, &mut rows) {
+                return done;
+            }
+        }
+    }
+
+    /// One step of walk `i`; when it ends, the next row takes its lane.
+    /// `Some(answer)` once the whole banding is decided: at a contradiction,
+    /// or when the rows have run out (the other walks are then finished one
+    /// at a time).
+    #[inline(always)]
+    fn advance(
+        &mut self,
+        lanes: &mut [Row; 4],
+        i: usize,
+        rows: &mut impl Iterator<Item = Row>,
+    ) -> Option<bool> {
+        match self.step(&mut lanes[i]) {
+            None => None,
+            Some(Added::Contradiction) => Some(false),
+            Some(_) => match rows.next() {
+                Some(row) => {
+                    lanes[i] = row;
+                    None
+                }
+                None => Some(
+                    (0..lanes.len())
+                        .filter(|&j| j != i)
+                        .all(|j| self.add(lanes[j]) != Added::Contradiction),
+                ),
+            },
         }
     }
 

@@ -4,7 +4,8 @@
 use crate::error::invalid;
 use crate::Error;
 
-use super::solution::{Geometry, BLOCK_SLOTS};
+use super::layout::{Columns, PERIOD_BLOCKS};
+use super::solution::BLOCK_SLOTS;
 
 /// Most result bits (columns) a Ribbon filter can have: one `u32` fingerprint.
 pub const MAX_RESULT_BITS: u32 = 32;
@@ -125,44 +126,85 @@ impl RibbonParams {
         }
     }
 
-    /// The geometry of a shard of `keys` distinct keys (at least 1) at its
+    /// Blocks of a shard of `keys` distinct keys (at least 1) at its
     /// `attempt`-th construction attempt.
-    pub(crate) fn geometry(&self, keys: usize, attempt: u32) -> Result<Geometry, Error> {
-        let num_blocks = blocks_for(keys, self.slots_per_key, attempt).ok_or(Error::TooLarge)?;
-        let num_slots = num_blocks * BLOCK_SLOTS;
-        let (base_columns, upper_start) = match self.target {
-            Target::ResultBits(r) => (r, num_blocks),
-            // A power-of-two FPR needs no extra column, not even in the
-            // last block, where no row starts.
-            Target::Fpr { r, share: 0.0 } => (r, num_blocks),
+    pub(crate) fn blocks(&self, keys: usize, attempt: u32) -> Result<usize, Error> {
+        blocks_for(keys, self.slots_per_key, attempt).ok_or(Error::TooLarge)
+    }
+
+    /// The filter-wide column rule for `num_keys` distinct keys in
+    /// `num_shards` shards of `blocks_of(i)` blocks each, laid out one after
+    /// another (see `layout.rs`).
+    ///
+    /// For an FPR between two powers of two it takes the extra-column start
+    /// whose mean per-shard FPR is closest to the target; for bits per key,
+    /// the one whose extra-column words come closest to the budget.
+    pub(crate) fn columns(
+        &self,
+        num_keys: usize,
+        num_shards: usize,
+        blocks_of: impl Fn(usize) -> usize,
+    ) -> Columns {
+        match self.target {
+            Target::ResultBits(r) => Columns::uniform(r),
+            Target::Fpr { r, share } if share == 0.0 || r == MAX_RESULT_BITS => Columns::uniform(r),
             Target::Fpr { r, share } => {
-                let starts = (num_slots - (super::row::ROW_WIDTH - 1)) as f64;
-                let lower_starts = libm::round(starts * (1.0 - share)) as usize;
-                (r, lower_starts.div_ceil(BLOCK_SLOTS).min(num_blocks))
+                // Mean over the shards of the share of starts checking
+                // `r + 1` columns; it never grows with `upper_from`.
+                let achieved = |lo: u32| {
+                    let c = Columns::new(r, lo).expect("r < 32, lo <= 256");
+                    let (mut first, mut sum) = (0usize, 0.0);
+                    for i in 0..num_shards {
+                        let b = blocks_of(i);
+                        let (starts, upper) = c.shard_starts(first, b);
+                        if starts > 0 {
+                            sum += upper as f64 / starts as f64;
+                        }
+                        first += b;
+                    }
+                    sum / num_shards.max(1) as f64
+                };
+                // The smallest `lo` at or below the target, or the one before.
+                let (mut low, mut high) = (0u32, PERIOD_BLOCKS as u32);
+                while low < high {
+                    let mid = (low + high) / 2;
+                    if achieved(mid) <= share {
+                        high = mid;
+                    } else {
+                        low = mid + 1;
+                    }
+                }
+                let best = if low > 0 && (achieved(low - 1) - share).abs() < (share - achieved(low)).abs() {
+                    low - 1
+                } else {
+                    low
+                };
+                Columns::new(r, best).expect("r < 32, lo <= 256")
             }
             Target::BitsPerKey(b) => {
-                let avg = (b * keys as f64 / num_slots as f64).clamp(1.0, MAX_RESULT_BITS as f64);
+                let total_blocks: usize = (0..num_shards).map(&blocks_of).sum();
+                if total_blocks == 0 {
+                    return Columns::uniform(self.empty_columns());
+                }
+                let avg = (b * num_keys as f64 / (total_blocks * BLOCK_SLOTS) as f64)
+                    .clamp(1.0, MAX_RESULT_BITS as f64);
                 let r = avg as u32;
-                let upper = libm::round((avg - r as f64) * num_blocks as f64) as usize;
-                (r, num_blocks - upper.min(num_blocks))
+                if r == MAX_RESULT_BITS {
+                    return Columns::uniform(r);
+                }
+                let want = (avg - r as f64) * total_blocks as f64;
+                let lo = (0..=PERIOD_BLOCKS as u32)
+                    .min_by(|&x, &y| {
+                        let miss = |lo| {
+                            let c = Columns::new(r, lo).expect("r < 32, lo <= 256");
+                            (c.upper_blocks_before(total_blocks) as f64 - want).abs()
+                        };
+                        miss(x).total_cmp(&miss(y))
+                    })
+                    .unwrap_or(PERIOD_BLOCKS as u32);
+                Columns::new(r, lo).expect("r < 32, lo <= 256")
             }
-        };
-        // 32 columns is all a fingerprint holds: no extra column then.
-        let upper_start = if base_columns == MAX_RESULT_BITS {
-            num_blocks
-        } else {
-            upper_start
-        };
-        let geometry = Geometry {
-            num_blocks,
-            base_columns,
-            upper_start,
-        };
-        geometry
-            .num_words()
-            .filter(|w| *w <= isize::MAX as usize / 8)
-            .ok_or(Error::TooLarge)?;
-        Ok(geometry)
+        }
     }
 }
 
@@ -213,27 +255,55 @@ mod tests {
     }
 
     #[test]
-    fn geometries_are_well_formed_and_grow_on_retries() {
+    fn blocks_grow_on_retries() {
         let p = RibbonParams::with_bits_per_key(7.5).unwrap();
         for keys in [1usize, 2, 100, 10_000] {
-            let g = p.geometry(keys, 0).unwrap();
-            assert!(g.num_blocks >= 2);
-            assert!(g.num_slots() >= keys + 32);
-            assert!(g.upper_start <= g.num_blocks);
-            assert!(p.geometry(keys, ATTEMPTS_PER_SIZE).unwrap().num_blocks >= g.num_blocks);
+            let b = p.blocks(keys, 0).unwrap();
+            assert!(b >= 2);
+            assert!(b * BLOCK_SLOTS >= keys + 32);
+            assert!(p.blocks(keys, ATTEMPTS_PER_SIZE).unwrap() >= b);
         }
-        assert_eq!(p.geometry(8192, 0).unwrap().num_blocks, 131); // 8192 · 1.025 / 64 = 131.2
-        assert_eq!(p.geometry(8192, ATTEMPTS_PER_SIZE).unwrap().num_blocks, 134); // extra doubled
-        let g = RibbonParams::with_result_bits(32)
-            .unwrap()
-            .geometry(1000, 0)
-            .unwrap();
-        assert_eq!(g.upper_start, g.num_blocks);
+        assert_eq!(p.blocks(8192, 0).unwrap(), 131); // 8192 · 1.025 / 64 = 131.2
+        assert_eq!(p.blocks(8192, ATTEMPTS_PER_SIZE).unwrap(), 134); // extra doubled
+        assert_eq!(p.blocks(usize::MAX / 2, 0), Err(Error::TooLarge));
+    }
+
+    #[test]
+    fn columns_follow_the_target() {
+        let shards = |_| 131;
+        assert_eq!(
+            RibbonParams::with_result_bits(7)
+                .unwrap()
+                .columns(100_000, 12, shards),
+            Columns::uniform(7)
+        );
+        assert_eq!(
+            RibbonParams::with_fpr(1.0 / 128.0)
+                .unwrap()
+                .columns(100_000, 12, shards),
+            Columns::uniform(7)
+        );
         assert_eq!(
             RibbonParams::with_result_bits(32)
                 .unwrap()
-                .geometry(usize::MAX / 2, 0),
-            Err(Error::TooLarge)
+                .columns(100_000, 12, shards),
+            Columns::uniform(32)
         );
+        // 1%: r = 6 and about 72% of the starts with 7 columns.
+        let c = RibbonParams::with_fpr(0.01).unwrap().columns(100_000, 12, shards);
+        assert_eq!(c.base(), 6);
+        let (mut first, mut fpr) = (0, 0.0);
+        for _ in 0..12 {
+            fpr += c.shard_fpr(first, 131) / 12.0;
+            first += 131;
+        }
+        assert!((fpr - 0.01).abs() < 2e-5, "{fpr}");
+        // 7.5 bits per key over 12 · 131 blocks of 8192 keys each: the words
+        // come within one block of the budget.
+        let c = RibbonParams::with_bits_per_key(7.5)
+            .unwrap()
+            .columns(12 * 8192, 12, shards);
+        let words = c.word_of(12 * 131) as f64;
+        assert!((words * 64.0 / (12.0 * 8192.0) - 7.5).abs() < 0.01, "{c:?}");
     }
 }

@@ -47,8 +47,9 @@
 //! own seed and its own size (`keys · SLOTS_PER_KEY`, at least 64 extra
 //! slots, rounded to whole 64-slot blocks). A shard that fails is rebuilt
 //! alone with the next seed, which is cheap, so a shard may fail often and
-//! the overhead can be small. The cost is a 16-byte descriptor per shard
-//! (0.016 bits/key) and one table lookup per query. The slots per key were
+//! the overhead can be small. The cost is 5 bytes per shard (its first
+//! block and its seed, 0.005 bits/key; see "Layout and query") and one
+//! table lookup per query. The slots per key were
 //! chosen from this measurement (`cargo run --release -p amq --example
 //! ribbon_overhead -- K 300 RATIO...`: share of shard attempts that fail,
 //! 300 random key sets per cell, `r = 7`; a cell's extra slots are
@@ -96,41 +97,75 @@
 //! # Fractional bits per key
 //!
 //! With an integer `r` the FPR can only be a power of two. As in RocksDB's
-//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns:
-//! each shard's blocks from `upper_start` on hold `r + 1`, and a key uses the
-//! column count of its start block (rows only reach forward, so that is
-//! always well defined; see `solution.rs`). [`RibbonParams::with_fpr`] and
-//! [`RibbonParams::with_bits_per_key`] pick `r` and the share of `r + 1`
-//! blocks; the expected FPR is the start-weighted mix of `2^-r` and
-//! `2^-(r+1)`.
+//! interleaved solution, blocks of 64 slots may hold `r` or `r + 1` columns.
+//! Which ones is one filter-wide rule on the *global* block index
+//! (`layout.rs`): in every period of 256 blocks, the blocks from
+//! `upper_from` on hold `r + 1`. A key checks `r + 1` columns when all three
+//! blocks its row covers hold them, else `r`, so it never reads a column a
+//! block lacks; back-substitution computes every column for every slot, so
+//! any such pattern is correct (the proof is in `layout.rs`).
+//! [`RibbonParams::with_fpr`] and [`RibbonParams::with_bits_per_key`] pick
+//! `r` and the `upper_from` whose mean per-shard FPR (or whose words) come
+//! closest to the target; the expected FPR of a shard is the start-weighted
+//! mix of `2^-r` and `2^-(r+1)`. The keys in the last two blocks of each run
+//! check only `r` columns: 2 blocks in 256 of extra-column words that buy no
+//! FPR, about 0.1% of the space at a fractional FPR, nothing at an integer
+//! `r`.
+//!
+//! (Version 1 gave each shard its own suffix of `r + 1` blocks, which needs
+//! each shard's word offset and extra-column start at query time: the
+//! 16-byte descriptor this layout removed. Version-1 frames of that kind
+//! still decode, through `legacy.rs`.)
 //!
 //! # Layout and query
 //!
-//! Each shard's solution is stored block by block, one `u64` per column per
-//! block of 64 slots (column-major inside the block), and the shards one
-//! after another, followed by a few zero words of padding (in memory only,
-//! not serialized). A query:
+//! All shards' blocks form one sequence; each block is stored as one `u64`
+//! per column (column-major inside the block), followed in memory by a few
+//! zero words of padding (not serialized). Shard `i` owns blocks
+//! `starts[i] .. starts[i + 1]`; the shard table is those `u32` starts and
+//! one seed byte per shard, 61 KB at 100M keys (12,208 shards), which stays
+//! in L2 while the 90 MB of words do not. Block `g`'s first word is
+//! arithmetic, `g·r + (g >> 8)·(256 − upper_from) + max(0, (g & 255) −
+//! upper_from)` (just `g·r` at an integer `r`), so nothing but the cached
+//! table is read before the words. A query:
 //!
-//! 1. multiplies the hash once and looks up its shard descriptor, and *at
-//!    the same time* remixes the hash (three multiplications) without the
-//!    shard's seed, so the remix overlaps with the load;
+//! 1. multiplies the hash once and reads its shard's two starts and its
+//!    seed, and *at the same time* remixes the hash (three
+//!    multiplications) without the shard's seed, so the remix overlaps with
+//!    the loads;
 //! 2. applies the seed with one multiplication, and takes the start slot
 //!    and the 128 coefficient bits from the product;
 //! 3. reads the three consecutive blocks its 128-slot row covers (at
-//!    r = 7: 168 bytes, at most four cache lines) in groups of eight
-//!    columns, running past a block's last column into the next block or the
-//!    padding instead of branching per column, and computes eight parities
-//!    per group without branches: portably with a shift-XOR fold and no
-//!    popcount instruction (`solution.rs`), or, on CPUs with AVX-512F and
-//!    `VPOPCNTDQ`, with three vector ANDs, a XOR, a `vpopcntq` and a test
-//!    mask (`kernel.rs`). The kernel is chosen once, when the filter is made.
+//!    r = 7: 168 bytes, three or four cache lines, 3.6 on average) in
+//!    groups of eight columns, running past a block's last column into the
+//!    next block or the padding instead of branching per column, and
+//!    computes eight parities per group without branches: portably with a
+//!    shift-XOR fold and no popcount instruction (`solution.rs`); on CPUs
+//!    with AVX2 with two 256-bit registers, a delta swap, five shift-XOR
+//!    steps and a `vmovmskps`; on CPUs with AVX-512F and `VPOPCNTDQ` with
+//!    three vector ANDs, a XOR, a `vpopcntq` and a test mask (`kernel.rs`).
+//!    The kernel is chosen once, when the filter is made.
 //!
 //! [`Filter::contains_many`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
 //! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). The layout work and the AVX-512 kernel each made queries
-//! faster; `docs/ribbon.md` and `docs/benchmarks.md` have the measurements
-//! and their commands.
+//! fits in L2). `docs/ribbon.md` and `docs/benchmarks.md` have the
+//! measurements and their commands.
+//!
+//! # Why not two cache lines
+//!
+//! At 100M keys a query costs what its cache lines cost (`docs/benchmarks.md`,
+//! "Ribbon at 100M: the two-line layout": this machine completes about one
+//! random line per 10 ns however the misses are issued, so a batch costs
+//! about 10 ns per line). Two lines per query cannot be had with this row
+//! width: a row covers 128 consecutive slots, `128 · r` bits = 112 bytes at
+//! `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73` slots of `r`-bit
+//! values in any layout, so a row starting anywhere spans `⌈(128 + 72) /
+//! 73⌉ = 3` lines in the worst case, and the interleaved layout here spans
+//! 3 or 4. Two lines need a row width of at most 73 slots (`w = 64`, with
+//! 73 slots per line at `r = 7`: every 64-slot row within two lines), and
+//! `w = 64` needs more slots per key to stay solvable; that trade is
+//! measured in `docs/benchmarks.md` and left for a next step.
 //!
 //! # Build memory
 //!
@@ -145,13 +180,19 @@
 //! * A stored banding row at slot `i` has its leading 1 at `i` and no bit
 //!   past the shard's last slot; every start is below `num_slots − 127`.
 //! * Shards are laid out one after another; a query reads only its shard's
-//!   words, and decoding checks every shard's shape and that the payload is
-//!   exactly the words the shapes imply, before allocating.
+//!   words, and decoding checks the shard table (starts from 0, never
+//!   falling, ending at the block count; no shard of one block; seeds below
+//!   [`MAX_ATTEMPTS`]) and that the payload is exactly the words the block
+//!   count implies, before allocating.
+//! * Every start is below `2^32` blocks (2.7·10^11 slots): a larger filter
+//!   is [`Error::TooLarge`].
 //! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
 
 mod banding;
 mod config;
 mod kernel;
+mod layout;
+mod legacy;
 mod order;
 mod row;
 mod shard;
@@ -165,10 +206,11 @@ use alloc::vec::Vec;
 
 use self::banding::Banding;
 use self::kernel::Kernel;
+use self::layout::Columns;
+use self::legacy::Legacy;
 use self::order::Grouped;
-use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row};
-use self::shard::Shard;
-use self::solution::{padding_words, solve_into, Geometry, GroupWords, Window};
+use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row, ROW_WIDTH};
+use self::solution::{padding_words, solve_into, GroupWords, Window, BLOCK_SLOTS};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
@@ -180,14 +222,6 @@ pub const MAX_ATTEMPTS: u32 = 64;
 /// Keys per batch in `contains_many`: their windows wait on the stack while
 /// the prefetches of the whole batch are in flight.
 const BATCH: usize = 16;
-
-/// Serialized bytes per shard descriptor in format version 1: blocks (u32),
-/// extra-column start block (u32), result bits (u8), seed (u8).
-const SHARD_RECORD_BYTES_V1: usize = 10;
-/// Serialized bytes per shard descriptor in format version 2: the shard's
-/// two packed words (`shard.rs`), word offset included, so a view finds any
-/// shard's words in O(1).
-pub(crate) const SHARD_RECORD_BYTES_V2: usize = 16;
 
 /// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
 /// about 2.7% above `log2(1/FPR)` bits per key. See the [module
@@ -221,16 +255,81 @@ pub struct Ribbon {
     /// Every shard's interleaved solution, one after the other, then
     /// `padding_words` zeros (not serialized) that queries may over-read.
     words: Vec<u64>,
-    shards: Vec<Shard>,
+    /// Where each shard's words are and how they were solved.
+    layout: Layout,
     num_keys: u64,
     /// The query kernel chosen for this CPU when the filter was made; never
     /// changes an answer, so it is not part of equality or of the bytes.
     kernel: Kernel,
 }
 
+/// How a filter's shards are described.
+#[derive(Debug, Clone, PartialEq)]
+enum Layout {
+    /// What this build makes, and what a version-2 frame holds: a block
+    /// start and a seed per shard, and one column rule for all.
+    Compact(Shards),
+    /// A version-1 frame whose shards the compact layout cannot express
+    /// (each shard's own suffix of extra-column blocks, or result bits that
+    /// differ between shards): its shard records as read. Written back as
+    /// version 1.
+    Legacy(Legacy),
+}
+
+/// The compact shard table: 5 bytes per shard (61 KB at 100M keys), read
+/// by every query, so it stays in the L2 cache while the words do not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shards {
+    /// The filter-wide column rule (`layout.rs`).
+    columns: Columns,
+    /// `starts[i]`: the first (global) block of shard `i`; the last entry
+    /// is the total, so shard `i` is blocks `starts[i] .. starts[i + 1]`
+    /// (none for a shard without keys, at least two otherwise).
+    starts: Vec<u32>,
+    /// `seeds[i]`: the attempt shard `i` was solved at (0 if empty).
+    seeds: Vec<u8>,
+}
+
+impl Shards {
+    fn total_blocks(&self) -> usize {
+        self.starts.last().map_or(0, |&b| b as usize)
+    }
+
+    /// The window of the key with this hash and its fingerprint bits.
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Option<(Window, u32)> {
+        locate_compact(
+            &self.columns,
+            self.seeds.len(),
+            |i| {
+                (
+                    self.starts[i] as usize,
+                    self.starts[i + 1] as usize,
+                    self.seeds[i],
+                )
+            },
+            hash,
+        )
+    }
+
+    /// Mean over the shards of each shard's expected FPR.
+    fn expected_fpr(&self) -> f64 {
+        let s = self.seeds.len();
+        if s == 0 {
+            return 0.0;
+        }
+        let sum: f64 = self
+            .starts
+            .windows(2)
+            .map(|w| self.columns.shard_fpr(w[0] as usize, (w[1] - w[0]) as usize))
+            .sum();
+        sum / s as f64
+    }
+}
+
 impl PartialEq for Ribbon {
     fn eq(&self, other: &Self) -> bool {
-        self.words == other.words && self.shards == other.shards && self.num_keys == other.num_keys
+        self.words == other.words && self.layout == other.layout && self.num_keys == other.num_keys
     }
 }
 
@@ -239,22 +338,33 @@ impl Eq for Ribbon {}
 impl Ribbon {
     /// Number of shards the keys were split into (`ceil(n / SHARD_KEYS)`).
     pub fn num_shards(&self) -> usize {
-        self.shards.len()
+        match &self.layout {
+            Layout::Compact(s) => s.seeds.len(),
+            Layout::Legacy(l) => l.num_shards(),
+        }
     }
 
     /// Construction attempts over all shards (one per seed tried); the
     /// number of shards with keys when every first attempt succeeded.
     pub fn attempts(&self) -> u64 {
-        self.shards
-            .iter()
-            .filter(|s| s.geometry().num_blocks != 0)
-            .map(|s| s.seed() as u64 + 1)
-            .sum()
+        match &self.layout {
+            Layout::Compact(s) => s
+                .starts
+                .windows(2)
+                .zip(&s.seeds)
+                .filter(|(w, _)| w[1] > w[0])
+                .map(|(_, &seed)| seed as u64 + 1)
+                .sum(),
+            Layout::Legacy(l) => l.attempts(),
+        }
     }
 
     /// Total slots over all shards.
     pub fn num_slots(&self) -> usize {
-        self.shards.iter().map(|s| s.geometry().num_slots()).sum()
+        match &self.layout {
+            Layout::Compact(s) => s.total_blocks() * BLOCK_SLOTS,
+            Layout::Legacy(l) => l.num_slots(),
+        }
     }
 
     /// Whether the key with this hash may be in the set.
@@ -265,13 +375,14 @@ impl Ribbon {
 
     /// The query kernel this filter chose for the running CPU when it was
     /// made: `"avx512"` (AVX-512F with `VPOPCNTDQ`: the eight parities of a
-    /// column group in a handful of vector instructions) or `"portable"`.
-    /// Both answer identically.
+    /// column group in a handful of vector instructions), `"avx2"` (two
+    /// 256-bit registers and a shift-XOR fold) or `"portable"`. All answer
+    /// identically.
     ///
     /// ```
     /// use amq::{Ribbon, RibbonParams, StaticFilter};
     /// let f = Ribbon::build(&[1, 2, 3], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
-    /// assert!(["avx512", "portable"].contains(&f.query_kernel()));
+    /// assert!(["avx512", "avx2", "portable"].contains(&f.query_kernel()));
     /// ```
     pub fn query_kernel(&self) -> &'static str {
         self.kernel.name()
@@ -317,7 +428,10 @@ impl Ribbon {
     /// when its shard holds no keys.
     #[inline(always)]
     fn locate(&self, hash: u64) -> Option<(Window, u32)> {
-        locate_with(self.shards.len(), |i| self.shards.get(i).copied(), hash)
+        match &self.layout {
+            Layout::Compact(s) => s.locate(hash),
+            Layout::Legacy(l) => l.locate(hash),
+        }
     }
 
     /// Whether `key` may be in the set.
@@ -328,208 +442,176 @@ impl Ribbon {
 
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
         if frame.version < 2 {
-            return Self::from_frame_v1(frame);
+            let (words, layout, num_keys) = legacy::from_frame_v1(frame)?;
+            return Ok(Ribbon {
+                words,
+                layout,
+                num_keys,
+                kernel: Kernel::detect(),
+            });
         }
         let parts = parse_frame_v2(frame)?;
-        let mut shards = Vec::new();
-        shards
+        let mut starts = Vec::new();
+        if parts.num_shards > 0 {
+            starts
+                .try_reserve_exact(parts.num_shards + 1)
+                .map_err(|_| Error::TooLarge)?;
+        }
+        let mut seeds = Vec::new();
+        seeds
             .try_reserve_exact(parts.num_shards)
             .map_err(|_| Error::TooLarge)?;
-        let (total_words, total_slots, _) = check_records_v2(parts.records, |s| shards.push(s))?;
-        check_totals(&parts, total_words, total_slots)?;
+        check_shards(&parts, |start, seed| {
+            // An empty filter keeps no table (its one start is 0).
+            if parts.num_shards > 0 {
+                starts.push(start);
+            }
+            seeds.extend(seed);
+        })?;
         let mut words = Reader::new(parts.words);
-        let words = words.u64s(parts.words.len() / 8, padding(&shards))?;
+        let words = words.u64s(parts.words.len() / 8, padding(&parts.columns, parts.num_shards))?;
         Ok(Ribbon {
             words,
-            shards,
+            layout: Layout::Compact(Shards {
+                columns: parts.columns,
+                starts,
+                seeds,
+            }),
             num_keys: parts.num_keys,
-            kernel: Kernel::detect(),
-        })
-    }
-
-    /// Format version 1: the shard records (10 bytes, no word offsets)
-    /// before the words.
-    fn from_frame_v1(mut frame: Frame<'_>) -> Result<Self, Error> {
-        let num_keys = frame.params.u64()?;
-        let num_shards = frame.params.u64()?;
-        frame.params.finish()?;
-        let bad = FormatError::InvalidParameters;
-        // Bound the shard count by the input before allocating for it.
-        if num_shards > (frame.payload.remaining() / SHARD_RECORD_BYTES_V1) as u64 {
-            return Err(FormatError::Truncated.into());
-        }
-        if (num_shards == 0) != (num_keys == 0) {
-            return Err(bad("key count does not match the shard count").into());
-        }
-        let mut shards = Vec::new();
-        shards
-            .try_reserve_exact(num_shards as usize)
-            .map_err(|_| Error::TooLarge)?;
-        let (mut total_words, mut total_slots) = (0usize, 0u64);
-        for _ in 0..num_shards {
-            let num_blocks = frame.payload.u32()?;
-            let upper_start = frame.payload.u32()? as usize;
-            let base_columns = frame.payload.u8()? as u32;
-            let seed = frame.payload.u8()?;
-            let g = Geometry {
-                num_blocks: num_blocks as usize,
-                base_columns,
-                upper_start,
-            };
-            check_shard(&g, seed)?;
-            shards.push(Shard::new(total_words, &g, seed).map_err(|_| bad("shard too large"))?);
-            total_words = g
-                .num_words()
-                .and_then(|w| total_words.checked_add(w))
-                .ok_or(FormatError::Truncated)?;
-            total_slots = total_slots.saturating_add(g.num_slots() as u64);
-        }
-        if num_keys > total_slots {
-            return Err(bad("more keys than slots").into());
-        }
-        if frame.payload.remaining() != total_words.saturating_mul(8) {
-            return Err(bad("payload length does not match the shards").into());
-        }
-        let words = frame.payload.u64s(total_words, padding(&shards))?;
-        frame.payload.finish()?;
-        Ok(Ribbon {
-            words,
-            shards,
-            num_keys,
             kernel: Kernel::detect(),
         })
     }
 }
 
 /// A version-2 Ribbon frame split into its parts, lengths checked (the
-/// shard records themselves are checked by [`check_records_v2`]).
+/// shard starts and seeds themselves are checked by [`check_shards`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RibbonParts<'a> {
     pub(crate) num_keys: u64,
     pub(crate) num_shards: usize,
-    /// The solution words, little-endian: `words.len() / 8` of them.
+    pub(crate) total_blocks: usize,
+    pub(crate) columns: Columns,
+    /// The solution words, little-endian: `columns.word_of(total_blocks)`.
     pub(crate) words: &'a [u8],
-    /// `num_shards` records of [`SHARD_RECORD_BYTES_V2`].
-    pub(crate) records: &'a [u8],
+    /// `num_shards + 1` block starts, `u32` little-endian.
+    pub(crate) starts: &'a [u8],
+    /// `num_shards` seeds, one byte each.
+    pub(crate) seeds: &'a [u8],
 }
 
-/// Splits a version-2 frame: parameters `u64` keys, `u64` shards, `u64`
-/// words `W`; payload `W` words, then the shard records.
+/// Splits a version-2 frame. Parameters: `u64` keys, `u64` shards `S`,
+/// `u64` blocks `B`, `u8` result bits `r`, `u16` extra-column start in each
+/// period of 256 blocks (256: none); payload: the words of `B` blocks, then
+/// `S + 1` block starts (`u32`), then `S` seeds (`u8`).
 pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Error> {
     let num_keys = frame.params.u64()?;
     let num_shards = frame.params.u64()?;
-    let num_words = frame.params.u64()?;
+    let total_blocks = frame.params.u64()?;
+    let base = frame.params.u8()?;
+    let upper_from = frame.params.u16()?;
     frame.params.finish()?;
     let bad = FormatError::InvalidParameters;
     if (num_shards == 0) != (num_keys == 0) {
         return Err(bad("key count does not match the shard count").into());
     }
+    let columns = Columns::new(base as u32, upper_from as u32)
+        .ok_or(bad("result bits or extra-column start out of range"))?;
+    if total_blocks > u32::MAX as u64 {
+        return Err(bad("more blocks than a block start holds").into());
+    }
+    if num_keys > total_blocks * BLOCK_SLOTS as u64 {
+        return Err(bad("more keys than slots").into());
+    }
+    let num_words = columns
+        .checked_word_of(total_blocks as usize)
+        .ok_or(FormatError::Truncated)? as u64;
     let expected = num_words
         .checked_mul(8)
-        .and_then(|w| w.checked_add(num_shards.checked_mul(SHARD_RECORD_BYTES_V2 as u64)?))
+        .and_then(|w| w.checked_add(num_shards.checked_add(1)?.checked_mul(4)?))
+        .and_then(|w| w.checked_add(num_shards))
         .ok_or(FormatError::Truncated)?;
     if expected != frame.payload.remaining() as u64 {
-        return Err(bad("payload length does not match the word and shard counts").into());
+        return Err(bad("payload length does not match the block and shard counts").into());
     }
-    // Both fit: their sum is the payload length.
+    // All three fit: their sum is the payload length.
     let words = frame.payload.take(num_words as usize * 8)?;
-    let records = frame.payload.take(num_shards as usize * SHARD_RECORD_BYTES_V2)?;
+    let starts = frame.payload.take((num_shards as usize + 1) * 4)?;
+    let seeds = frame.payload.take(num_shards as usize)?;
     frame.payload.finish()?;
     Ok(RibbonParts {
         num_keys,
         num_shards: num_shards as usize,
+        total_blocks: total_blocks as usize,
+        columns,
         words,
-        records,
+        starts,
+        seeds,
     })
 }
 
-/// Checks what the shard records imply against the rest of the frame.
-pub(crate) fn check_totals(
-    parts: &RibbonParts<'_>,
-    total_words: usize,
-    total_slots: u64,
-) -> Result<(), Error> {
-    let bad = FormatError::InvalidParameters;
-    if parts.num_keys > total_slots {
-        return Err(bad("more keys than slots").into());
-    }
-    if parts.words.len() != total_words.saturating_mul(8) {
-        return Err(bad("payload length does not match the shards").into());
-    }
-    Ok(())
+/// The little-endian `u32` at index `i` of `bytes`.
+#[inline(always)]
+pub(crate) fn u32_at(bytes: &[u8], i: usize) -> u32 {
+    let mut le = [0u8; 4];
+    le.copy_from_slice(&bytes[4 * i..4 * i + 4]);
+    u32::from_le_bytes(le)
 }
 
-/// The window of the key with this hash and its fingerprint bits, reading
-/// shard `i` of `num_shards` through `shard_at` (the owned table, or a
-/// view's shard records in place); `None` when its shard holds no keys.
+/// Checks the shard table of a version-2 frame: the starts begin at 0,
+/// never fall, end at the block count, and give each shard no block or at
+/// least two; a seed is below [`MAX_ATTEMPTS`], and 0 for an empty shard.
+/// Calls `each` with every start and with every shard's seed (`None` after
+/// the last start); returns the summed per-shard FPR.
+pub(crate) fn check_shards(
+    parts: &RibbonParts<'_>,
+    mut each: impl FnMut(u32, Option<u8>),
+) -> Result<f64, Error> {
+    let bad = FormatError::InvalidParameters;
+    if u32_at(parts.starts, 0) != 0 || u32_at(parts.starts, parts.num_shards) as usize != parts.total_blocks {
+        return Err(bad("shard starts do not span the blocks").into());
+    }
+    let mut fpr = 0.0;
+    for (i, &seed) in parts.seeds.iter().enumerate() {
+        let (start, end) = (u32_at(parts.starts, i), u32_at(parts.starts, i + 1));
+        let blocks = end.checked_sub(start).ok_or(bad("shard starts fall"))?;
+        if blocks == 1 || seed as u32 >= MAX_ATTEMPTS || (blocks == 0 && seed != 0) {
+            return Err(bad("invalid shard").into());
+        }
+        fpr += parts.columns.shard_fpr(start as usize, blocks as usize);
+        each(start, Some(seed));
+    }
+    each(parts.total_blocks as u32, None);
+    Ok(fpr)
+}
+
+/// The window of the key with this hash and its fingerprint bits in a
+/// compact layout of `num_shards` shards, reading shard `i`'s first block,
+/// end block and seed through `shard_at` (the owned table, or a view's
+/// bytes); `None` when its shard holds no keys.
+///
+/// Nothing here waits on memory but the shard table (5 bytes per shard, in
+/// cache): the word offsets are arithmetic on the block index.
 #[inline(always)]
-pub(crate) fn locate_with(
+pub(crate) fn locate_compact(
+    columns: &Columns,
     num_shards: usize,
-    shard_at: impl Fn(usize) -> Option<Shard>,
+    shard_at: impl Fn(usize) -> (usize, usize, u8),
     hash: u64,
 ) -> Option<(Window, u32)> {
-    let a = mixed(hash);
-    // Independent of the shard: overlaps with the descriptor's load.
-    let p = spread(hash);
-    let shard = shard_at(shard_of(a, num_shards as u64))?;
-    let num_starts = shard.num_starts();
-    if num_starts == 0 {
+    if num_shards == 0 {
         return None;
     }
-    let q = seeded(p, shard.seed());
-    let start = start_of(q, num_starts as u64);
-    let window = Window::new(shard.first_word(), &shard.geometry(), start, coeff_of(q));
-    Some((window, result_of(a)))
-}
-
-/// Checks one shard's geometry and seed as decoded (either version).
-fn check_shard(g: &Geometry, seed: u8) -> Result<(), Error> {
-    let bad = FormatError::InvalidParameters;
-    if !(1..=MAX_RESULT_BITS).contains(&g.base_columns) {
-        return Err(bad("result bits must be in 1..=32").into());
+    let a = mixed(hash);
+    // Independent of the shard: overlaps with the table's load.
+    let p = spread(hash);
+    let (first, end, seed) = shard_at(shard_of(a, num_shards as u64));
+    let num_blocks = end - first;
+    if num_blocks == 0 {
+        return None;
     }
-    if g.upper_start > g.num_blocks || (g.base_columns == MAX_RESULT_BITS && g.upper_start != g.num_blocks) {
-        return Err(bad("extra-column start block out of range").into());
-    }
-    if g.num_blocks == 1 || seed as u32 >= MAX_ATTEMPTS {
-        return Err(bad("invalid shard").into());
-    }
-    Ok(())
-}
-
-/// The shard records of a version-2 frame, checked: each record is the
-/// shard's two packed words (`shard.rs`), and must be exactly what
-/// [`Shard::new`] makes of the geometry it claims at the running word
-/// offset, so an offset, a start count or a field out of range is refused.
-/// Calls `each` with every shard in order; returns the total words, the
-/// total slots and the summed per-shard FPR.
-pub(crate) fn check_records_v2(
-    records: &[u8],
-    mut each: impl FnMut(Shard),
-) -> Result<(usize, u64, f64), Error> {
-    let bad = FormatError::InvalidParameters;
-    let (mut total_words, mut total_slots, mut fpr) = (0usize, 0u64, 0.0);
-    for record in records.chunks_exact(SHARD_RECORD_BYTES_V2) {
-        let word = |i: usize| {
-            let mut le = [0u8; 8];
-            le.copy_from_slice(&record[8 * i..8 * i + 8]);
-            u64::from_le_bytes(le)
-        };
-        let claimed = Shard::from_raw(word(0), word(1));
-        let g = claimed.geometry();
-        check_shard(&g, claimed.seed())?;
-        if Shard::new(total_words, &g, claimed.seed()) != Ok(claimed) {
-            return Err(bad("shard record does not match its geometry or offset").into());
-        }
-        total_words = g
-            .num_words()
-            .and_then(|w| total_words.checked_add(w))
-            .ok_or(FormatError::Truncated)?;
-        total_slots = total_slots.saturating_add(g.num_slots() as u64);
-        fpr += g.expected_fpr();
-        each(claimed);
-    }
-    Ok((total_words, total_slots, fpr))
+    let q = seeded(p, seed);
+    let start = start_of(q, (num_blocks * BLOCK_SLOTS - (ROW_WIDTH - 1)) as u64);
+    Some((Window::compact(columns, first, start, coeff_of(q)), result_of(a)))
 }
 
 /// What [`Ribbon::build`] makes from `n` distinct keys with `params`,
@@ -537,39 +619,54 @@ pub(crate) fn check_records_v2(
 /// evenly over the shards, every shard solved at its first attempt's size.
 /// Real shards hold a binomial share of the keys and rarely need a second
 /// size, so a built filter's bytes differ from this by a fraction of a
-/// percent.
+/// percent. The column rule and the FPR come from the first 4,096 shards
+/// (the extra-column pattern repeats every 256 blocks, so more shards
+/// change nothing), which keeps the prediction O(1) in `n`.
 pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    const SAMPLE_SHARDS: usize = 4096;
     let num_shards = n.div_ceil(SHARD_KEYS);
     if num_shards == 0 {
         return Ok(Prediction::default());
     }
     // `bigger` shards of `base + 1` keys, the rest of `base` (at least 1).
     let (base, bigger) = (n / num_shards, n % num_shards);
-    let (mut words, mut blocks, mut fpr, mut max_columns) = (0usize, 0usize, 0.0, 0);
-    for (keys, shards) in [(base, num_shards - bigger), (base + 1, bigger)] {
-        if shards == 0 {
-            continue;
-        }
-        let g = params.geometry(keys, 0)?;
-        words = g
-            .num_words()
-            .and_then(|w| w.checked_mul(shards))
-            .and_then(|w| w.checked_add(words))
-            .ok_or(Error::TooLarge)?;
-        blocks = blocks.saturating_add(g.num_blocks.saturating_mul(shards));
-        fpr += g.expected_fpr() * shards as f64;
-        max_columns = max_columns.max(g.max_columns());
+    let small = params.blocks(base, 0)?;
+    let big = if bigger > 0 {
+        params.blocks(base + 1, 0)?
+    } else {
+        small
+    };
+    let blocks_of = |s: usize| if s < bigger { big } else { small };
+    let total_blocks = small
+        .checked_mul(num_shards - bigger)
+        .and_then(|b| b.checked_add(big.checked_mul(bigger)?))
+        .filter(|&b| b <= u32::MAX as usize)
+        .ok_or(Error::TooLarge)?;
+    let sample = num_shards.min(SAMPLE_SHARDS);
+    let sample_keys = (n as f64 * sample as f64 / num_shards as f64) as usize;
+    let columns = params.columns(sample_keys, sample, blocks_of);
+    let (mut first, mut fpr) = (0usize, 0.0);
+    for s in 0..sample {
+        fpr += columns.shard_fpr(first, blocks_of(s));
+        first += blocks_of(s);
     }
+    let words = columns.checked_word_of(total_blocks).ok_or(Error::TooLarge)?;
     let bytes = words
-        .checked_add(padding_words(max_columns))
+        .checked_add(padding_words(columns.max_columns()))
         .and_then(|w| w.checked_mul(8))
-        .and_then(|b| b.checked_add(num_shards.checked_mul(core::mem::size_of::<Shard>())?))
+        .and_then(|b| b.checked_add(shard_table_bytes(num_shards)?))
         .ok_or(Error::TooLarge)?;
     Ok(Prediction {
         bytes,
-        fpr: fpr / num_shards as f64,
-        mean_columns: words as f64 / blocks as f64,
+        fpr: fpr / sample as f64,
+        mean_columns: words as f64 / total_blocks as f64,
     })
+}
+
+/// Bytes of the compact shard table: a `u32` start per shard and one for
+/// the end, a seed byte per shard.
+fn shard_table_bytes(num_shards: usize) -> Option<usize> {
+    num_shards.checked_add(1)?.checked_mul(4)?.checked_add(num_shards)
 }
 
 /// A Ribbon filter's size and FPR as [`predict`] computes them.
@@ -583,10 +680,13 @@ pub(crate) struct Prediction {
     pub(crate) mean_columns: f64,
 }
 
-/// The zero words after the solution: enough for the widest block.
-fn padding(shards: &[Shard]) -> usize {
-    let max_columns = shards.iter().map(|s| s.geometry().max_columns()).max();
-    padding_words(max_columns.unwrap_or(0))
+/// The zero words after the solution: enough for the widest block, none
+/// without shards (no query reads the words then).
+fn padding(columns: &Columns, num_shards: usize) -> usize {
+    match num_shards {
+        0 => 0,
+        _ => padding_words(columns.max_columns()),
+    }
 }
 
 /// The low `columns` bits (`columns` in `1..=32`).
@@ -595,18 +695,26 @@ fn column_mask(columns: u32) -> u32 {
     u32::MAX >> (32 - columns)
 }
 
-/// Bands one shard's keys (sorted by start) with shard seed `seed`; `false`
-/// if the system has no solution.
-fn band_shard(banding: &mut Banding, keys: &[u64], g: &Geometry, seed: u8) -> Result<bool, Error> {
-    banding.reset(g.num_slots())?;
-    let num_starts = g.num_starts() as u64;
+/// Bands one shard's keys with shard seed `seed`, the shard being
+/// `num_blocks` blocks from global block `first` laid out by `columns`;
+/// `false` if the system has no solution.
+fn band_shard(
+    banding: &mut Banding,
+    keys: &[u64],
+    columns: &Columns,
+    first: usize,
+    num_blocks: usize,
+    seed: u8,
+) -> Result<bool, Error> {
+    banding.reset(num_blocks * BLOCK_SLOTS)?;
+    let num_starts = (num_blocks * BLOCK_SLOTS - (ROW_WIDTH - 1)) as u64;
     Ok(banding.add_all(keys.iter().map(|&a| {
         let q = seeded(spread(unmixed(a)), seed);
         let start = start_of(q, num_starts);
         Row {
             start,
             coeff: coeff_of(q),
-            result: result_of(a) & column_mask(g.columns_at(start)),
+            result: result_of(a) & column_mask(columns.of_key(first + start / BLOCK_SLOTS)),
         }
     })))
 }
@@ -628,11 +736,12 @@ impl Ribbon {
     /// (duplicates allowed): the same as [`StaticFilter::build`], without
     /// importing the trait.
     ///
-    /// The words are allocated once, for every shard solved at its first
-    /// attempt's size (what almost always happens); a shard that needs more
-    /// slots grows them by exactly its size, and any excess is given back at
-    /// the end, so [`size_in_bytes`](Filter::size_in_bytes) is what the
-    /// filter holds.
+    /// The column rule is chosen once, from every shard's first-attempt
+    /// size; the words are allocated once, for every shard solved at that
+    /// size (what almost always happens); a shard that needs more slots
+    /// grows them by exactly its size, and any excess is given back at the
+    /// end, so [`size_in_bytes`](Filter::size_in_bytes) is what the filter
+    /// holds.
     ///
     /// ```
     /// use amq::{Filter, Ribbon, RibbonParams};
@@ -644,48 +753,66 @@ impl Ribbon {
     pub fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
         let num_shards = hashes.len().div_ceil(SHARD_KEYS);
         let grouped = Grouped::new(hashes, num_shards)?;
-        let (mut first_words, mut max_columns) = (0usize, 0);
-        for s in 0..num_shards {
+        let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
+        let mut planned_total = 0usize;
+        for (s, p) in planned.iter_mut().enumerate() {
             let keys = grouped.shard(s).len();
-            if keys > 0 {
-                let g = params.geometry(keys, 0)?;
-                first_words = g
-                    .num_words()
-                    .and_then(|w| first_words.checked_add(w))
-                    .ok_or(Error::TooLarge)?;
-                max_columns = max_columns.max(g.max_columns());
-            }
+            let blocks = if keys == 0 { 0 } else { params.blocks(keys, 0)? };
+            planned_total = planned_total
+                .checked_add(blocks)
+                .filter(|&t| t <= u32::MAX as usize)
+                .ok_or(Error::TooLarge)?;
+            *p = blocks as u32;
         }
+        let columns = params.columns(grouped.num_distinct(), num_shards, |s| planned[s] as usize);
+        drop(planned);
         let mut words = Vec::new();
-        let estimate = first_words.checked_add(padding_words(max_columns));
+        let estimate = columns
+            .checked_word_of(planned_total)
+            .and_then(|w| w.checked_add(padding(&columns, num_shards)))
+            .filter(|&w| w <= isize::MAX as usize / 8);
         words
             .try_reserve_exact(estimate.ok_or(Error::TooLarge)?)
             .map_err(|_| Error::TooLarge)?;
-        let mut shards = Vec::new();
-        shards
-            .try_reserve_exact(num_shards)
-            .map_err(|_| Error::TooLarge)?;
+        // Before the first write, so the page faults take huge pages (as
+        // every table of the crate does with the `huge-pages` feature).
+        crate::zeroed::advise_huge_pages(&mut words);
+        let mut starts = Vec::new();
+        if num_shards > 0 {
+            starts
+                .try_reserve_exact(num_shards + 1)
+                .map_err(|_| Error::TooLarge)?;
+            starts.push(0u32);
+        }
+        let mut seeds = Vec::new();
+        seeds.try_reserve_exact(num_shards).map_err(|_| Error::TooLarge)?;
         let mut banding = Banding::new(0)?;
         for s in 0..num_shards {
             let keys = grouped.shard(s);
+            let first = words_end(&starts);
             if keys.is_empty() {
-                let g = Geometry {
-                    num_blocks: 0,
-                    base_columns: params.empty_columns(),
-                    upper_start: 0,
-                };
-                shards.push(Shard::new(words.len(), &g, 0)?);
+                starts.push(first as u32);
+                seeds.push(0);
                 continue;
             }
             let mut solved = false;
             for attempt in 0..MAX_ATTEMPTS {
-                let g = params.geometry(keys.len(), attempt)?;
+                let num_blocks = params.blocks(keys.len(), attempt)?;
+                let end = first
+                    .checked_add(num_blocks)
+                    .filter(|&e| e <= u32::MAX as usize)
+                    .ok_or(Error::TooLarge)?;
                 let seed = attempt as u8;
-                if band_shard(&mut banding, keys, &g, seed)? {
-                    shards.push(Shard::new(words.len(), &g, seed)?);
-                    let first = words.len();
-                    grow_exact(&mut words, g.num_words().ok_or(Error::TooLarge)?)?;
-                    solve_into(&banding, &g, &mut words[first..]);
+                if band_shard(&mut banding, keys, &columns, first, num_blocks, seed)? {
+                    let from = words.len();
+                    let to = columns
+                        .checked_word_of(end)
+                        .filter(|&w| w <= isize::MAX as usize / 8)
+                        .ok_or(Error::TooLarge)?;
+                    grow_exact(&mut words, to - from)?;
+                    solve_into(&banding, &columns, first, num_blocks, &mut words[from..]);
+                    starts.push(end as u32);
+                    seeds.push(seed);
                     solved = true;
                     break;
                 }
@@ -696,17 +823,26 @@ impl Ribbon {
                 });
             }
         }
-        let grouped_distinct = grouped.num_distinct() as u64;
+        let num_keys = grouped.num_distinct() as u64;
         drop((banding, grouped));
-        grow_exact(&mut words, padding(&shards))?;
+        grow_exact(&mut words, padding(&columns, num_shards))?;
         words.shrink_to_fit();
         Ok(Ribbon {
             words,
-            shards,
-            num_keys: grouped_distinct,
+            layout: Layout::Compact(Shards {
+                columns,
+                starts,
+                seeds,
+            }),
+            num_keys,
             kernel: Kernel::detect(),
         })
     }
+}
+
+/// The block after the last shard placed so far.
+fn words_end(starts: &[u32]) -> usize {
+    starts.last().map_or(0, |&b| b as usize)
 }
 
 impl StaticFilter for Ribbon {
@@ -734,9 +870,13 @@ impl Filter for Ribbon {
     }
 
     /// The words (with the few zero words of query padding after them) and
-    /// the shard descriptors: every heap byte the filter holds.
+    /// the shard table: every heap byte the filter holds.
     fn size_in_bytes(&self) -> usize {
-        self.words.capacity() * 8 + self.shards.capacity() * core::mem::size_of::<Shard>()
+        self.words.capacity() * 8
+            + match &self.layout {
+                Layout::Compact(s) => s.starts.capacity() * 4 + s.seeds.capacity(),
+                Layout::Legacy(l) => l.size_in_bytes(),
+            }
     }
 
     fn num_keys(&self) -> usize {
@@ -745,15 +885,9 @@ impl Filter for Ribbon {
 
     fn expected_fpr(&self) -> f64 {
         // A random query lands in each shard with equal probability.
-        match self.shards.len() {
-            0 => 0.0,
-            s => {
-                self.shards
-                    .iter()
-                    .map(|sh| sh.geometry().expected_fpr())
-                    .sum::<f64>()
-                    / s as f64
-            }
+        match &self.layout {
+            Layout::Compact(s) => s.expected_fpr(),
+            Layout::Legacy(l) => l.expected_fpr(),
         }
     }
 
@@ -762,17 +896,27 @@ impl Filter for Ribbon {
     }
 
     fn to_bytes(&self) -> Vec<u8> {
-        let words = &self.words[..self.words.len() - padding(&self.shards)];
+        let s = match &self.layout {
+            Layout::Compact(s) => s,
+            Layout::Legacy(l) => return l.to_bytes_v1(&self.words, self.num_keys),
+        };
+        let words = &self.words[..s.columns.word_of(s.total_blocks())];
         let mut p = ByteWriter::default();
         p.u64(self.num_keys)
-            .u64(self.shards.len() as u64)
-            .u64(words.len() as u64);
-        let payload_len = words.len() * 8 + self.shards.len() * SHARD_RECORD_BYTES_V2;
+            .u64(s.seeds.len() as u64)
+            .u64(s.total_blocks() as u64)
+            .u8(s.columns.base() as u8)
+            .u16(s.columns.upper_from() as u16);
+        let payload_len = words.len() * 8 + shard_table_bytes(s.seeds.len()).expect("allocated");
         format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
             w.u64s(words);
-            for shard in &self.shards {
-                w.u64s(&shard.to_raw());
+            if s.starts.is_empty() {
+                w.u32(0); // an empty filter's one start
             }
+            for &start in &s.starts {
+                w.u32(start);
+            }
+            w.bytes(&s.seeds);
         })
     }
 }
@@ -787,6 +931,8 @@ impl FromBytes for Ribbon {
 mod tests {
     use super::*;
     use alloc::vec;
+
+    use super::legacy::SHARD_RECORD_BYTES_V1;
 
     /// A version-1 frame with a valid checksum around hand-made shard
     /// records (records first, 10 bytes each, then the words).
@@ -809,32 +955,50 @@ mod tests {
         b
     }
 
-    /// The same shards as a version-2 frame: the words, then each shard's
-    /// packed words as `shard.rs` lays them out, offsets running (or as
-    /// `offset_error` skews them).
-    fn frame_v2(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize, offset_error: u64) -> Vec<u8> {
+    /// A version-2 frame with a valid checksum around a hand-made shard
+    /// table: `r` and the extra-column start as parameters, the words, the
+    /// block starts, the seeds.
+    fn frame_v2(
+        num_keys: u64,
+        total_blocks: u64,
+        rule: (u8, u16),
+        starts: &[u32],
+        seeds: &[u8],
+        words: usize,
+    ) -> Vec<u8> {
         let mut p = ByteWriter::default();
-        p.u64(num_keys).u64(shards.len() as u64).u64(words as u64);
-        let len = words * 8 + shards.len() * SHARD_RECORD_BYTES_V2;
+        p.u64(num_keys)
+            .u64(seeds.len() as u64)
+            .u64(total_blocks)
+            .u8(rule.0)
+            .u16(rule.1);
+        let len = words * 8 + starts.len() * 4 + seeds.len();
         format::encode(FilterKind::Ribbon, &p.into_vec(), len, |w| {
             w.u64s(&vec![0; words]);
-            let mut first_word = offset_error;
-            for &(blocks, upper, r, seed) in shards {
-                let starts = (blocks as u64 * 64).saturating_sub(127);
-                w.u64(first_word | (r as u64) << 48 | (seed as u64) << 56)
-                    .u64(starts | (upper as u64) << 32);
-                first_word += blocks as u64 * r as u64 + (blocks - upper.min(blocks)) as u64;
+            for &s in starts {
+                w.u32(s);
             }
+            w.bytes(seeds);
         })
     }
 
     #[test]
     fn decoder_checks_every_shard_field() {
-        // Well formed: 2 blocks, 3 columns, the second block with 4.
-        assert!(Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)).is_ok());
+        // Version 1, one extra-column block: kept as records, written back
+        // as the same version-1 bytes.
+        let v1 = frame(5, &[(2, 1, 3, 0)], 7);
+        let f = Ribbon::from_bytes(&v1).unwrap();
+        assert!(matches!(f.layout, Layout::Legacy(_)));
+        assert_eq!(f.to_bytes(), v1);
+        assert_eq!((f.num_shards(), f.num_slots(), f.attempts()), (1, 128, 1));
+        // Version 1 without extra columns: the compact layout, equal to the
+        // same shards written as version 2.
+        let two = [(2, 2, 3, 0), (0, 0, 3, 0), (3, 3, 3, 5)];
+        let f = Ribbon::from_bytes(&frame(5, &two, 15)).unwrap();
+        assert!(matches!(f.layout, Layout::Compact(_)));
         assert_eq!(
-            Ribbon::from_bytes(&frame(5, &[(2, 1, 3, 0)], 7)),
-            Ribbon::from_bytes(&frame_v2(5, &[(2, 1, 3, 0)], 7, 0))
+            Ok(f),
+            Ribbon::from_bytes(&frame_v2(5, 5, (3, 256), &[0, 2, 2, 5], &[0, 0, 5], 15))
         );
         type Case<'a> = (u64, &'a [(u32, u32, u8, u8)], usize);
         let bad: [Case<'_>; 12] = [
@@ -856,29 +1020,41 @@ mod tests {
                 Ribbon::from_bytes(&frame(*keys, shards, *words)).is_err(),
                 "v1 case {i} decoded"
             );
+        }
+        // Version 2: well formed, then each field out of range.
+        assert!(Ribbon::from_bytes(&frame_v2(5, 4, (3, 256), &[0, 2, 4], &[0, 1], 12)).is_ok());
+        assert!(Ribbon::from_bytes(&frame_v2(5, 4, (3, 1), &[0, 2, 4], &[0, 1], 15)).is_ok());
+        type CaseV2<'a> = (u64, u64, (u8, u16), &'a [u32], &'a [u8], usize);
+        let bad: [CaseV2<'_>; 16] = [
+            (5, 4, (0, 256), &[0, 2, 4], &[0, 1], 0),    // 0 columns
+            (5, 4, (33, 256), &[0, 2, 4], &[0, 1], 132), // 33 columns
+            (5, 4, (32, 255), &[0, 2, 4], &[0, 1], 128), // 33 columns in a block
+            (5, 4, (3, 257), &[0, 2, 4], &[0, 1], 12),   // extra-column start past the period
+            (5, 4, (3, 256), &[1, 2, 4], &[0, 1], 12),   // starts not at block 0
+            (5, 4, (3, 256), &[0, 2, 3], &[0, 1], 12),   // ends before the blocks do
+            (5, 4, (3, 256), &[0, 3, 2], &[0, 1], 12),   // starts fall
+            (5, 4, (3, 256), &[0, 1, 4], &[0, 1], 12),   // one block: no room for a row
+            (5, 4, (3, 256), &[0, 2, 4], &[0, 64], 12),  // seed beyond the attempts
+            (5, 4, (3, 256), &[0, 0, 4], &[1, 0], 12),   // an empty shard with a seed
+            (500, 4, (3, 256), &[0, 2, 4], &[0, 1], 12), // more keys than slots
+            (0, 4, (3, 256), &[0, 2, 4], &[0, 1], 12),   // shards but no keys
+            (5, 0, (3, 256), &[0], &[], 0),              // keys but no shards
+            (5, 4, (3, 256), &[0, 2, 4], &[0, 1], 13),   // payload longer
+            (5, 4, (3, 256), &[0, 2, 4], &[0, 1], 11),   // payload shorter
+            (5, u32::MAX as u64 + 1, (3, 256), &[0, 2, 4], &[0, 1], 0), // too many blocks
+        ];
+        for (i, (keys, blocks, rule, starts, seeds, words)) in bad.iter().enumerate() {
             assert!(
-                Ribbon::from_bytes(&frame_v2(*keys, shards, *words, 0)).is_err(),
+                Ribbon::from_bytes(&frame_v2(*keys, *blocks, *rule, starts, seeds, *words)).is_err(),
                 "v2 case {i} decoded"
             );
         }
-        // Version 2 only: a word offset that is not the running sum.
-        let two = [(2, 1, 3, 0), (2, 2, 3, 1)];
-        assert!(Ribbon::from_bytes(&frame_v2(5, &two, 13, 0)).is_ok());
-        assert!(Ribbon::from_bytes(&frame_v2(5, &two, 13, 1)).is_err());
-        // A start count that no block count gives.
-        let mut b = frame_v2(5, &[(2, 1, 3, 0)], 7, 0);
-        let shape_at = b.len() - 8 - 8;
-        b[shape_at] ^= 2;
-        let end = b.len() - 8;
-        let sum = xxhash_rust::xxh3::xxh3_64(&b[..end]);
-        b[end..].copy_from_slice(&sum.to_le_bytes());
-        assert!(Ribbon::from_bytes(&b).is_err());
     }
 
     #[test]
     fn huge_shard_count_is_refused_before_allocating() {
         let mut p = ByteWriter::default();
-        p.u64(1).u64(u64::MAX).u64(0);
+        p.u64(1).u64(u64::MAX).u64(2).u8(7).u16(256);
         let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
         assert_eq!(
             Ribbon::from_bytes(&bytes),

@@ -1,6 +1,7 @@
-//! The per-shard descriptor: where a shard's words start, its geometry and
-//! the seed it was solved with, packed into 16 bytes so the whole table of
-//! a 10-million-key filter (1,221 shards) stays in L1/L2 cache.
+//! The per-shard descriptor of a version-1 frame that the compact layout
+//! cannot express (`legacy.rs`): where a shard's words start, its own
+//! geometry (result bits, extra-column start block) and the seed it was
+//! solved with, packed into 16 bytes.
 
 use super::row::ROW_WIDTH;
 use super::solution::{Geometry, BLOCK_SLOTS};
@@ -34,18 +35,6 @@ impl Shard {
             location: first_word as u64 | (g.base_columns as u64) << 48 | (seed as u64) << 56,
             shape: g.num_starts() as u64 | (g.upper_start as u64) << 32,
         })
-    }
-
-    /// The two packed words, as format version 2 stores them.
-    pub(crate) fn to_raw(self) -> [u64; 2] {
-        [self.location, self.shape]
-    }
-
-    /// A shard from its two packed words, unchecked: a decoder compares it
-    /// with [`Shard::new`] of the geometry it claims before trusting it.
-    #[inline(always)]
-    pub(crate) fn from_raw(location: u64, shape: u64) -> Self {
-        Shard { location, shape }
     }
 
     #[inline(always)]

@@ -25,6 +25,7 @@
 //! it because results are independent of coefficients).
 
 use super::banding::Banding;
+use super::layout::Columns;
 use super::row::ROW_WIDTH;
 use crate::prefetch::prefetch;
 
@@ -78,12 +79,6 @@ impl Geometry {
         }
     }
 
-    /// Columns (fingerprint bits) of a key that starts at `start`.
-    #[inline(always)]
-    pub(crate) fn columns_at(&self, start: usize) -> u32 {
-        self.columns_of_block(start / BLOCK_SLOTS)
-    }
-
     /// Expected FPR of a query that lands in this shard: the share of starts
     /// with `r` columns at `2^-r`, the rest at `2^-(r+1)`.
     pub(crate) fn expected_fpr(&self) -> f64 {
@@ -97,14 +92,26 @@ impl Geometry {
     }
 }
 
-/// Solves the banded system by back-substitution into the shard's words
-/// `words` (`geometry.num_words()` of them).
-pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, words: &mut [u64]) {
+/// Solves one shard's banded system by back-substitution into its words:
+/// the shard is `num_blocks` blocks from global block `first_block`, laid
+/// out by `columns`, and `words` starts at the shard's first word.
+///
+/// Every slot gets every column of the widest block, stored or not: a row
+/// stored in a block with an extra column may reach into blocks without
+/// one, and the values it was solved against must be the ones a full
+/// solution has (see `layout.rs`).
+pub(crate) fn solve_into(
+    banding: &Banding,
+    columns: &Columns,
+    first_block: usize,
+    num_blocks: usize,
+    words: &mut [u64],
+) {
     // window[j]: bit k = Z[i + k][j] for the slot i being solved.
     let mut window = [0u128; 33];
-    for block in (0..geometry.num_blocks).rev() {
-        let columns = geometry.columns_of_block(block) as usize;
-        let windows = &mut window[..columns];
+    let windows = &mut window[..columns.max_columns() as usize];
+    let base = columns.word_of(first_block);
+    for block in (0..num_blocks).rev() {
         for slot in (block * BLOCK_SLOTS..(block + 1) * BLOCK_SLOTS).rev() {
             let (coeff, result) = banding.row_at(slot);
             for (j, w) in windows.iter_mut().enumerate() {
@@ -117,8 +124,10 @@ pub(crate) fn solve_into(banding: &Banding, geometry: &Geometry, words: &mut [u6
                 *w = above | bit as u128;
             }
         }
-        let at = geometry.word_offset(block);
-        for (word, w) in words[at..at + columns].iter_mut().zip(windows.iter()) {
+        let global = first_block + block;
+        let at = columns.word_of(global) - base;
+        let stored = columns.of_block(global) as usize;
+        for (word, w) in words[at..at + stored].iter_mut().zip(windows.iter()) {
             *word = *w as u64;
         }
     }
@@ -156,6 +165,17 @@ pub(crate) fn portable_group(blocks: GroupWords<'_>, coeff: [u64; 3]) -> u32 {
     }))
 }
 
+/// The coefficients of a row at `start` as a 192-bit value starting at its
+/// start block: shifted into place once per query.
+#[inline(always)]
+fn shifted_coeff(start: usize, coeff: u128) -> [u64; 3] {
+    let shift = (start & (BLOCK_SLOTS - 1)) as u32;
+    let shifted = coeff << shift;
+    // `>> 1 >> (127 - shift)` is `>> (128 - shift)`, and 0 when shift = 0.
+    let spill = (coeff >> 1 >> (127 - shift)) as u64;
+    [shifted as u64, (shifted >> 64) as u64, spill]
+}
+
 /// A query's view of the solution: the three blocks its row covers, and its
 /// coefficients shifted to line up with them.
 ///
@@ -173,15 +193,11 @@ pub(crate) struct Window {
 }
 
 impl Window {
-    /// The window of a row at `start` (`start < g.num_starts()`) in a shard
-    /// whose words begin at `first_word`.
+    /// The window of a row at `start` (`start < g.num_starts()`) in a
+    /// version-1 shard whose words begin at `first_word`.
     #[inline(always)]
     pub(crate) fn new(first_word: usize, g: &Geometry, start: usize, coeff: u128) -> Self {
         let block = start / BLOCK_SLOTS;
-        let shift = (start & (BLOCK_SLOTS - 1)) as u32;
-        let shifted = coeff << shift;
-        // `>> 1 >> (127 - shift)` is `>> (128 - shift)`, and 0 when shift = 0.
-        let spill = (coeff >> 1 >> (127 - shift)) as u64;
         // The blocks are consecutive, so the next offsets are sums of column
         // counts. A block-aligned row's third block may be one past the
         // shard: its coefficients are 0 there, and the padding keeps the
@@ -192,8 +208,24 @@ impl Window {
         let third = second + g.columns_of_block(block + 1) as usize;
         Window {
             blocks: [first, second, third],
-            coeff: [shifted as u64, (shifted >> 64) as u64, spill],
+            coeff: shifted_coeff(start, coeff),
             columns,
+        }
+    }
+
+    /// The window of a row at `start` in the shard that begins at global
+    /// block `first_block`, laid out by `columns`: every offset is
+    /// arithmetic on the block index (`layout.rs`).
+    #[inline(always)]
+    pub(crate) fn compact(columns: &Columns, first_block: usize, start: usize, coeff: u128) -> Self {
+        let block = first_block + start / BLOCK_SLOTS;
+        let first = columns.word_of(block);
+        let second = first + columns.of_block(block) as usize;
+        let third = second + columns.of_block(block + 1) as usize;
+        Window {
+            blocks: [first, second, third],
+            coeff: shifted_coeff(start, coeff),
+            columns: columns.of_key(block),
         }
     }
 
@@ -378,48 +410,49 @@ mod tests {
     use alloc::vec::Vec;
 
     /// Every stored equation holds after back-substitution, for a mix of
-    /// column counts and starts at every offset within a block.
+    /// column counts and starts at every offset within a block, in a shard
+    /// that spans the end of a run of extra columns (rows checking six
+    /// columns next to stored rows that reach past the run).
     #[test]
     fn solution_satisfies_every_stored_row() {
-        let g = Geometry {
-            num_blocks: 4,
-            base_columns: 5,
-            upper_start: 2,
-        };
-        let mut banding = Banding::new(g.num_slots()).unwrap();
+        let columns = Columns::new(5, 252).unwrap();
+        let (first, num_blocks) = (249usize, 10usize);
+        let num_starts = num_blocks * BLOCK_SLOTS - (ROW_WIDTH - 1);
+        let mut banding = Banding::new(num_blocks * BLOCK_SLOTS).unwrap();
         let mut rows = Vec::new();
-        for i in 0..200u64 {
+        for i in 0..560u64 {
             let a = crate::hash::remix(i, 77);
-            let start = (i as usize * 7) % g.num_starts();
-            let columns = g.columns_at(start);
+            let start = (i as usize * 7) % num_starts;
+            let checked = columns.of_key(first + start / BLOCK_SLOTS);
             let row = Row {
                 start,
                 coeff: (a as u128) << 64 | crate::hash::remix(a, 1) as u128 | 1,
-                result: (a as u32) & ((1 << columns) - 1),
+                result: (a as u32) & ((1 << checked) - 1),
             };
             if banding.add(row) != Added::Contradiction {
-                rows.push((row, columns));
+                rows.push((row, checked));
             }
         }
-        assert!(rows.len() > 150);
-        let mut words = vec![7u64]; // the shard starts at word 1
-        words.resize(1 + g.num_words().unwrap(), 0);
-        assert_eq!(words.len(), 1 + 4 * 5 + 2);
-        solve_into(&banding, &g, &mut words[1..]);
-        assert_eq!(words[0], 7);
+        assert!(rows.len() > 450, "{}", rows.len());
+        assert!(rows.iter().any(|&(_, c)| c == 6));
+        let base = columns.word_of(first);
+        let mut words = vec![7u64; base]; // the words before the shard
+        words.resize(columns.word_of(first + num_blocks), 0);
+        assert_eq!(words.len() - base, 10 * 5 + 4); // blocks 252..=255 have 6
+        solve_into(&banding, &columns, first, num_blocks, &mut words[base..]);
+        assert!(words[..base].iter().all(|&w| w == 7));
         words.resize(words.len() + padding_words(6), 0);
-        for (row, columns) in rows {
-            assert_eq!(columns, 5 + (row.start >= 128) as u32);
-            let window = Window::new(1, &g, row.start, row.coeff);
-            assert_eq!(window.columns(), columns);
-            let mask = (1 << columns) - 1;
+        for (row, checked) in rows {
+            let window = Window::compact(&columns, first, row.start, row.coeff);
+            assert_eq!(window.columns(), checked);
+            let mask = (1 << checked) - 1;
             assert_eq!(
                 window.fingerprint(&words, portable_group) & mask,
                 row.result,
                 "{row:?}"
             );
             assert!(window.matches(&words, row.result, portable_group));
-            assert!(!window.matches(&words, row.result ^ (1 << (columns - 1)), portable_group));
+            assert!(!window.matches(&words, row.result ^ (1 << (checked - 1)), portable_group));
         }
     }
 

@@ -1,28 +1,26 @@
 //! [`RibbonView`]: a Ribbon filter answered in place from its serialized
 //! bytes, with no copy of the filter and no allocation.
 //!
-//! A version-2 Ribbon payload is the solution words, then one 16-byte
-//! record per shard: the shard's two packed words as the owned filter keeps
-//! them in memory (`shard.rs`), word offset included. So a query finds its
-//! shard's record in O(1) and runs the owned filter's own steps:
-//! [`locate_with`] picks the shard and the window, and the window's words
-//! (about `3r` of them) are copied from the bytes into a buffer on the
-//! stack ([`Window::gather`]) that the portable parity code
+//! A version-2 Ribbon payload is the solution words, then the shard table:
+//! a `u32` first block per shard (and the total), then a seed byte per
+//! shard. So a query reads its shard's two starts and its seed in place and
+//! runs the owned filter's own steps: [`locate_compact`] picks the shard
+//! and the window (its word offsets are arithmetic on the block index), and
+//! the window's words (about `3r` of them) are copied from the bytes into a
+//! buffer on the stack ([`Window::gather`]) that the portable parity code
 //! ([`portable_group`]) reads, so owned and borrowed answer identically.
-//! Version-1 payloads have no word offsets (each shard's offset is the sum
+//! Version-1 payloads have no block starts (each shard's place is the sum
 //! of the sizes before it), so they cannot be viewed: [`Error::NoView`].
 //!
-//! Making a view checks every shard record (O(shards): 1,221 records for
+//! Making a view checks the whole shard table (O(shards): 1,221 shards for
 //! 10M keys), checksum or not, so no byte string can make a query read out
 //! of bounds.
 
 use alloc::vec::Vec;
 
-use super::shard::Shard;
+use super::layout::Columns;
 use super::solution::{portable_group, Window, GATHERED_WORDS};
-use super::{
-    check_records_v2, check_totals, locate_with, parse_frame_v2, Ribbon, BATCH, SHARD_RECORD_BYTES_V2,
-};
+use super::{check_shards, locate_compact, parse_frame_v2, u32_at, Ribbon, BATCH};
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind};
@@ -47,9 +45,11 @@ pub struct RibbonView<'a> {
     frame: &'a [u8],
     /// The solution words, little-endian.
     words: &'a [u8],
-    /// `num_shards` checked records of [`SHARD_RECORD_BYTES_V2`].
-    records: &'a [u8],
-    num_shards: usize,
+    /// `num_shards + 1` checked block starts, `u32` little-endian.
+    starts: &'a [u8],
+    /// `num_shards` checked seeds.
+    seeds: &'a [u8],
+    columns: Columns,
     num_keys: u64,
     expected_fpr: f64,
 }
@@ -62,7 +62,7 @@ impl<'a> RibbonView<'a> {
     }
 
     /// A view over bytes whose checksum was verified before: every check but
-    /// the checksum (the shard records are checked, O(shards)).
+    /// the checksum (the shard table is checked, O(shards)).
     pub fn trusted(bytes: &'a [u8]) -> Result<Self, Error> {
         Self::parse(bytes, Checksum::Trusted)
     }
@@ -73,13 +73,13 @@ impl<'a> RibbonView<'a> {
             return Err(Error::NoView(FilterKind::Ribbon));
         }
         let parts = parse_frame_v2(frame)?;
-        let (total_words, total_slots, fpr_sum) = check_records_v2(parts.records, |_| {})?;
-        check_totals(&parts, total_words, total_slots)?;
+        let fpr_sum = check_shards(&parts, |_, _| {})?;
         Ok(RibbonView {
             frame: bytes,
             words: parts.words,
-            records: parts.records,
-            num_shards: parts.num_shards,
+            starts: parts.starts,
+            seeds: parts.seeds,
+            columns: parts.columns,
             num_keys: parts.num_keys,
             expected_fpr: match parts.num_shards {
                 0 => 0.0,
@@ -95,22 +95,20 @@ impl<'a> RibbonView<'a> {
         u64::from_le_bytes(le)
     }
 
-    /// Shard `i`, read from its record (checked when the view was made).
-    #[inline(always)]
-    fn shard(&self, i: usize) -> Option<Shard> {
-        if i >= self.num_shards {
-            return None;
-        }
-        let at = i * (SHARD_RECORD_BYTES_V2 / 8);
-        Some(Shard::from_raw(
-            Self::u64_at(self.records, at),
-            Self::u64_at(self.records, at + 1),
-        ))
-    }
-
     #[inline(always)]
     fn locate(&self, hash: u64) -> Option<(Window, u32)> {
-        locate_with(self.num_shards, |i| self.shard(i), hash)
+        locate_compact(
+            &self.columns,
+            self.seeds.len(),
+            |i| {
+                (
+                    u32_at(self.starts, i) as usize,
+                    u32_at(self.starts, i + 1) as usize,
+                    self.seeds[i],
+                )
+            },
+            hash,
+        )
     }
 
     /// Whether the window's fingerprint is `result`, reading the window's
@@ -142,7 +140,7 @@ impl<'a> RibbonView<'a> {
 
     /// Number of shards.
     pub fn num_shards(&self) -> usize {
-        self.num_shards
+        self.seeds.len()
     }
 
     /// The filter copied out of the bytes.
@@ -190,9 +188,9 @@ impl Filter for RibbonView<'_> {
         }
     }
 
-    /// The words and the shard records.
+    /// The words and the shard table.
     fn size_in_bytes(&self) -> usize {
-        self.words.len() + self.records.len()
+        self.words.len() + self.starts.len() + self.seeds.len()
     }
 
     fn num_keys(&self) -> usize {

@@ -1,0 +1,100 @@
+//! Ribbon against BinaryFuse8 at one (large) size, in one process.
+//!
+//! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
+//! builds a Ribbon filter (R result bits, default 7) and a `BinaryFuse8`
+//! over N random key hashes (default 100,000,000), then times, in
+//! alternating rounds (default 5), a loop of `contains_hash` ("single") and
+//! `contains_many` over 1,024 hashes at a time ("batch") of each, over 4M
+//! random absent hashes, and prints the median of the rounds (ns per key)
+//! with bits/key and build ns/key. Times are thread CPU time (Linux
+//! `schedstat`), so they hold on a machine shared with other jobs.
+
+use std::hint::black_box;
+
+use amq::hash::remix;
+use amq::{BinaryFuse8, Filter, Ribbon, RibbonParams};
+
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map(|ns| ns / 1e9)
+        .unwrap_or_else(|| {
+            use std::sync::OnceLock;
+            static START: OnceLock<std::time::Instant> = OnceLock::new();
+            START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
+        })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn single(f: &dyn Filter, probes: &[u64]) -> f64 {
+    let t = cpu_seconds();
+    let hits = probes.iter().filter(|&&h| f.contains_hash(black_box(h))).count();
+    black_box(hits);
+    (cpu_seconds() - t) * 1e9 / probes.len() as f64
+}
+
+fn batch(f: &dyn Filter, probes: &[u64], out: &mut [bool]) -> f64 {
+    let t = cpu_seconds();
+    for (p, o) in probes.chunks(1024).zip(out.chunks_mut(1024)) {
+        f.contains_many(black_box(p), o);
+    }
+    black_box(&out);
+    (cpu_seconds() - t) * 1e9 / probes.len() as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100_000_000);
+    let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let r: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(7);
+    let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 42)).collect();
+    let probes: Vec<u64> = (0..4_000_000u64).map(|i| remix(i, 43)).collect();
+
+    let t = cpu_seconds();
+    let ribbon = Ribbon::build(&keys, &RibbonParams::with_result_bits(r).unwrap()).unwrap();
+    let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let t = cpu_seconds();
+    let fuse = BinaryFuse8::build(&keys).unwrap();
+    let fuse_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    drop(keys);
+    if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
+        for line in s
+            .lines()
+            .filter(|l| l.starts_with("AnonHugePages") || l.starts_with("Rss"))
+        {
+            eprintln!("{line}");
+        }
+    }
+
+    let mut out = vec![false; probes.len()];
+    let filters: [(&str, &dyn Filter); 2] = [("ribbon", &ribbon), ("fuse8", &fuse)];
+    let mut times = vec![[Vec::new(), Vec::new()]; 2];
+    for _ in 0..rounds {
+        for (i, (_, f)) in filters.iter().enumerate() {
+            times[i][0].push(single(*f, &probes));
+            times[i][1].push(batch(*f, &probes, &mut out));
+        }
+    }
+    let builds = [ribbon_build, fuse_build];
+    let mut medians = Vec::new();
+    for (i, (name, f)) in filters.iter().enumerate() {
+        let [s, b] = times[i].clone();
+        let (s, b) = (median(s), median(b));
+        medians.push(s);
+        println!(
+            "n={n} {name}: bits/key={:.3} build={:.1} ns/key single={s:.1} ns batch={b:.1} ns/key",
+            f.bits_per_key(),
+            builds[i],
+        );
+    }
+    println!(
+        "ribbon single / fuse8 single = {:.2} (kernel {})",
+        medians[0] / medians[1],
+        ribbon.query_kernel()
+    );
+}
