@@ -6,12 +6,11 @@ use core::hint::select_unpredictable;
 use super::table::{BucketTable, Lanes, SLOTS};
 use super::{cuckoo_fpr, fingerprint_bits_for_fpr, shape, MAX_KICKS};
 use crate::hash::reduce32;
-use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, Insert, Remove};
 
-/// Batch size of [`Filter::contains_many`]: enough outstanding prefetches to
-/// cover memory latency, small enough to live on the stack.
-const BATCH: usize = 32;
+/// Keys in flight in [`Filter::contains_many`] (two or three lines each).
+/// Measured at 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+const DEPTH: usize = 16;
 
 /// A cuckoo filter with 4-slot buckets and 8-, 12- or 16-bit fingerprints.
 ///
@@ -472,26 +471,28 @@ impl Filter for CuckooFilter {
     fn prefetch_hash(&self, hash: u64) {
         with_lanes!(self, l => {
             let loc = self.locate(l, hash);
-            prefetch(self.table.byte_of(l, loc.primary));
-            prefetch(self.table.byte_of(l, loc.alternate));
+            self.table.prefetch_bucket(l, loc.primary);
+            self.table.prefetch_bucket(l, loc.alternate);
         })
     }
 
+    /// A software pipeline ([`pipelined`](crate::prefetch::pipelined)): the
+    /// buckets of key `i + DEPTH` are located and prefetched just before key
+    /// `i` is probed.
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let mut locs = [Location::default(); BATCH];
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            with_lanes!(self, l => {
-                for (loc, &h) in locs.iter_mut().zip(hs) {
-                    *loc = self.locate(l, h);
-                    prefetch(self.table.byte_of(l, loc.primary));
-                    prefetch(self.table.byte_of(l, loc.alternate));
-                }
-                for (loc, o) in locs.iter().zip(os.iter_mut()) {
-                    *o = self.probe(l, loc);
-                }
-            });
-        }
+        with_lanes!(self, l => {
+            crate::prefetch::pipelined::<_, DEPTH>(
+                hashes,
+                out,
+                |h| {
+                    let loc = self.locate(l, h);
+                    self.table.prefetch_bucket(l, loc.primary);
+                    self.table.prefetch_bucket(l, loc.alternate);
+                    loc
+                },
+                |loc| self.probe(l, &loc),
+            )
+        })
     }
 
     /// The table's bytes, including the 8 zero bytes after it that let
