@@ -12,7 +12,9 @@
 //!
 //! KIND is one of `BinaryFuse8`, `BinaryFuse16`, `BinaryFuse32`, `Xor8`,
 //! `Xor16`, `Cuckoo8`, `Cuckoo12`, `Cuckoo16`, `StandardBloom`,
-//! `CountingBloom`, `BlockedBloom`, or `fastbloom` (single only). Each round
+//! `CountingBloom`, `BlockedBloom`; `raw:MIB` (random line reads from a plain
+//! table of MIB MiB at the distances given: the machine's ceiling); or
+//! `fastbloom` (`StandardBloom` against `fastbloom`, one key at a time). Each round
 //! times one pass of 1M absent keys per variant, in a rotating order; the
 //! figures are medians of ns per key and of the per-round ratio to single.
 
@@ -145,6 +147,128 @@ fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[us
     }
 }
 
+/// The machine's ceiling: random 8-byte reads from a table of `mib` MiB, one
+/// cache line per key, with key `i + d` prefetched while key `i` is read.
+fn raw_lines(mib: usize, misses: &[u64], rounds: usize, depths: &[usize]) {
+    let table: Vec<u64> = (0..(mib << 17) as u64).collect();
+    let len = table.len() as u64;
+    println!("raw random line reads from {mib} MiB (AnonHugePages {} MiB):", anon_huge_mib());
+    for &d in depths {
+        let mut t = Vec::new();
+        for _ in 0..rounds {
+            t.push(time(|| {
+                let mut sum = 0u64;
+                for (i, &h) in misses.iter().enumerate() {
+                    if let Some(&ahead) = misses.get(i + d) {
+                        let j = amq::hash::reduce(ahead, len) as usize;
+                        amq_bench_prefetch(&table[j]);
+                    }
+                    sum = sum.wrapping_add(table[amq::hash::reduce(h, len) as usize]);
+                }
+                sum as usize
+            }));
+        }
+        println!("  D = {d:3}: {:.1} ns per line", median(&mut t));
+    }
+}
+
+static HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `_mm_prefetch` (T0; `AMQ_HINT` = 1, 2, 3 for T1, T2, NTA) where available.
+#[inline(always)]
+fn amq_bench_prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch hint never faults and reads nothing visible.
+    unsafe {
+        use std::arch::x86_64::*;
+        let p = (v as *const T).cast::<i8>();
+        match HINT.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => _mm_prefetch::<_MM_HINT_T0>(p),
+            1 => _mm_prefetch::<_MM_HINT_T1>(p),
+            2 => _mm_prefetch::<_MM_HINT_T2>(p),
+            _ => _mm_prefetch::<_MM_HINT_NTA>(p),
+        }
+    }
+}
+
+/// `StandardBloom::contains_hash` as it was before the first probe was
+/// taken out of the loop (same probes, same bits): the "before" of the
+/// fastbloom comparison, in the same process.
+fn before_contains_hash(f: &StandardBloom, hash: u64) -> bool {
+    let words = f.words();
+    let m = f.num_bits();
+    let (mut x, y) = (hash, hash.rotate_left(32));
+    for _ in 0..f.num_probes() {
+        let bit = amq::hash::reduce(x, m);
+        x = x.wrapping_add(y);
+        if words[(bit >> 6) as usize] & (1 << (bit & 63)) == 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// `StandardBloom` against `fastbloom` 0.17, both at 10 bits/key and fed
+/// the same hashes, one key at a time: misses and hits in alternating
+/// rounds; ratios are medians of per-round ratios amq / fastbloom. Also
+/// amq's query as it was before (`before_contains_hash`).
+fn against_fastbloom(keys: &KeySet, rounds: usize) {
+    let n = keys.present.len();
+    let mut ours = StandardBloom::with_bits_per_key(n, 10.0).unwrap();
+    keys.present.iter().for_each(|&k| ours.insert_hash(k));
+    let mut theirs = fastbloom::BloomFilter::with_num_bits((n * 10).max(64)).expected_items(n);
+    keys.present.iter().for_each(|&k| {
+        theirs.insert_hash(k);
+    });
+    let hits: Vec<u64> = keys.hit_pool(QUERIES).all().to_vec();
+    let misses = &keys.absent[..];
+    assert_eq!(theirs.num_hashes(), ours.num_probes());
+    // `AMQ_SIDE=amq` or `fastbloom`: only that filter's miss loop, for
+    // `perf stat` (instructions and cycles per miss); the build is counted
+    // too, so compare against a run with 0 rounds.
+    if let Ok(side) = std::env::var("AMQ_SIDE") {
+        let found: usize = (0..rounds)
+            .map(|_| match side.as_str() {
+                "amq" => misses.iter().filter(|&&h| ours.contains_hash(h)).count(),
+                _ => misses.iter().filter(|&&h| theirs.contains_hash(h)).count(),
+            })
+            .sum();
+        println!("{side}: {found} false positives over {rounds} passes");
+        return;
+    }
+    let mut t: [Vec<f64>; 6] = Default::default();
+    for round in 0..rounds {
+        for j in 0..6 {
+            let v = (round + j) % 6;
+            let qs = if v % 2 == 0 { misses } else { &hits[..] };
+            t[v].push(time(|| match v / 2 {
+                0 => qs.iter().filter(|&&h| ours.contains_hash(h)).count(),
+                1 => qs.iter().filter(|&&h| theirs.contains_hash(h)).count(),
+                _ => qs.iter().filter(|&&h| before_contains_hash(&ours, h)).count(),
+            }));
+        }
+    }
+    let ratio = |a: usize, b: usize| {
+        let mut r: Vec<f64> = t[a].iter().zip(&t[b]).map(|(x, y)| x / y).collect();
+        median(&mut r)
+    };
+    let m = |v: usize| median(&mut t[v].clone());
+    println!(
+        "n = {n}, {rounds} rounds: miss amq {:.1} / fastbloom {:.1} ns ({:.2}×), before {:.1} ({:.2}×); \
+         hit amq {:.1} / fastbloom {:.1} ns ({:.2}×), before {:.1} ({:.2}×)",
+        m(0),
+        m(2),
+        ratio(0, 2),
+        m(4),
+        ratio(4, 2),
+        m(1),
+        m(3),
+        ratio(1, 3),
+        m(5),
+        ratio(5, 3),
+    );
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "BinaryFuse8".into());
@@ -170,6 +294,15 @@ fn main() {
             );
             run(&kind, &f, misses, rounds, &depths);
         }};
+    }
+    if let Ok(h) = std::env::var("AMQ_HINT") {
+        HINT.store(h.parse().unwrap(), std::sync::atomic::Ordering::Relaxed);
+    }
+    if let Some(mib) = kind.strip_prefix("raw:") {
+        return raw_lines(mib.parse().unwrap(), misses, rounds, &depths);
+    }
+    if kind == "fastbloom" {
+        return against_fastbloom(&keys, rounds);
     }
     match kind.as_str() {
         "BinaryFuse8" => go!(BinaryFuse8::build(&keys.present).unwrap()),

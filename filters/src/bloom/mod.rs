@@ -201,7 +201,7 @@ pub(crate) fn prefetch_cell(words: &[u64], per_word_log2: u32, cell: u64) {
 
 /// Keys in flight in [`batched_query`]: each waits on one line at a time.
 /// Measured at 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
-const IN_FLIGHT: usize = 16;
+const IN_FLIGHT: usize = 32;
 
 /// One key of [`batched_query`] in flight: where its answer goes, its probe
 /// sequence, how many probes it has left after the pending one, and the
