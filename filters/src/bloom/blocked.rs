@@ -113,13 +113,13 @@ use kernel::Kernel;
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
 const WORDS: usize = 8;
-/// Batch size of [`BlockedBloom::insert_many`] (and of the atomic filter's
-/// and the view's batches): enough outstanding prefetches to cover memory
+/// Batch size of [`BlockedBloom::insert_many`] (and the atomic filter's):
+/// enough outstanding prefetches to cover memory
 /// latency, small enough to live on the stack.
 const BATCH: usize = 32;
 /// Keys in flight in [`Filter::contains_many`] (one line each). Measured at
 /// 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
-const QUERY_DEPTH: usize = 32;
+pub(crate) const QUERY_DEPTH: usize = 32;
 
 /// One cache line of bits, aligned so it never straddles two lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
