@@ -95,31 +95,43 @@ fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[us
             let (ns, got) = match v {
                 0 => {
                     let mut got = 0;
-                    (time(|| {
-                        got = single(f, misses);
-                        got
-                    }), got)
+                    (
+                        time(|| {
+                            got = single(f, misses);
+                            got
+                        }),
+                        got,
+                    )
                 }
                 1 => {
                     let mut got = 0;
-                    (time(|| {
-                        got = batch(f, misses);
-                        got
-                    }), got)
+                    (
+                        time(|| {
+                            got = batch(f, misses);
+                            got
+                        }),
+                        got,
+                    )
                 }
                 2 => {
                     let mut got = 0;
-                    (time(|| {
-                        got = groups_of_32(f, misses);
-                        got
-                    }), got)
+                    (
+                        time(|| {
+                            got = groups_of_32(f, misses);
+                            got
+                        }),
+                        got,
+                    )
                 }
                 _ => {
                     let mut got = 0;
-                    (time(|| {
-                        got = rolling(f, misses, depths[v - 3]);
-                        got
-                    }), got)
+                    (
+                        time(|| {
+                            got = rolling(f, misses, depths[v - 3]);
+                            got
+                        }),
+                        got,
+                    )
                 }
             };
             assert_eq!(got, expect, "variant {v} disagrees with single");
@@ -143,7 +155,11 @@ fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[us
         ratio(2)
     );
     for (k, d) in depths.iter().enumerate() {
-        println!("  rolling D = {d:3}: {:.1} ns ({:.2}×)", median(&mut t[3 + k].clone()), ratio(3 + k));
+        println!(
+            "  rolling D = {d:3}: {:.1} ns ({:.2}×)",
+            median(&mut t[3 + k].clone()),
+            ratio(3 + k)
+        );
     }
 }
 
@@ -152,7 +168,10 @@ fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[us
 fn raw_lines(mib: usize, misses: &[u64], rounds: usize, depths: &[usize]) {
     let table: Vec<u64> = (0..(mib << 17) as u64).collect();
     let len = table.len() as u64;
-    println!("raw random line reads from {mib} MiB (AnonHugePages {} MiB):", anon_huge_mib());
+    println!(
+        "raw random line reads from {mib} MiB (AnonHugePages {} MiB):",
+        anon_huge_mib()
+    );
     for &d in depths {
         let mut t = Vec::new();
         for _ in 0..rounds {

@@ -97,10 +97,10 @@ mod tests {
                     prepared += 1;
                     h * 2
                 },
-                |p| (p / 2) % 3 == 0,
+                |p| (p / 2).is_multiple_of(3),
             );
             assert_eq!(prepared, len);
-            let want: alloc::vec::Vec<bool> = hashes.iter().map(|h| h % 3 == 0).collect();
+            let want: alloc::vec::Vec<bool> = hashes.iter().map(|h| h.is_multiple_of(3)).collect();
             assert_eq!(out, want, "len {len}");
         }
     }

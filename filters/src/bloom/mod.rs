@@ -358,15 +358,30 @@ mod tests {
         for num_probes in [1, 2, 7, 30] {
             for set_one_in in [0u64, 1, 2, 5] {
                 // Cell `c` set iff `remix(c, 9) % set_one_in == 0` (none when 0).
-                let is_set = |c: u64| set_one_in != 0 && crate::hash::remix(c, 9) % set_one_in == 0;
+                let is_set = |c: u64| set_one_in != 0 && crate::hash::remix(c, 9).is_multiple_of(set_one_in);
                 let one = |h: u64| {
                     let mut p = ProbeSeq::new(h);
                     (0..num_probes).all(|_| is_set(p.next_in(cells)))
                 };
-                for len in [0, 1, IN_FLIGHT - 1, IN_FLIGHT, IN_FLIGHT + 1, 3 * IN_FLIGHT + 5, 300] {
+                for len in [
+                    0,
+                    1,
+                    IN_FLIGHT - 1,
+                    IN_FLIGHT,
+                    IN_FLIGHT + 1,
+                    3 * IN_FLIGHT + 5,
+                    300,
+                ] {
                     let hashes: Vec<u64> = (0..len as u64).map(|i| crate::hash::remix(i, 3)).collect();
                     let mut out = alloc::vec![false; len];
-                    batched_query(&hashes, &mut out, cells, num_probes, |c| assert!(c < cells), is_set);
+                    batched_query(
+                        &hashes,
+                        &mut out,
+                        cells,
+                        num_probes,
+                        |c| assert!(c < cells),
+                        is_set,
+                    );
                     let want: Vec<bool> = hashes.iter().map(|&h| one(h)).collect();
                     assert_eq!(out, want, "k {num_probes}, 1 in {set_one_in} set, len {len}");
                 }

@@ -17,8 +17,8 @@
 use alloc::vec::Vec;
 
 use super::{
-    block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BLOCK_BITS, QUERY_DEPTH,
-    BLOCK_BYTES, WORDS,
+    block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BLOCK_BITS,
+    BLOCK_BYTES, QUERY_DEPTH, WORDS,
 };
 use crate::bloom::count_as_usize;
 use crate::format::{self, Checksum};
