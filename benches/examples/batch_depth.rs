@@ -17,6 +17,10 @@
 //! `fastbloom` (`StandardBloom` against `fastbloom`, one key at a time). Each round
 //! times one pass of 1M absent keys per variant, in a rotating order; the
 //! figures are medians of ns per key and of the per-round ratio to single.
+//!
+//! `AMQ_HINT=1|2|3` makes `raw:` prefetch with the T1, T2 or NTA hint
+//! instead of T0 (all measured the same here); `AMQ_SIDE=amq|fastbloom` runs
+//! only one side's miss loop of the `fastbloom` mode (for a profiler).
 
 use std::hint::black_box;
 use std::time::Instant;
