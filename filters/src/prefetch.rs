@@ -23,6 +23,53 @@ pub(crate) fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+/// A batched query as a software pipeline: `prepare` computes where a key's
+/// answer lives and starts loading it (prefetch), `answer` reads it; key
+/// `i + DEPTH` is prepared just before key `i` is answered, so `DEPTH` keys'
+/// loads are always in flight and none waits for a whole batch to be
+/// prefetched first.
+///
+/// The depth is the number of keys ahead, so the lines in flight are `DEPTH`
+/// times the lines a key reads: about as many as the CPU tracks at once (its
+/// outstanding-miss buffers, 20–30 on current cores) is the most that helps;
+/// prefetching a whole batch of 32 keys of three or four lines each asked
+/// for more than that, and the prefetches past it waited
+/// (`docs/benchmarks.md`, "Batches at 100M"). `DEPTH` must be a power of
+/// two (the ring of prepared keys is indexed by a mask).
+///
+/// `out[i] = answer(prepare(hashes[i]))` for every `i`.
+///
+/// # Panics
+/// If `hashes.len() != out.len()`.
+#[inline(always)]
+pub(crate) fn pipelined<P: Copy + Default, const DEPTH: usize>(
+    hashes: &[u64],
+    out: &mut [bool],
+    mut prepare: impl FnMut(u64) -> P,
+    mut answer: impl FnMut(P) -> bool,
+) {
+    const { assert!(DEPTH.is_power_of_two()) };
+    assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    let mut ring = [P::default(); DEPTH];
+    let lead = hashes.len().min(DEPTH);
+    for (slot, &h) in ring.iter_mut().zip(&hashes[..lead]) {
+        *slot = prepare(h);
+    }
+    // While keys are left to prepare: answer key `i`, whose slot then takes
+    // key `i + DEPTH`.
+    let steady = hashes.len() - lead;
+    for (i, (o, &ahead)) in out[..steady].iter_mut().zip(&hashes[lead..]).enumerate() {
+        let slot = &mut ring[i & (DEPTH - 1)];
+        let ready = *slot;
+        *slot = prepare(ahead);
+        *o = answer(ready);
+    }
+    // The last `lead` keys, already prepared.
+    for (i, o) in out.iter_mut().enumerate().skip(steady) {
+        *o = answer(ring[i & (DEPTH - 1)]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -33,5 +80,28 @@ mod tests {
         }
         super::prefetch(&v);
         assert_eq!(v, [1, 2, 3]);
+    }
+
+    /// The pipeline answers every key in order, for every length around the
+    /// depth (shorter, equal, longer, and not a multiple of it).
+    #[test]
+    fn pipelined_answers_every_key_in_order() {
+        for len in 0..40usize {
+            let hashes: alloc::vec::Vec<u64> = (0..len as u64).map(|i| i * 7 + 3).collect();
+            let mut out = alloc::vec![false; len];
+            let mut prepared = 0;
+            super::pipelined::<u64, 8>(
+                &hashes,
+                &mut out,
+                |h| {
+                    prepared += 1;
+                    h * 2
+                },
+                |p| (p / 2).is_multiple_of(3),
+            );
+            assert_eq!(prepared, len);
+            let want: alloc::vec::Vec<bool> = hashes.iter().map(|h| h.is_multiple_of(3)).collect();
+            assert_eq!(out, want, "len {len}");
+        }
     }
 }

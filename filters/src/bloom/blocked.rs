@@ -113,9 +113,13 @@ use kernel::Kernel;
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
 const WORDS: usize = 8;
-/// Batch size of [`Filter::contains_many`]: enough outstanding prefetches to
-/// cover memory latency, small enough to live on the stack.
+/// Batch size of [`BlockedBloom::insert_many`] (and the atomic filter's):
+/// enough outstanding prefetches to cover memory
+/// latency, small enough to live on the stack.
 const BATCH: usize = 32;
+/// Keys in flight in [`Filter::contains_many`] (one line each). Measured at
+/// 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+pub(crate) const QUERY_DEPTH: usize = 32;
 
 /// One cache line of bits, aligned so it never straddles two lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -305,23 +309,24 @@ fn mask_matches(mask: &[u64; WORDS], word: impl Fn(usize) -> u64) -> bool {
     missing == 0
 }
 
-/// The batched query loop: for each batch of [`BATCH`] hashes, compute and
-/// prefetch every block first, then probe, so the cache misses of a batch
-/// overlap instead of queueing one behind the other. `probe` is the kernel
-/// (portable or SIMD); `hashes.len() == out.len()`.
+/// The batched query loop, a software pipeline
+/// ([`pipelined`](crate::prefetch::pipelined)): the block of key
+/// `i + QUERY_DEPTH` is computed and prefetched just before key `i` is
+/// probed, so the cache misses of that many keys overlap. `probe` is the
+/// kernel (portable or SIMD); `hashes.len() == out.len()`.
 #[inline(always)]
 fn batched(blocks: &[Block], hashes: &[u64], out: &mut [bool], probe: impl Fn(&Block, u64) -> bool) {
     let n = blocks.len() as u32;
-    let mut idx = [0usize; BATCH];
-    for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-        for (i, &h) in hs.iter().enumerate() {
-            idx[i] = block_of(h, n);
-            prefetch(&blocks[idx[i]]);
-        }
-        for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
-            *o = probe(&blocks[idx[i]], h);
-        }
-    }
+    crate::prefetch::pipelined::<_, QUERY_DEPTH>(
+        hashes,
+        out,
+        |h| {
+            let i = block_of(h, n);
+            prefetch(&blocks[i]);
+            (i, h)
+        },
+        |(i, h)| probe(&blocks[i], h),
+    );
 }
 
 /// The batched insert loop: for each batch of [`BATCH`] hashes, compute and

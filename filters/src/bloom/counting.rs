@@ -225,12 +225,16 @@ impl Filter for CountingBloom {
     fn contains_hash(&self, hash: u64) -> bool {
         CountingBloom::contains_hash(self, hash)
     }
+    /// Interleaves the keys' probes, each prefetched a round ahead
+    /// (`bloom::batched_query`).
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         super::batched_query(
             hashes,
             out,
-            |h| self.prefetch_hash(h),
-            |h| CountingBloom::contains_hash(self, h),
+            self.num_counters(),
+            self.num_probes,
+            |cell| super::prefetch_cell(&self.words, 4, cell),
+            |cell| self.counter(cell) != 0,
         );
     }
     /// Prefetches the words of the key's first two probes (where an absent

@@ -172,15 +172,11 @@ impl ProbeSeq {
     }
 }
 
-/// Keys per batch of the standard and counting filters'
-/// [`contains_many`](crate::Filter::contains_many).
-const BATCH: usize = 32;
-
-/// How many of a key's first probes a batch prefetches. An absent key is
-/// answered at its first unset bit, at the first probe half the time in a
-/// half-full filter, so the first two cover three quarters of them; a present
-/// key needs all `k`, and prefetching those too would ask for more lines
-/// than the CPU can have in flight for a batch.
+/// How many of a key's first probes [`prefetch_probes`] prefetches. An
+/// absent key is answered at its first unset bit, at the first probe half
+/// the time in a half-full filter, so the first two cover three quarters of
+/// them; a present key needs all `k`, and prefetching those too would ask
+/// for lines most queries never read.
 const PREFETCHED_PROBES: u32 = 2;
 
 /// Starts loading the words of the first [`PREFETCHED_PROBES`] probes of
@@ -191,28 +187,111 @@ const PREFETCHED_PROBES: u32 = 2;
 pub(crate) fn prefetch_probes(words: &[u64], cells: u64, per_word_log2: u32, num_probes: u32, hash: u64) {
     let mut probes = ProbeSeq::new(hash);
     for _ in 0..num_probes.min(PREFETCHED_PROBES) {
-        if let Some(w) = words.get((probes.next_in(cells) >> per_word_log2) as usize) {
-            crate::prefetch::prefetch(w);
-        }
+        prefetch_cell(words, per_word_log2, probes.next_in(cells));
     }
 }
 
-/// The batched query of the standard and counting filters: for each batch
-/// of [`BATCH`] hashes, prefetch the first probes' words of every key
-/// ([`prefetch_probes`]), then answer each key with `contains`, so the cache
-/// misses of a batch overlap.
+/// Starts loading the word that holds cell `cell`.
+#[inline(always)]
+pub(crate) fn prefetch_cell(words: &[u64], per_word_log2: u32, cell: u64) {
+    if let Some(w) = words.get((cell >> per_word_log2) as usize) {
+        crate::prefetch::prefetch(w);
+    }
+}
+
+/// Keys in flight in [`batched_query`]: each waits on one line at a time.
+/// Measured at 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+const IN_FLIGHT: usize = 32;
+
+/// One key of [`batched_query`] in flight: where its answer goes, its probe
+/// sequence, how many probes it has left after the pending one, and the
+/// pending probe's cell (whose word has been prefetched).
+#[derive(Clone, Copy)]
+struct InFlight {
+    key: usize,
+    probes: ProbeSeq,
+    left: u32,
+    cell: u64,
+}
+
+impl InFlight {
+    /// A slot with no key (`key` is never a valid index: slices hold fewer
+    /// than `usize::MAX` elements).
+    const IDLE: InFlight = InFlight {
+        key: usize::MAX,
+        probes: ProbeSeq { x: 0, y: 0 },
+        left: 0,
+        cell: 0,
+    };
+}
+
+/// The batched query of the standard and counting filters: `out[i]` is
+/// whether every one of the `num_probes` probe cells of `hashes[i]` in
+/// `0..cells` is set (`is_set`), the probes taken in the order of
+/// [`ProbeSeq`] and stopping at the first unset one, as `contains_hash`
+/// does.
+///
+/// A key's probes are each a cache miss of their own and how many it reads
+/// depends on what it finds, so a batch cannot prefetch them all up front
+/// (a present key reads all `k`, an absent one usually one or two). Instead
+/// [`IN_FLIGHT`] keys are interleaved, one probe each per turn, round robin
+/// (asynchronous memory access chaining: Kocberber, Falsafi and Grot,
+/// "Asynchronous Memory Access Chaining", VLDB 2015): a key's turn tests the
+/// cell whose word it prefetched (`prefetch`) on its previous turn, then
+/// either finishes, making room for the next key of the batch, or prefetches
+/// its next probe's word and yields. Every probe is so prefetched a whole
+/// round ahead, and the answers equal `contains_hash`'s.
+///
+/// # Panics
+/// If `hashes.len() != out.len()`.
 #[inline(always)]
 pub(crate) fn batched_query(
     hashes: &[u64],
     out: &mut [bool],
+    cells: u64,
+    num_probes: u32,
     prefetch: impl Fn(u64),
-    contains: impl Fn(u64) -> bool,
+    is_set: impl Fn(u64) -> bool,
 ) {
     assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-    for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-        hs.iter().for_each(|&h| prefetch(h));
-        for (o, &h) in os.iter_mut().zip(hs) {
-            *o = contains(h);
+    let start = |key: usize, hash: u64| {
+        let mut probes = ProbeSeq::new(hash);
+        let cell = probes.next_in(cells);
+        prefetch(cell);
+        InFlight {
+            key,
+            probes,
+            left: num_probes.saturating_sub(1),
+            cell,
+        }
+    };
+    let mut waiting = hashes.iter().enumerate();
+    let mut slots = [InFlight::IDLE; IN_FLIGHT];
+    let mut busy = 0;
+    for (slot, (key, &hash)) in slots.iter_mut().zip(waiting.by_ref()) {
+        *slot = start(key, hash);
+        busy += 1;
+    }
+    while busy > 0 {
+        for slot in slots.iter_mut() {
+            if slot.key == usize::MAX {
+                continue;
+            }
+            let set = is_set(slot.cell);
+            if set && slot.left > 0 {
+                slot.cell = slot.probes.next_in(cells);
+                slot.left -= 1;
+                prefetch(slot.cell);
+                continue;
+            }
+            out[slot.key] = set;
+            *slot = match waiting.next() {
+                Some((key, &hash)) => start(key, hash),
+                None => {
+                    busy -= 1;
+                    InFlight::IDLE
+                }
+            };
         }
     }
 }
@@ -266,5 +345,47 @@ mod tests {
         // 1,400 probes over 1,000 slots cover about 1 - e^-1.4 = 75% of them.
         let covered = seen.iter().filter(|&&s| s).count();
         assert!((700..=800).contains(&covered), "{covered}");
+    }
+
+    /// The interleaved batch answers exactly as probing each key alone with
+    /// early exit, for every batch length around the number in flight,
+    /// every probe count, and fills from empty (every key answered at its
+    /// first probe) to full (every key reads all its probes).
+    #[test]
+    fn batched_query_equals_the_one_key_query() {
+        use alloc::vec::Vec;
+        let cells = 4096u64;
+        for num_probes in [1, 2, 7, 30] {
+            for set_one_in in [0u64, 1, 2, 5] {
+                // Cell `c` set iff `remix(c, 9) % set_one_in == 0` (none when 0).
+                let is_set = |c: u64| set_one_in != 0 && crate::hash::remix(c, 9).is_multiple_of(set_one_in);
+                let one = |h: u64| {
+                    let mut p = ProbeSeq::new(h);
+                    (0..num_probes).all(|_| is_set(p.next_in(cells)))
+                };
+                for len in [
+                    0,
+                    1,
+                    IN_FLIGHT - 1,
+                    IN_FLIGHT,
+                    IN_FLIGHT + 1,
+                    3 * IN_FLIGHT + 5,
+                    300,
+                ] {
+                    let hashes: Vec<u64> = (0..len as u64).map(|i| crate::hash::remix(i, 3)).collect();
+                    let mut out = alloc::vec![false; len];
+                    batched_query(
+                        &hashes,
+                        &mut out,
+                        cells,
+                        num_probes,
+                        |c| assert!(c < cells),
+                        is_set,
+                    );
+                    let want: Vec<bool> = hashes.iter().map(|&h| one(h)).collect();
+                    assert_eq!(out, want, "k {num_probes}, 1 in {set_one_in} set, len {len}");
+                }
+            }
+        }
     }
 }

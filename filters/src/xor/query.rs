@@ -4,9 +4,10 @@ use super::fingerprint::{Fingerprint, Table};
 use super::peel::Geometry;
 use crate::hash::remix;
 
-/// Keys per batch in [`contains_many`]: enough outstanding prefetches to
-/// cover memory latency (3–4 loads per key), small enough for the stack.
-const BATCH: usize = 32;
+/// Keys in flight in [`contains_many`]: at 3–4 lines per key, about as many
+/// lines as the CPU keeps outstanding. Measured at 100M keys
+/// (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+const DEPTH: usize = 8;
 
 /// Whether the key with hash `hash` may be in the table: the xor of its slots
 /// equals its fingerprint. An empty table holds no key. `fingerprints` is
@@ -54,8 +55,10 @@ where
     x == F::default()
 }
 
-/// `out[i] = contains(hashes[i])`, computing and prefetching every slot of a
-/// batch before reading any, so the cache misses of a batch overlap.
+/// `out[i] = contains(hashes[i])`, as a software pipeline
+/// ([`pipelined`](crate::prefetch::pipelined)): the slots of key `i + DEPTH`
+/// are computed and prefetched just before key `i` is read, so the cache
+/// misses of [`DEPTH`] keys overlap.
 ///
 /// # Panics
 /// If `hashes.len() != out.len()`.
@@ -75,18 +78,33 @@ pub(crate) fn contains_many<F, T, G, const A: usize>(
         out.fill(false);
         return;
     }
-    let mut mixed = [0u64; BATCH];
-    let mut slots = [[0usize; A]; BATCH];
-    for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-        for (i, &h) in hs.iter().enumerate() {
-            mixed[i] = remix(h, seed);
-            slots[i] = geometry.slots(mixed[i]);
-            for &s in &slots[i] {
+    crate::prefetch::pipelined::<_, DEPTH>(
+        hashes,
+        out,
+        |h| {
+            let mixed = remix(h, seed);
+            let slots = geometry.slots(mixed);
+            for &s in &slots {
                 fingerprints.prefetch(s);
             }
-        }
-        for (i, o) in os.iter_mut().enumerate() {
-            *o = matches(fingerprints, &slots[i], mixed[i]);
+            Prepared { mixed, slots }
+        },
+        |p| matches(fingerprints, &p.slots, p.mixed),
+    );
+}
+
+/// A key whose slots [`contains_many`] has computed and prefetched.
+#[derive(Clone, Copy)]
+struct Prepared<const A: usize> {
+    mixed: u64,
+    slots: [usize; A],
+}
+
+impl<const A: usize> Default for Prepared<A> {
+    fn default() -> Self {
+        Prepared {
+            mixed: 0,
+            slots: [0; A],
         }
     }
 }

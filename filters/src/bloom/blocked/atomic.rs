@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{bits_per_key_for, block_matches, block_of, probe_mask, size, Block, BlockedBloom, Kernel};
-use super::{BATCH, BLOCK_BITS, WORDS};
+use super::{BLOCK_BITS, QUERY_DEPTH, WORDS};
 use crate::bloom::{check_keys, count_as_usize, max_keys};
 use crate::prefetch::prefetch;
 use crate::zeroed::zeroed_vec;
@@ -200,21 +200,20 @@ impl Filter for AtomicBlockedBloom {
         AtomicBlockedBloom::contains_hash(self, hash)
     }
 
-    /// Computes and prefetches the blocks of a batch first, then probes
-    /// them, as [`BlockedBloom`] does (with the portable probe).
+    /// The pipeline of [`BlockedBloom`] (`pipelined`), with the portable
+    /// probe.
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
         let n = self.blocks.len() as u32;
-        let mut idx = [0usize; BATCH];
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (i, &h) in hs.iter().enumerate() {
-                idx[i] = block_of(h, n);
-                prefetch(&self.blocks[idx[i]]);
-            }
-            for (i, (&h, o)) in hs.iter().zip(os.iter_mut()).enumerate() {
-                *o = Self::matches(&self.blocks[idx[i]], h, self.num_probes);
-            }
-        }
+        crate::prefetch::pipelined::<_, QUERY_DEPTH>(
+            hashes,
+            out,
+            |h| {
+                let i = block_of(h, n);
+                prefetch(&self.blocks[i]);
+                (i, h)
+            },
+            |(i, h)| Self::matches(&self.blocks[i], h, self.num_probes),
+        );
     }
 
     fn size_in_bytes(&self) -> usize {

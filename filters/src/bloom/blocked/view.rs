@@ -17,8 +17,8 @@
 use alloc::vec::Vec;
 
 use super::{
-    block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BATCH, BLOCK_BITS,
-    BLOCK_BYTES, WORDS,
+    block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BLOCK_BITS,
+    BLOCK_BYTES, QUERY_DEPTH, WORDS,
 };
 use crate::bloom::count_as_usize;
 use crate::format::{self, Checksum};
@@ -142,19 +142,21 @@ impl Filter for BlockedBloomView<'_> {
         BlockedBloomView::contains_hash(self, hash)
     }
 
+    /// The owned filter's pipeline (`pipelined`), with the portable probe.
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        let mut blocks = [0usize; BATCH];
-        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (b, &h) in blocks.iter_mut().zip(hs) {
-                *b = block_of(h, self.num_blocks);
-                prefetch(&self.payload[*b * BLOCK_BYTES]);
-            }
-            for ((o, &h), &b) in os.iter_mut().zip(hs).zip(&blocks) {
+        crate::prefetch::pipelined::<_, QUERY_DEPTH>(
+            hashes,
+            out,
+            |h| {
+                let b = block_of(h, self.num_blocks);
+                prefetch(&self.payload[b * BLOCK_BYTES]);
+                (b, h)
+            },
+            |(b, h)| {
                 let block = self.words(b);
-                *o = block_matches_by(|w| block[w], h, self.num_probes);
-            }
-        }
+                block_matches_by(|w| block[w], h, self.num_probes)
+            },
+        );
     }
 
     #[inline]
