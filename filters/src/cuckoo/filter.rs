@@ -476,7 +476,7 @@ impl Filter for CuckooFilter {
         })
     }
 
-    /// Locates and prefetches the buckets of a group of [`BATCH`] keys, then
+    /// Locates and prefetches the buckets of a group of `BATCH` keys, then
     /// probes the group. (The rolling pipeline of the other kinds,
     /// `prefetch::pipelined`, measured 5–13% faster at 100M keys but 10–20%
     /// slower at 1M and 10M, where the cuckoo query's arithmetic, not memory,
