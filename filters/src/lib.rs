@@ -95,7 +95,7 @@ pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, HashScheme};
 pub use parquet::ParquetBloom;
-pub use prepared::PreparedHash;
+pub use prepared::{PreparedHash, ProbeSite};
 pub use ribbon::{Ribbon, RibbonParams};
 pub use view::FilterView;
 pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};

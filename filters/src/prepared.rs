@@ -9,6 +9,7 @@
 //! each further filter one block load and a compare. Other kinds answer from
 //! the plain hash.
 
+use crate::bloom::blocked::WORDS;
 use crate::bloom::BlockedProbe;
 use crate::{AnyFilter, Filter};
 
@@ -94,6 +95,81 @@ impl AnyFilter {
     }
 }
 
+/// Where one filter's answer for a prepared key lives, found and its line
+/// prefetched by [`AnyFilter::probe_site`]; [`matches`](Self::matches)
+/// answers from it.
+///
+/// The two halves of [`AnyFilter::contains_prepared`], apart, so that a
+/// caller probing one key against many filters (an LSM read against every
+/// table whose range holds the key) can locate a whole batch of filters'
+/// lines before reading any: their cache misses overlap, as the lines of
+/// many keys overlap in [`Filter::contains_many`]. For a blocked Bloom
+/// filter the site is the key's block and the answer one compare with the
+/// prepared mask; other kinds prefetch in the first half and run their
+/// query in the second.
+///
+/// ```
+/// use amq::{AnyFilter, FilterKind, FilterSizing, PreparedHash};
+/// let hashes: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let filters: Vec<AnyFilter> = [FilterKind::BlockedBloom, FilterKind::Ribbon, FilterKind::BlockedBloom]
+///     .iter()
+///     .map(|&kind| AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hashes).unwrap())
+///     .collect();
+/// let mut key = PreparedHash::new(hashes[7]);
+/// // Locate (and prefetch) every filter's line first, then answer.
+/// let sites: Vec<_> = filters.iter().map(|f| f.probe_site(&mut key)).collect();
+/// assert!(sites.iter().all(|s| s.matches(&key)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeSite<'f> {
+    site: Site<'f>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Site<'f> {
+    /// A blocked Bloom filter's block for the key, and the filter's probe
+    /// count (the prepared mask answers only for that count).
+    Blocked(&'f [u64; WORDS], u32),
+    /// Any other filter, its line prefetched.
+    Other(&'f AnyFilter),
+}
+
+impl AnyFilter {
+    /// Locates the line `key`'s answer lives in and starts loading it: the
+    /// first half of [`contains_prepared`](Self::contains_prepared), whose
+    /// second half is [`ProbeSite::matches`].
+    #[inline(always)]
+    pub fn probe_site(&self, key: &mut PreparedHash) -> ProbeSite<'_> {
+        let site = match self {
+            AnyFilter::BlockedBloom(f) => {
+                let probes = f.num_probes();
+                key.blocked(probes);
+                Site::Blocked(f.locate_block(key.hash), probes)
+            }
+            other => {
+                other.prefetch_hash(key.hash);
+                Site::Other(other)
+            }
+        };
+        ProbeSite { site }
+    }
+}
+
+impl ProbeSite<'_> {
+    /// `contains_prepared` of the filter this site is of: whether the key
+    /// may be in it. `key` must be the key the site was located for.
+    #[inline(always)]
+    pub fn matches(&self, key: &PreparedHash) -> bool {
+        match self.site {
+            // The mask was prepared at `probe_site`, but a later blocked
+            // filter with another probe count may have replaced it since.
+            Site::Blocked(block, probes) if key.blocked.num_probes() == probes => key.blocked.matches(block),
+            Site::Blocked(block, probes) => BlockedProbe::new(key.hash, probes).matches(block),
+            Site::Other(f) => f.contains_hash(key.hash),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use alloc::vec;
@@ -145,9 +221,18 @@ mod tests {
                     f.prefetch_hash(h); // a hint: never panics, changes nothing
                     let answer = f.contains_prepared(&mut key);
                     prop_assert_eq!(answer, f.contains_hash(h));
+                    prop_assert_eq!(f.probe_site(&mut key).matches(&key), answer);
                     if part.contains(&h) {
                         prop_assert!(answer, "false negative through a prepared hash");
                     }
+                }
+                // Every site located before any is answered, as an LSM read
+                // does: blocked filters of other probe counts in between
+                // replace the prepared mask, and each site still answers
+                // for its own filter.
+                let sites: Vec<_> = filters.iter().map(|(f, _)| f.probe_site(&mut key)).collect();
+                for ((f, _), site) in filters.iter().zip(&sites) {
+                    prop_assert_eq!(site.matches(&key), f.contains_hash(h));
                 }
             }
         }

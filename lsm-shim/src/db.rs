@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use amq::{hash_key, Filter, PreparedHash};
+use amq::{hash_key, AnyFilter, PreparedHash, ProbeSite};
 
 use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
@@ -805,8 +805,8 @@ impl Db {
 
 /// The newest entry of `key` in the tables of `version`: per run, the one
 /// table whose range holds the key; per table, its filter, its index and one
-/// data block. The key is hashed at the first table whose range holds it,
-/// and that hash, prepared once ([`PreparedHash`]: for a blocked Bloom
+/// data block. The key is hashed once, when the first table's range holds
+/// it, and that hash, prepared once ([`PreparedHash`]: for a blocked Bloom
 /// filter, the key's probe mask), probes every filter; `rehash` (the
 /// benchmark's store without hash sharing) hashes and prepares it again for
 /// every table instead.
@@ -821,53 +821,172 @@ fn lookup_tables(
         // Outside every table's key range.
         return Ok(None);
     };
-    let mut shared: Option<PreparedHash> = None;
-    let mut candidates = version.candidates(key);
-    let mut batch: [Option<(Candidate<'_>, u64)>; PROBE_BATCH] = [None; PROBE_BATCH];
-    loop {
-        // Gather the next few tables whose ranges hold the key and start
-        // loading the filter line each will read. A prefetch retires at once,
-        // so the lines of a whole batch load in parallel; probing each filter
-        // as it is found would wait on one miss at a time.
-        let mut n = 0;
-        for (slot, c) in batch.iter_mut().zip(&mut candidates) {
-            let h = if rehash {
+    let mut first = [Candidate::NONE; PROBE_BATCH];
+    let mut next_run = 0;
+    let len = version.next_candidates(key, &mut next_run, &mut first);
+    if len == 0 {
+        return Ok(None);
+    }
+    let batch = (first, len);
+    let probes = TableProbes {
+        version,
+        key,
+        next_run,
+        key_bytes,
+    };
+    if rehash {
+        return probes.run(batch, Rehashing(key_bytes), counts);
+    }
+    counts.key_hashes += 1;
+    probes.run(batch, Shared(PreparedHash::new(hash_key(key_bytes))), counts)
+}
+
+/// How a lookup hashes its key for each table's filter: what differs
+/// between sharing one hash ([`Shared`]) and the benchmark's store without
+/// sharing ([`Rehashing`]).
+trait KeyHashing {
+    /// Where a filter's answer lives, and whatever else answering needs.
+    type Site<'f>: Copy;
+    /// Locates `filter`'s line for the key and starts loading it.
+    fn locate<'f>(&mut self, filter: &'f AnyFilter, counts: &mut ReadCounts) -> Self::Site<'f>;
+    /// The filter's answer, from its located site.
+    fn answer(&self, site: &Self::Site<'_>) -> bool;
+    /// The key's hash, for a table that reads further.
+    fn hash(&self, site: Option<&Self::Site<'_>>, counts: &mut ReadCounts) -> u64;
+}
+
+/// One hash, prepared once, for every table.
+struct Shared(PreparedHash);
+
+impl KeyHashing for Shared {
+    type Site<'f> = ProbeSite<'f>;
+    #[inline(always)]
+    fn locate<'f>(&mut self, filter: &'f AnyFilter, _: &mut ReadCounts) -> ProbeSite<'f> {
+        filter.probe_site(&mut self.0)
+    }
+    #[inline(always)]
+    fn answer(&self, site: &ProbeSite<'_>) -> bool {
+        site.matches(&self.0)
+    }
+    #[inline(always)]
+    fn hash(&self, _: Option<&ProbeSite<'_>>, _: &mut ReadCounts) -> u64 {
+        self.0.hash()
+    }
+}
+
+/// The key hashed and prepared again for every table (the benchmark's
+/// store without hash sharing).
+struct Rehashing<'k>(&'k [u8]);
+
+impl KeyHashing for Rehashing<'_> {
+    type Site<'f> = (ProbeSite<'f>, PreparedHash);
+    fn locate<'f>(&mut self, filter: &'f AnyFilter, counts: &mut ReadCounts) -> Self::Site<'f> {
+        counts.key_hashes += 1;
+        let mut own = PreparedHash::new(hash_key(self.0));
+        (filter.probe_site(&mut own), own)
+    }
+    fn answer(&self, (site, own): &Self::Site<'_>) -> bool {
+        site.matches(own)
+    }
+    fn hash(&self, site: Option<&Self::Site<'_>>, counts: &mut ReadCounts) -> u64 {
+        site.map_or_else(
+            || {
                 counts.key_hashes += 1;
-                hash_key(key_bytes)
-            } else {
-                shared
-                    .get_or_insert_with(|| {
-                        counts.key_hashes += 1;
-                        PreparedHash::new(hash_key(key_bytes))
-                    })
-                    .hash()
-            };
-            if let Some(f) = c.filter {
-                f.prefetch_hash(h);
-            }
-            *slot = Some((c, h));
-            n += 1;
+                hash_key(self.0)
+            },
+            |(_, own)| own.hash(),
+        )
+    }
+}
+
+/// Up to [`PROBE_BATCH`] candidate tables and their filters' sites.
+struct Batch<'v, S> {
+    candidates: [Candidate<'v>; PROBE_BATCH],
+    sites: [Option<S>; PROBE_BATCH],
+    len: usize,
+}
+
+impl<S: Copy> Default for Batch<'_, S> {
+    fn default() -> Self {
+        Batch {
+            candidates: [Candidate::NONE; PROBE_BATCH],
+            sites: [None; PROBE_BATCH],
+            len: 0,
         }
-        if n == 0 {
-            return Ok(None);
-        }
-        for (c, h) in batch[..n].iter().flatten() {
-            counts.tables_consulted += 1;
-            let answer = c.filter.map(|f| match shared.as_mut() {
-                Some(prepared) => f.contains_prepared(prepared),
-                // Without sharing, each table prepares its own hash.
-                None => f.contains_prepared(&mut PreparedHash::new(*h)),
-            });
-            if answer == Some(false) {
-                // The common case, settled without touching the table.
-                counts.filter_probes += 1;
-                counts.filter_negatives += 1;
-                continue;
+    }
+}
+
+/// One lookup's walk through the tables after the first batch of
+/// candidates was gathered.
+struct TableProbes<'v, 'k> {
+    version: &'v Version,
+    key: ProbeKey<'k>,
+    /// The first run not yet looked at.
+    next_run: usize,
+    key_bytes: &'k [u8],
+}
+
+impl<'v> TableProbes<'v, '_> {
+    /// The candidates a batch at a time: every filter's line in the batch
+    /// is located and starts loading (a prefetch retires at once, so the
+    /// cache misses of the batch overlap), then each is answered. (Locating
+    /// the next batch before answering this one, a deeper pipeline, measured
+    /// slower: 10.2–11.2 against 9.2–9.5 ns per table at 256 tables.)
+    #[inline(always)]
+    fn run<H: KeyHashing>(
+        mut self,
+        (candidates, len): ([Candidate<'v>; PROBE_BATCH], usize),
+        mut hashing: H,
+        counts: &mut ReadCounts,
+    ) -> Result<Option<Entry>> {
+        // Counted here and added once: the loop below is the whole cost of
+        // a miss against many tables, and a counter in memory is a store
+        // per table.
+        let (mut consulted, mut negatives) = (0, 0);
+        let mut batch = Batch {
+            candidates,
+            len,
+            ..Batch::default()
+        };
+        let found = 'walk: loop {
+            locate(&mut batch, &mut hashing, counts);
+            for (c, site) in batch.candidates[..batch.len].iter().zip(&batch.sites) {
+                consulted += 1;
+                let answer = site.as_ref().map(|s| hashing.answer(s));
+                if answer == Some(false) {
+                    // The common case, settled without touching the table.
+                    negatives += 1;
+                    continue;
+                }
+                let hash = hashing.hash(site.as_ref(), counts);
+                match self
+                    .version
+                    .table(c)
+                    .get_given(self.key_bytes, hash, answer, counts)
+                {
+                    Ok(None) => {}
+                    other => break 'walk other,
+                }
             }
-            if let Some(e) = version.table(c).get_given(key_bytes, *h, answer, counts)? {
-                return Ok(Some(e));
+            batch.len = self
+                .version
+                .next_candidates(self.key, &mut self.next_run, &mut batch.candidates);
+            if batch.len == 0 {
+                break Ok(None);
             }
-        }
+        };
+        counts.tables_consulted += consulted;
+        counts.filter_probes += negatives;
+        counts.filter_negatives += negatives;
+        found
+    }
+}
+
+/// Locates the filter site of every candidate in `batch`.
+#[inline(always)]
+fn locate<'v, H: KeyHashing>(batch: &mut Batch<'v, H::Site<'v>>, hashing: &mut H, counts: &mut ReadCounts) {
+    for (site, c) in batch.sites.iter_mut().zip(&batch.candidates[..batch.len]) {
+        *site = c.filter.map(|f| hashing.locate(f, counts));
     }
 }
 

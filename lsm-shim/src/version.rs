@@ -145,7 +145,7 @@ impl Run {
 }
 
 /// What the read path looks at first for one run, every run's side by side
-/// in age order ([`Version::candidates`]): the run's key range as two
+/// in age order ([`Version::next_candidates`]): the run's key range as two
 /// integers, and, for a run of one table (every level-0 run, most tiered
 /// runs), that table's filter. A point lookup against N overlapping runs
 /// reads this array front to back and each filter it lets through: one
@@ -174,7 +174,7 @@ pub(crate) struct ProbeKey<'k> {
 }
 
 /// A table whose key range may hold a key, found by
-/// [`Version::candidates`]: its filter, and where to find the table when the
+/// [`Version::next_candidates`]: its filter, and where to find the table when the
 /// filter does not settle the lookup.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Candidate<'v> {
@@ -183,6 +183,16 @@ pub(crate) struct Candidate<'v> {
     run: u32,
     /// The table's position in its run.
     pub index: u32,
+}
+
+impl Candidate<'_> {
+    /// A placeholder, to fill an array of candidates before it is used.
+    pub(crate) const NONE: Candidate<'static> = Candidate {
+        filter: None,
+        level: 0,
+        run: 0,
+        index: 0,
+    };
 }
 
 /// One run of a version, as [`Version::runs_by_age`] hands it out.
@@ -320,12 +330,32 @@ impl Version {
     }
 
     /// The tables whose key ranges may hold `key`, in age order (so the
-    /// first that holds it holds its newest version): per run, the one table
-    /// whose range covers the key, settled for most runs by two integer
-    /// compares.
-    #[inline]
-    pub(crate) fn candidates<'v>(&'v self, key: ProbeKey<'v>) -> impl Iterator<Item = Candidate<'v>> + 'v {
-        self.probes.iter().filter_map(move |p| self.locate(p, key))
+    /// first that holds it holds its newest version), a batch at a time:
+    /// per run, the one table whose range covers the key, settled for most
+    /// runs by two integer compares. Fills `out` with the next candidates
+    /// from run `*next` on, moves `*next` past the runs looked at and
+    /// returns how many it found (fewer than `out.len()` only when no runs
+    /// are left).
+    #[inline(always)]
+    pub(crate) fn next_candidates<'v>(
+        &'v self,
+        key: ProbeKey<'_>,
+        next: &mut usize,
+        out: &mut [Candidate<'v>],
+    ) -> usize {
+        let mut n = 0;
+        let rest = self.probes.get(*next..).unwrap_or_default();
+        for p in rest {
+            if n == out.len() {
+                break;
+            }
+            *next += 1;
+            if let Some(c) = self.locate(p, key) {
+                out[n] = c;
+                n += 1;
+            }
+        }
+        n
     }
 
     #[inline(always)]

@@ -112,7 +112,7 @@ use kernel::Kernel;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
-const WORDS: usize = 8;
+pub(crate) const WORDS: usize = 8;
 /// Batch size of [`BlockedBloom::insert_many`] (and the atomic filter's):
 /// enough outstanding prefetches to cover memory
 /// latency, small enough to live on the stack.
@@ -255,6 +255,13 @@ pub struct BlockedProbe {
 }
 
 impl BlockedProbe {
+    /// Whether every probe bit is set in `block` (of a filter with this
+    /// probe's probe count): the second half of a prepared query.
+    #[inline(always)]
+    pub(crate) fn matches(&self, block: &[u64; WORDS]) -> bool {
+        mask_matches(&self.mask, |w| block[w])
+    }
+
     /// The probe of `hash` for filters with `num_probes` probes per key.
     #[inline]
     pub fn new(hash: u64, num_probes: u32) -> BlockedProbe {
@@ -565,6 +572,17 @@ impl BlockedBloom {
         }
         let block = &self.blocks[block_of(probe.hash, self.blocks.len() as u32)].0;
         mask_matches(&probe.mask, |w| block[w])
+    }
+
+    /// The block `hash` probes, its line prefetched: the first half of
+    /// [`contains_prepared`](Self::contains_prepared), for a caller that
+    /// locates many filters' blocks before comparing any
+    /// ([`ProbeSite`](crate::ProbeSite)).
+    #[inline(always)]
+    pub(crate) fn locate_block(&self, hash: u64) -> &[u64; WORDS] {
+        let block = &self.blocks[block_of(hash, self.blocks.len() as u32)];
+        prefetch(block);
+        &block.0
     }
 
     /// ORs `other` into `self` (same block count and probes, else
