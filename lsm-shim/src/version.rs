@@ -160,9 +160,10 @@ struct RunProbe {
     /// The filter of the run's only table (`None` for a table without a
     /// trusted filter, and for runs of several tables).
     filter: Option<Arc<AnyFilter>>,
-    single: bool,
-    level: u32,
     run: u32,
+    level: u16,
+    /// Whether the run is one table.
+    single: bool,
 }
 
 /// A key as the read path compares it with table bounds: its bytes past the
@@ -179,8 +180,8 @@ pub(crate) struct ProbeKey<'k> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Candidate<'v> {
     pub filter: Option<&'v AnyFilter>,
-    level: u32,
-    run: u32,
+    /// The run's position in the version's age order.
+    probe: u32,
     /// The table's position in its run.
     pub index: u32,
 }
@@ -189,8 +190,7 @@ impl Candidate<'_> {
     /// A placeholder, to fill an array of candidates before it is used.
     pub(crate) const NONE: Candidate<'static> = Candidate {
         filter: None,
-        level: 0,
-        run: 0,
+        probe: 0,
         index: 0,
     };
 }
@@ -200,13 +200,15 @@ impl Candidate<'_> {
 pub(crate) struct RunRef<'v> {
     version: &'v Version,
     probe: &'v RunProbe,
+    /// `probe`'s position in the version's age order.
+    position: u32,
 }
 
 impl<'v> RunRef<'v> {
     /// The run's table whose range may hold `key`.
     #[inline]
     pub(crate) fn locate(&self, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
-        self.version.locate(self.probe, key)
+        self.version.locate(self.position, self.probe, key)
     }
 
     pub(crate) fn run(&self) -> &'v Run {
@@ -306,7 +308,7 @@ impl Version {
                         None
                     },
                     single,
-                    level: l as u32,
+                    level: l as u16,
                     run: r as u32,
                 });
             }
@@ -349,8 +351,9 @@ impl Version {
             if n == out.len() {
                 break;
             }
+            let probe = *next as u32;
             *next += 1;
-            if let Some(c) = self.locate(p, key) {
+            if let Some(c) = self.locate(probe, p, key) {
                 out[n] = c;
                 n += 1;
             }
@@ -359,25 +362,24 @@ impl Version {
     }
 
     #[inline(always)]
-    fn locate<'v>(&'v self, p: &'v RunProbe, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
-        if key.prefix < p.lo || key.prefix > p.hi {
-            return None;
-        }
+    fn locate<'v>(&'v self, probe: u32, p: &'v RunProbe, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
         if p.single && p.lo < key.prefix && key.prefix < p.hi {
-            // Strictly inside the range of a run of one table.
+            // Strictly inside the range of a run of one table: the common
+            // case, settled by two integer compares.
             return Some(Candidate {
                 filter: p.filter.as_deref(),
-                level: p.level,
-                run: p.run,
+                probe,
                 index: 0,
             });
+        }
+        if key.prefix < p.lo || key.prefix > p.hi {
+            return None;
         }
         let run = &self.levels[p.level as usize].runs[p.run as usize];
         let i = run.find_index(key.suffix)?;
         Some(Candidate {
             filter: run.tables[i].filter(),
-            level: p.level,
-            run: p.run,
+            probe,
             index: i as u32,
         })
     }
@@ -385,15 +387,18 @@ impl Version {
     /// The table a candidate names.
     #[inline]
     pub(crate) fn table(&self, c: &Candidate<'_>) -> &Arc<Table> {
-        &self.levels[c.level as usize].runs[c.run as usize].tables[c.index as usize]
+        let p = &self.probes[c.probe as usize];
+        &self.levels[p.level as usize].runs[p.run as usize].tables[c.index as usize]
     }
 
     /// Every run in age order, for a walk that looks many keys up run by
     /// run (`multi_get`).
     pub(crate) fn runs_by_age(&self) -> impl Iterator<Item = RunRef<'_>> {
-        self.probes
-            .iter()
-            .map(move |probe| RunRef { version: self, probe })
+        self.probes.iter().zip(0..).map(move |(probe, position)| RunRef {
+            version: self,
+            probe,
+            position,
+        })
     }
 
     /// Every table, with its level.
