@@ -948,8 +948,8 @@ impl<'v> TableProbes<'v, '_> {
             len,
             ..Batch::default()
         };
+        locate(&mut batch, &mut hashing, counts);
         let found = 'walk: loop {
-            locate(&mut batch, &mut hashing, counts);
             for (c, site) in batch.candidates[..batch.len].iter().zip(&batch.sites) {
                 consulted += 1;
                 let answer = site.as_ref().map(|s| hashing.answer(s));
@@ -968,9 +968,17 @@ impl<'v> TableProbes<'v, '_> {
                     other => break 'walk other,
                 }
             }
+            // The next batch, each candidate's filter line located as it is
+            // found.
+            let Batch {
+                candidates, sites, ..
+            } = &mut batch;
             batch.len = self
                 .version
-                .next_candidates(self.key, &mut self.next_run, &mut batch.candidates);
+                .each_candidate(self.key, &mut self.next_run, PROBE_BATCH, |i, c| {
+                    candidates[i] = c;
+                    sites[i] = c.filter.map(|f| hashing.locate(f, counts));
+                });
             if batch.len == 0 {
                 break Ok(None);
             }

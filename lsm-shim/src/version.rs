@@ -345,16 +345,29 @@ impl Version {
         next: &mut usize,
         out: &mut [Candidate<'v>],
     ) -> usize {
+        self.each_candidate(key, next, out.len(), |i, c| out[i] = c)
+    }
+
+    /// [`next_candidates`](Self::next_candidates), handing each candidate
+    /// to `found` with its position in the batch (up to `max` of them).
+    #[inline(always)]
+    pub(crate) fn each_candidate<'v>(
+        &'v self,
+        key: ProbeKey<'_>,
+        next: &mut usize,
+        max: usize,
+        mut found: impl FnMut(usize, Candidate<'v>),
+    ) -> usize {
         let mut n = 0;
         let rest = self.probes.get(*next..).unwrap_or_default();
         for p in rest {
-            if n == out.len() {
+            if n == max {
                 break;
             }
             let probe = *next as u32;
             *next += 1;
             if let Some(c) = self.locate(probe, p, key) {
-                out[n] = c;
+                found(n, c);
                 n += 1;
             }
         }
