@@ -27,6 +27,21 @@ fn cpu_seconds() -> f64 {
         })
 }
 
+/// `AnonHugePages` of the process, in kB (0 where unavailable).
+fn huge_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -56,18 +71,27 @@ fn main() {
     let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 42)).collect();
     let probes: Vec<u64> = (0..4_000_000u64).map(|i| remix(i, 43)).collect();
 
+    let huge_before = huge_kb();
     let t = cpu_seconds();
     let ribbon = Ribbon::build(&keys, &RibbonParams::with_result_bits(r).unwrap()).unwrap();
     let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let huge_ribbon = huge_kb();
     let t = cpu_seconds();
     let two_lines = RibbonParams::with_result_bits(r)
         .and_then(|p| p.with_two_line_layout())
         .ok()
         .map(|p| Ribbon::build(&keys, &p).unwrap());
     let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let huge_two_lines = huge_kb();
     let t = cpu_seconds();
     let fuse = BinaryFuse8::build(&keys).unwrap();
     let fuse_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    eprintln!(
+        "AnonHugePages gained (kB): ribbon {}, two-line {}, fuse8 {}",
+        huge_ribbon.saturating_sub(huge_before),
+        huge_two_lines.saturating_sub(huge_ribbon),
+        huge_kb().saturating_sub(huge_two_lines)
+    );
     drop(keys);
     if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
         for line in s
