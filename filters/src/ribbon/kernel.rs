@@ -413,6 +413,38 @@ mod tests {
         assert!(seen[0] && seen[1]);
     }
 
+    /// The AVX2 line-pair parities equal the portable ones on dense, sparse
+    /// and random lines, for coefficients at every offset of a line.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn simd_pairs_agree_with_portable() {
+        use super::super::lines::LineWindow;
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut seen = [false; 2];
+        for i in 0..20_000u64 {
+            let word = |j: u64| {
+                let x = remix(i * 64 + j, 6);
+                match i % 4 {
+                    0 => x,
+                    1 => x & remix(x, 1) & remix(x, 2), // sparse
+                    2 => x | remix(x, 1),               // dense
+                    _ => u64::MAX * (x & 1),
+                }
+            };
+            let a: [u64; 8] = core::array::from_fn(|j| word(j as u64));
+            let b: [u64; 8] = core::array::from_fn(|j| word(8 + j as u64));
+            let window = LineWindow::new(0, (i % 146) as usize, remix(i, 3) | 1);
+            let expected = portable_pair(&a, &b, window.coeff);
+            // SAFETY: AVX2 was detected above.
+            let got = unsafe { avx2::pair(&a, &b, window.coeff) };
+            assert_eq!(got, expected, "i {i}");
+            seen[(expected & 0x7f == 0) as usize] = true;
+        }
+        assert!(seen[0] && seen[1]);
+    }
+
     /// Every available kernel answers exactly as the portable one, single
     /// and batched, for several column counts (fractional ones included).
     #[test]
@@ -425,6 +457,10 @@ mod tests {
             RibbonParams::with_bits_per_key(9.5).unwrap(),
             RibbonParams::with_result_bits(20).unwrap(),
             RibbonParams::with_result_bits(32).unwrap(),
+            RibbonParams::with_result_bits(7)
+                .unwrap()
+                .with_two_line_layout()
+                .unwrap(),
         ] {
             let f = Ribbon::build(&keys, &params).unwrap();
             let portable: Vec<bool> = queries
