@@ -1,8 +1,9 @@
 //! Ribbon against BinaryFuse8 at one (large) size, in one process.
 //!
 //! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
-//! builds a Ribbon filter (R result bits, default 7), at R = 7 also one with
-//! the two-line layout (`RibbonParams::with_two_line_layout`), and a
+//! builds a Ribbon filter with the blocked layout (R result bits, default
+//! 7; `RibbonParams::with_blocked_layout`), at R = 7 also one with the
+//! two-line layout (`RibbonParams::with_two_line_layout`), and a
 //! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
 //! `contains_many` over 1,024 hashes at a time ("batch") of each, over 4M
@@ -73,7 +74,11 @@ fn main() {
 
     let huge_before = huge_kb();
     let t = cpu_seconds();
-    let ribbon = Ribbon::build(&keys, &RibbonParams::with_result_bits(r).unwrap()).unwrap();
+    let ribbon = Ribbon::build(
+        &keys,
+        &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout(),
+    )
+    .unwrap();
     let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_ribbon = huge_kb();
     let t = cpu_seconds();

@@ -14,9 +14,14 @@ fn bits(r: u32) -> RibbonParams {
     RibbonParams::with_result_bits(r).unwrap()
 }
 
-/// The two-line layout (r = 7).
+/// The two-line layout (r = 7; what `bits(7)` gives by default).
 fn two_lines() -> RibbonParams {
     bits(7).with_two_line_layout().unwrap()
+}
+
+/// The blocked layout at `r` result bits (the only one but at r = 7).
+fn blocked(r: u32) -> RibbonParams {
+    bits(r).with_blocked_layout()
 }
 
 proptest! {
@@ -96,8 +101,13 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
     sizes.extend([SHARD_KEYS - 1, SHARD_KEYS, SHARD_KEYS + 1, 2 * SHARD_KEYS + 1]);
     for (i, &n) in sizes.iter().enumerate() {
         let r = [1, 7, 13, 32][i % 4];
-        let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &bits(r));
-        assert_eq!(f.num_shards(), n.div_ceil(SHARD_KEYS));
+        // r = 7 both ways: the default (two-line) and the blocked layout.
+        for params in [bits(r), blocked(r)] {
+            let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params);
+            assert_eq!(f.is_two_line_layout(), r == 7 && params == bits(7));
+            let shard_keys = if f.is_two_line_layout() { LINE_SHARD_KEYS } else { SHARD_KEYS };
+            assert_eq!(f.num_shards(), n.div_ceil(shard_keys));
+        }
     }
 }
 
@@ -132,6 +142,8 @@ fn hashes_that_are_not_hashes_still_work() {
     // 0, 1, 2, ...: spread over shards by the first multiplication.
     let keys: Vec<u64> = (0..50_000).collect();
     let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(7));
+    assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+    let f = common::check_static_model::<Ribbon>(&keys, &[], &blocked(7));
     assert!(f.bits_per_key() < 7.0 * 1.03, "{}", f.bits_per_key());
 }
 
@@ -161,7 +173,7 @@ fn fpr_and_space_at_100k() {
     let keys = hashes(7, n);
     let absent = absent_hashes(7, 2_000_000, &keys);
     for r in [1u32, 7, 8, 12] {
-        let f = Ribbon::build(&keys, &bits(r)).unwrap();
+        let f = Ribbon::build(&keys, &blocked(r)).unwrap();
         assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
         assert!(
             f.bits_per_key() <= r as f64 * 1.035 + 0.02,
@@ -187,7 +199,7 @@ fn fpr_and_space_at_100k() {
     let fpr = measured_fpr(&f, &absent);
     assert!(fpr < 2.0 * f.expected_fpr(), "{fpr}");
 
-    let tight = bits(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
+    let tight = blocked(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
     let f = Ribbon::build(&keys, &tight).unwrap();
     assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
     assert_fpr_close(
