@@ -91,8 +91,8 @@ fn main() {
             let normal = (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * core::f64::consts::PI * u2).cos();
             let k = (keys as f64 + normal * (keys as f64).sqrt()).round().max(1.0) as usize;
             let extra = (k as f64 * (ratio - 1.0)).max(min_extra);
-            let units =
-                (((k as f64 + extra) / unit_slots as f64).round() as usize).max(width.div_ceil(unit_slots) + 1);
+            let units = (((k as f64 + extra) / unit_slots as f64).round() as usize)
+                .max(width.div_ceil(unit_slots) + 1);
             let slots = units * unit_slots;
             failed += !attempt(width, k, slots, 0x5eed_0000 + t, &mut band) as u64;
             total_keys += k;

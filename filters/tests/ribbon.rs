@@ -105,7 +105,11 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
         for params in [bits(r), blocked(r)] {
             let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params);
             assert_eq!(f.is_two_line_layout(), r == 7 && params == bits(7));
-            let shard_keys = if f.is_two_line_layout() { LINE_SHARD_KEYS } else { SHARD_KEYS };
+            let shard_keys = if f.is_two_line_layout() {
+                LINE_SHARD_KEYS
+            } else {
+                SHARD_KEYS
+            };
             assert_eq!(f.num_shards(), n.div_ceil(shard_keys));
         }
     }
@@ -224,10 +228,34 @@ fn two_line_layout_fpr_and_space_at_100k() {
     assert_eq!(f.expected_fpr(), 1.0 / 128.0);
     assert!(f.bits_per_key() <= 7.35, "{} bits/key", f.bits_per_key());
     assert!(f.bits_per_key() >= 7.0, "{} bits/key", f.bits_per_key());
-    assert!(f.attempts() <= 2 * f.num_shards() as u64, "{} attempts", f.attempts());
-    assert_fpr_close("ribbon two-line", measured_fpr(&f, &absent), f.expected_fpr(), 0.15);
-    assert_eq!(f.query_kernel(), Ribbon::build(&keys, &bits(7)).unwrap().query_kernel());
-    for n in [0, 1, 2, 63, 64, 65, 73, 74, LINE_SHARD_KEYS - 1, LINE_SHARD_KEYS, LINE_SHARD_KEYS + 1] {
+    assert!(
+        f.attempts() <= 2 * f.num_shards() as u64,
+        "{} attempts",
+        f.attempts()
+    );
+    assert_fpr_close(
+        "ribbon two-line",
+        measured_fpr(&f, &absent),
+        f.expected_fpr(),
+        0.15,
+    );
+    assert_eq!(
+        f.query_kernel(),
+        Ribbon::build(&keys, &bits(7)).unwrap().query_kernel()
+    );
+    for n in [
+        0,
+        1,
+        2,
+        63,
+        64,
+        65,
+        73,
+        74,
+        LINE_SHARD_KEYS - 1,
+        LINE_SHARD_KEYS,
+        LINE_SHARD_KEYS + 1,
+    ] {
         let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &two_lines());
         assert_eq!(f.num_shards(), n.div_ceil(LINE_SHARD_KEYS));
     }

@@ -140,7 +140,11 @@ fn two_line_ribbon_views_agree() {
         assert!(f.is_two_line_layout());
         let owned = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
         let bytes = owned.to_bytes();
-        let probes: Vec<u64> = keys.iter().copied().chain(common::hashes(n as u64 + 12, 5_000)).collect();
+        let probes: Vec<u64> = keys
+            .iter()
+            .copied()
+            .chain(common::hashes(n as u64 + 12, 5_000))
+            .collect();
         let mut buf = vec![0u8; bytes.len() + 64];
         for offset in [0, 3, 17, 63] {
             buf[offset..offset + bytes.len()].copy_from_slice(&bytes);
@@ -148,7 +152,9 @@ fn two_line_ribbon_views_agree() {
             assert_agrees(&FilterView::new(at).unwrap(), &owned, &probes);
             assert_agrees(&FilterView::trusted(at).unwrap(), &owned, &probes);
             let typed = RibbonView::new(at).unwrap();
-            assert!(probes.iter().all(|&h| typed.contains_hash(h) == f.contains_hash(h)));
+            assert!(probes
+                .iter()
+                .all(|&h| typed.contains_hash(h) == f.contains_hash(h)));
             assert_eq!(typed.num_shards(), f.num_shards());
             assert_eq!(typed.to_filter().unwrap(), f);
         }

@@ -284,7 +284,10 @@ mod avx2 {
             let ch = _mm256_set1_epi64x(coeff[1] as i64);
             let cb = _mm256_set1_epi64x(coeff[2] as i64);
             let extra = _mm256_set1_epi64x(a[7] as i64);
-            let shifts = [_mm256_setr_epi64x(0, 9, 18, 27), _mm256_setr_epi64x(36, 45, 54, 63)];
+            let shifts = [
+                _mm256_setr_epi64x(0, 9, 18, 27),
+                _mm256_setr_epi64x(36, 45, 54, 63),
+            ];
             let half = |h: usize| {
                 let x0 = _mm256_and_si256(load(a, h), ca);
                 let x1 = _mm256_and_si256(_mm256_srlv_epi64(extra, shifts[h]), ch);

@@ -1075,7 +1075,9 @@ impl Filter for Ribbon {
                 Layout::Compact(s) => s.starts.capacity() * 4 + s.seeds.capacity(),
                 Layout::Legacy(l) => l.size_in_bytes(),
                 Layout::Lines(l) => {
-                    l.lines.capacity() * core::mem::size_of::<Line>() + l.starts.capacity() * 4 + l.seeds.capacity()
+                    l.lines.capacity() * core::mem::size_of::<Line>()
+                        + l.starts.capacity() * 4
+                        + l.seeds.capacity()
                 }
             }
     }
