@@ -152,20 +152,23 @@
 //! fits in L2). `docs/ribbon.md` and `docs/benchmarks.md` have the
 //! measurements and their commands.
 //!
-//! # Why not two cache lines
+//! # Two cache lines: the default at r = 7
 //!
 //! At 100M keys a query costs what its cache lines cost (`docs/benchmarks.md`,
-//! "Ribbon at 100M: the two-line layout": this machine completes about one
-//! random line per 10 ns however the misses are issued, so a batch costs
-//! about 10 ns per line). Two lines per query cannot be had with this row
-//! width: a row covers 128 consecutive slots, `128 · r` bits = 112 bytes at
-//! `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73` slots of `r`-bit
-//! values in any layout, so a row starting anywhere spans `⌈(128 + 72) /
-//! 73⌉ = 3` lines in the worst case, and the interleaved layout here spans
-//! 3 or 4. Two lines need a row width of at most 73 slots (`w = 64`, with
-//! 73 slots per line at `r = 7`: every 64-slot row within two lines), and
-//! `w = 64` needs more slots per key to stay solvable; that trade is
-//! measured in `docs/benchmarks.md` and left for a next step.
+//! "Ribbon at 100M: the two-line layout"). A 128-slot row covers `128 · r`
+//! bits = 112 bytes at `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73`
+//! slots, so such a row spans three lines in the worst case (the blocked
+//! layout above: 3 or 4). So at exactly 7 result bits the default is the
+//! **two-line layout** (`lines.rs`): 64-slot rows in 64-byte lines of 73
+//! slots, every row within two lines (1.86 on average), in shards of
+//! [`LINE_SHARD_KEYS`] = 4,096 keys at [`LINE_SLOTS_PER_KEY`] = 1.04 slots per
+//! key: 7.30 bits per key instead of 7.18 (a narrower band needs more
+//! slack), about a fifth of first shard attempts failing, and a build faster
+//! than the blocked one (the elimination walks are shorter). Measured at
+//! 100M: single queries 0.9× and batches 0.8× the blocked layout's; at 10M
+//! the single query measured slower (1.2×) while the batch stayed faster.
+//! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
+//! `r = 7`; every other `r` has only the blocked layout.
 //!
 //! # Build memory
 //!
@@ -187,6 +190,11 @@
 //! * Every start is below `2^32` blocks (2.7·10^11 slots): a larger filter
 //!   is [`Error::TooLarge`].
 //! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
+//! * Two-line layout: every start is at most `73 · lines − 64`, so a row's
+//!   64 bits lie inside its shard and a row starting in the shard's last
+//!   line has no bit in the next one; one zero line after the last (not
+//!   serialized) is what a query of the last line reads as its second;
+//!   the lines are 64-byte aligned (`Line`), one cache line each.
 
 mod banding;
 mod config;
@@ -231,8 +239,9 @@ const BATCH: usize = 16;
 const LINE_DEPTH: usize = 16;
 
 /// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
-/// about 2.7% above `log2(1/FPR)` bits per key. See the [module
-/// docs](self) for the design.
+/// about 2.7% above `log2(1/FPR)` bits per key (4.3% at exactly 7 result
+/// bits, where the default two-line layout trades space for at most two
+/// cache lines per query). See the [module docs](self) for the design.
 ///
 /// ```
 /// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
