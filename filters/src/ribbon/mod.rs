@@ -165,8 +165,10 @@
 //! key: 7.30 bits per key instead of 7.18 (a narrower band needs more
 //! slack), about a fifth of first shard attempts failing, and a build faster
 //! than the blocked one (the elimination walks are shorter). Measured at
-//! 100M: single queries 0.9× and batches 0.8× the blocked layout's; at 10M
-//! the single query measured slower (1.2×) while the batch stayed faster.
+//! 100M against the blocked layout, six runs on a shared host: batches
+//! 0.60–0.73×, single queries 0.70–1.03× (faster in five runs), builds
+//! 0.57–0.81×; at 10M the single query measured slower in five runs of six
+//! (up to 1.7×) while the batch stayed faster.
 //! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
 //! `r = 7`; every other `r` has only the blocked layout.
 //!
