@@ -25,7 +25,7 @@ fn blocked(r: u32) -> RibbonParams {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(common::proptest_config(64))]
 
     /// Any key set, duplicates included (drawn from a small pool half the
     /// time), any r: no false negatives.
