@@ -4,7 +4,8 @@
 //! `cargo run --release -p amq-bench --example ribbon_overhead -- N TRIALS RATIO...`
 //! prints, for each ratio, the share of shard construction attempts (seeds)
 //! that failed over TRIALS random key sets of N keys, and the bits per key
-//! at r = 7.
+//! at r = 7, for the blocked layout (the two-line layout's simulation is
+//! `filters/examples/ribbon_overhead64.rs`).
 
 use amq::hash::remix;
 use amq::{Ribbon, RibbonParams};
@@ -20,6 +21,7 @@ fn main() {
     for ratio in ratios {
         let params = RibbonParams::with_result_bits(7)
             .unwrap()
+            .with_blocked_layout()
             .with_slots_per_key(ratio)
             .unwrap();
         let (mut attempts, mut failed, mut gave_up) = (0u64, 0u64, 0u64);

@@ -1,8 +1,10 @@
 //! Ribbon against BinaryFuse8 at one (large) size, in one process.
 //!
 //! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
-//! builds a Ribbon filter (R result bits, default 7) and a `BinaryFuse8`
-//! over N random key hashes (default 100,000,000), then times, in
+//! builds a Ribbon filter with the blocked layout (R result bits, default
+//! 7; `RibbonParams::with_blocked_layout`), at R = 7 also one with the
+//! two-line layout (`RibbonParams::with_two_line_layout`), and a
+//! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
 //! `contains_many` over 1,024 hashes at a time ("batch") of each, over 4M
 //! random absent hashes, and prints the median of the rounds (ns per key)
@@ -24,6 +26,21 @@ fn cpu_seconds() -> f64 {
             static START: OnceLock<std::time::Instant> = OnceLock::new();
             START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
         })
+}
+
+/// `AnonHugePages` of the process, in kB (0 where unavailable).
+fn huge_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -55,12 +72,31 @@ fn main() {
     let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 42)).collect();
     let probes: Vec<u64> = (0..4_000_000u64).map(|i| remix(i, 43)).collect();
 
+    let huge_before = huge_kb();
     let t = cpu_seconds();
-    let ribbon = Ribbon::build(&keys, &RibbonParams::with_result_bits(r).unwrap()).unwrap();
+    let ribbon = Ribbon::build(
+        &keys,
+        &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout(),
+    )
+    .unwrap();
     let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let huge_ribbon = huge_kb();
+    let t = cpu_seconds();
+    let two_lines = RibbonParams::with_result_bits(r)
+        .and_then(|p| p.with_two_line_layout())
+        .ok()
+        .map(|p| Ribbon::build(&keys, &p).unwrap());
+    let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let huge_two_lines = huge_kb();
     let t = cpu_seconds();
     let fuse = BinaryFuse8::build(&keys).unwrap();
     let fuse_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    eprintln!(
+        "AnonHugePages gained (kB): ribbon {}, two-line {}, fuse8 {}",
+        huge_ribbon.saturating_sub(huge_before),
+        huge_two_lines.saturating_sub(huge_ribbon),
+        huge_kb().saturating_sub(huge_two_lines)
+    );
     drop(keys);
     if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
         for line in s
@@ -72,15 +108,19 @@ fn main() {
     }
 
     let mut out = vec![false; probes.len()];
-    let filters: [(&str, &dyn Filter); 2] = [("ribbon", &ribbon), ("fuse8", &fuse)];
-    let mut times = vec![[Vec::new(), Vec::new()]; 2];
+    let mut filters: Vec<(&str, &dyn Filter)> = vec![("ribbon", &ribbon), ("fuse8", &fuse)];
+    let mut builds = vec![ribbon_build, fuse_build];
+    if let Some(f) = &two_lines {
+        filters.push(("ribbon-two-line", f));
+        builds.push(two_lines_build);
+    }
+    let mut times = vec![[Vec::new(), Vec::new()]; filters.len()];
     for _ in 0..rounds {
         for (i, (_, f)) in filters.iter().enumerate() {
             times[i][0].push(single(*f, &probes));
             times[i][1].push(batch(*f, &probes, &mut out));
         }
     }
-    let builds = [ribbon_build, fuse_build];
     let mut medians = Vec::new();
     for (i, (name, f)) in filters.iter().enumerate() {
         let [s, b] = times[i].clone();
@@ -97,4 +137,12 @@ fn main() {
         medians[0] / medians[1],
         ribbon.query_kernel()
     );
+    if let Some(f) = &two_lines {
+        println!(
+            "ribbon-two-line single / fuse8 single = {:.2}; attempts {} / shards {}",
+            medians[2] / medians[1],
+            f.attempts(),
+            f.num_shards()
+        );
+    }
 }

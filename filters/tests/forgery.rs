@@ -50,6 +50,10 @@ fn ribbon() {
     for params in [
         RibbonParams::with_result_bits(3).unwrap(),
         RibbonParams::with_fpr(0.01).unwrap(),
+        RibbonParams::with_result_bits(7)
+            .unwrap()
+            .with_two_line_layout()
+            .unwrap(),
     ] {
         let f = <Ribbon as StaticFilter>::build(&hashes(8, 5), &params).unwrap();
         assert_forgery_safe(&f, Payload::MayBeRefused);

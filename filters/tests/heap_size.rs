@@ -168,6 +168,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     for params in [
         RibbonParams::with_fpr(0.01).unwrap(),
         RibbonParams::with_result_bits(7).unwrap(),
+        RibbonParams::with_result_bits(7).unwrap().with_blocked_layout(),
         RibbonParams::with_bits_per_key(11.5).unwrap(),
     ] {
         check(

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use amq::ribbon::SHARD_KEYS;
+use amq::ribbon::{LINE_SHARD_KEYS, SHARD_KEYS};
 use amq::{AnyFilter, Error, Filter, FilterKind, FromBytes, Ribbon, RibbonParams};
 use common::{absent_hashes, assert_fpr_close, assert_no_false_negatives, hashes, measured_fpr};
 use proptest::prelude::*;
@@ -14,8 +14,18 @@ fn bits(r: u32) -> RibbonParams {
     RibbonParams::with_result_bits(r).unwrap()
 }
 
+/// The two-line layout (r = 7; what `bits(7)` gives by default).
+fn two_lines() -> RibbonParams {
+    bits(7).with_two_line_layout().unwrap()
+}
+
+/// The blocked layout at `r` result bits (the only one but at r = 7).
+fn blocked(r: u32) -> RibbonParams {
+    bits(r).with_blocked_layout()
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(common::proptest_config(64))]
 
     /// Any key set, duplicates included (drawn from a small pool half the
     /// time), any r: no false negatives.
@@ -46,6 +56,29 @@ proptest! {
         prop_assert!(found.iter().all(|&b| b));
     }
 
+    /// The two-line layout against the same model: no false negatives,
+    /// single and batch agree, and the bytes round-trip.
+    #[test]
+    fn two_line_layout_against_hashset_model(
+        fresh in prop::collection::vec(any::<u64>(), 0..3000),
+        repeats in prop::collection::vec(0usize..64, 0..300),
+    ) {
+        let mut keys = fresh.clone();
+        if !fresh.is_empty() {
+            keys.extend(repeats.iter().map(|&i| fresh[i % fresh.len()]));
+        }
+        let model: HashSet<u64> = keys.iter().copied().collect();
+        let probe: Vec<u64> = (0..500u64).map(|i| amq::hash::remix(i, 98)).filter(|h| !model.contains(h)).collect();
+        let f = common::check_static_model::<Ribbon>(&keys, &probe, &two_lines());
+        prop_assert!(f.is_two_line_layout());
+        prop_assert_eq!(f.num_keys(), model.len());
+        let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
+        prop_assert_eq!(&back, &f);
+        for h in probe.iter().chain(&keys) {
+            prop_assert_eq!(back.contains_hash(*h), f.contains_hash(*h));
+        }
+    }
+
     /// Fractional bits per key and FPR targets keep every key too.
     #[test]
     fn mixed_columns_have_no_false_negatives(
@@ -68,8 +101,17 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
     sizes.extend([SHARD_KEYS - 1, SHARD_KEYS, SHARD_KEYS + 1, 2 * SHARD_KEYS + 1]);
     for (i, &n) in sizes.iter().enumerate() {
         let r = [1, 7, 13, 32][i % 4];
-        let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &bits(r));
-        assert_eq!(f.num_shards(), n.div_ceil(SHARD_KEYS));
+        // r = 7 both ways: the default (two-line) and the blocked layout.
+        for params in [bits(r), blocked(r)] {
+            let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params);
+            assert_eq!(f.is_two_line_layout(), r == 7 && params == bits(7));
+            let shard_keys = if f.is_two_line_layout() {
+                LINE_SHARD_KEYS
+            } else {
+                SHARD_KEYS
+            };
+            assert_eq!(f.num_shards(), n.div_ceil(shard_keys));
+        }
     }
 }
 
@@ -104,6 +146,8 @@ fn hashes_that_are_not_hashes_still_work() {
     // 0, 1, 2, ...: spread over shards by the first multiplication.
     let keys: Vec<u64> = (0..50_000).collect();
     let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(7));
+    assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+    let f = common::check_static_model::<Ribbon>(&keys, &[], &blocked(7));
     assert!(f.bits_per_key() < 7.0 * 1.03, "{}", f.bits_per_key());
 }
 
@@ -133,7 +177,7 @@ fn fpr_and_space_at_100k() {
     let keys = hashes(7, n);
     let absent = absent_hashes(7, 2_000_000, &keys);
     for r in [1u32, 7, 8, 12] {
-        let f = Ribbon::build(&keys, &bits(r)).unwrap();
+        let f = Ribbon::build(&keys, &blocked(r)).unwrap();
         assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
         assert!(
             f.bits_per_key() <= r as f64 * 1.035 + 0.02,
@@ -159,7 +203,7 @@ fn fpr_and_space_at_100k() {
     let fpr = measured_fpr(&f, &absent);
     assert!(fpr < 2.0 * f.expected_fpr(), "{fpr}");
 
-    let tight = bits(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
+    let tight = blocked(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
     let f = Ribbon::build(&keys, &tight).unwrap();
     assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
     assert_fpr_close(
@@ -168,6 +212,58 @@ fn fpr_and_space_at_100k() {
         f.expected_fpr(),
         0.15,
     );
+}
+
+/// The two-line layout at 100,000 keys: space within the issue's 7.35
+/// bits/key, FPR within 15% of 2^-7, retries bounded, and the sizes around
+/// its shard boundary.
+#[test]
+fn two_line_layout_fpr_and_space_at_100k() {
+    let n = 100_000;
+    let keys = hashes(7, n);
+    let absent = absent_hashes(7, 2_000_000, &keys);
+    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    assert!(f.is_two_line_layout());
+    assert_eq!(f.num_shards(), n.div_ceil(LINE_SHARD_KEYS));
+    assert_eq!(f.expected_fpr(), 1.0 / 128.0);
+    assert!(f.bits_per_key() <= 7.35, "{} bits/key", f.bits_per_key());
+    assert!(f.bits_per_key() >= 7.0, "{} bits/key", f.bits_per_key());
+    assert!(
+        f.attempts() <= 2 * f.num_shards() as u64,
+        "{} attempts",
+        f.attempts()
+    );
+    assert_fpr_close(
+        "ribbon two-line",
+        measured_fpr(&f, &absent),
+        f.expected_fpr(),
+        0.15,
+    );
+    assert_eq!(
+        f.query_kernel(),
+        Ribbon::build(&keys, &bits(7)).unwrap().query_kernel()
+    );
+    for n in [
+        0,
+        1,
+        2,
+        63,
+        64,
+        65,
+        73,
+        74,
+        LINE_SHARD_KEYS - 1,
+        LINE_SHARD_KEYS,
+        LINE_SHARD_KEYS + 1,
+    ] {
+        let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &two_lines());
+        assert_eq!(f.num_shards(), n.div_ceil(LINE_SHARD_KEYS));
+    }
+    // Tight slack: many shards retry with the next seed (and grow), and
+    // every key is still found.
+    let tight = two_lines().with_slots_per_key(1.0).unwrap();
+    let f = common::check_static_model::<Ribbon>(&keys[..20_000], &[], &tight);
+    assert!(f.attempts() > f.num_shards() as u64, "{}", f.attempts());
 }
 
 #[test]
@@ -223,6 +319,23 @@ fn impossible_parameters_are_errors() {
     for ratio in [0.99, 4.5, f64::NAN] {
         assert!(bits(7).with_slots_per_key(ratio).is_err(), "{ratio}");
     }
+    // The two-line layout holds exactly 7 result bits.
+    for params in [
+        bits(6),
+        bits(8),
+        bits(32),
+        RibbonParams::with_fpr(0.01).unwrap(),
+        RibbonParams::with_bits_per_key(7.0).unwrap(),
+    ] {
+        assert!(
+            matches!(params.with_two_line_layout(), Err(Error::InvalidParameter { .. })),
+            "{params:?}"
+        );
+    }
+    assert!(RibbonParams::with_fpr(1.0 / 128.0)
+        .unwrap()
+        .with_two_line_layout()
+        .is_ok());
 }
 
 #[test]
@@ -234,6 +347,9 @@ fn format_round_trip() {
         (1_000, bits(1)),
         (3 * SHARD_KEYS + 17, RibbonParams::with_bits_per_key(9.3).unwrap()),
         (20_000, RibbonParams::with_fpr(0.003).unwrap()),
+        (0, two_lines()),
+        (1, two_lines()),
+        (3 * LINE_SHARD_KEYS + 17, two_lines()),
     ] {
         let keys = hashes(n as u64 + 1, n);
         let f = Ribbon::build(&keys, &params).unwrap();
@@ -260,6 +376,8 @@ fn corruption_is_detected_or_harmless() {
     let keys = hashes(3, 40);
     let f = Ribbon::build(&keys, &bits(3)).unwrap();
     common::assert_corruption_safe(&f, &keys);
+    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    common::assert_corruption_safe(&f, &keys);
 }
 
 /// Pins the serialized bytes: a change here is a format break.
@@ -273,6 +391,18 @@ fn golden_bytes() {
     let v1 = Ribbon::from_bytes(&common::from_hex(GOLDEN)).unwrap();
     assert_eq!(v1, f);
     assert_eq!(v1.to_bytes(), bytes);
+}
+
+/// Pins the two-line layout's bytes (format version 2 with the layout
+/// byte 1), and that the blocked layout's bytes above are unchanged.
+#[test]
+fn golden_bytes_two_line_layout() {
+    let keys = hashes(1, 3);
+    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    let bytes = f.to_bytes();
+    common::assert_golden("ribbon two-line, 3 keys", &bytes, GOLDEN_TWO_LINES);
+    assert_eq!(Ribbon::from_bytes(&bytes).unwrap(), f);
+    assert!(keys.iter().all(|&h| f.contains_hash(h)));
 }
 
 /// Format version 2: parameters keys 3, shards 1, blocks 2, result bits 2,
@@ -292,3 +422,15 @@ const GOLDEN: &str = "
     02000000 02000000 02 00
     0200000000000000 0500000000000000 0000000000000000 0000000000000000
     3492d471fc00a95e";
+
+/// Format version 2, two-line layout: parameters keys 3, shards 1, lines 1,
+/// result bits 7, extra-column start 256, layout 1; zeros to byte 64; one
+/// line of eight words; the line starts 0 and 1; the seed 0.
+const GOLDEN_TWO_LINES: &str = "
+    414d5146 0200 0a 01 1c000000 4900000000000000
+    0300000000000000 0100000000000000 0100000000000000 07 0001 01
+    00000000000000000000000000000000
+    0200000000000000 0a00000000000000 0800000000000000 0100000000000000
+    0200000000000000 0b00000000000000 0900000000000000 0000000000000000
+    00000000 01000000 00
+    08cbeb1c5538abcf";

@@ -125,6 +125,42 @@ fn views_work_at_every_alignment() {
     }
 }
 
+/// A Ribbon filter with the two-line layout: the view answers as the owned
+/// filter, at every offset of a cache line, through `FilterView` and
+/// `RibbonView`, and the empty and one-key filters too.
+#[test]
+fn two_line_ribbon_views_agree() {
+    let params = amq::RibbonParams::with_result_bits(7)
+        .unwrap()
+        .with_two_line_layout()
+        .unwrap();
+    for n in [0usize, 1, 3, 5_000, 20_000] {
+        let keys = common::hashes(n as u64 + 11, n);
+        let f = amq::Ribbon::build(&keys, &params).unwrap();
+        assert!(f.is_two_line_layout());
+        let owned = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+        let bytes = owned.to_bytes();
+        let probes: Vec<u64> = keys
+            .iter()
+            .copied()
+            .chain(common::hashes(n as u64 + 12, 5_000))
+            .collect();
+        let mut buf = vec![0u8; bytes.len() + 64];
+        for offset in [0, 3, 17, 63] {
+            buf[offset..offset + bytes.len()].copy_from_slice(&bytes);
+            let at = &buf[offset..offset + bytes.len()];
+            assert_agrees(&FilterView::new(at).unwrap(), &owned, &probes);
+            assert_agrees(&FilterView::trusted(at).unwrap(), &owned, &probes);
+            let typed = RibbonView::new(at).unwrap();
+            assert!(probes
+                .iter()
+                .all(|&h| typed.contains_hash(h) == f.contains_hash(h)));
+            assert_eq!(typed.num_shards(), f.num_shards());
+            assert_eq!(typed.to_filter().unwrap(), f);
+        }
+    }
+}
+
 /// The per-kind views agree with `FilterView` and refuse other kinds.
 #[test]
 fn typed_views_take_only_their_kind() {

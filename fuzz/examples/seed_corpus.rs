@@ -31,7 +31,12 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     for &kind in FilterKind::ALL.iter() {
         for n in [0u32, 1, 5, 40] {
-            for sizing in [FilterSizing::Fpr(0.01), FilterSizing::BitsPerKey(20.0)] {
+            // 2^-7: Ribbon's two-line layout (its default at 7 result bits).
+            for sizing in [
+                FilterSizing::Fpr(0.01),
+                FilterSizing::BitsPerKey(20.0),
+                FilterSizing::Fpr(1.0 / 128.0),
+            ] {
                 let hashes: Vec<u64> = (0..n).map(|i| hash_key(&i.to_le_bytes())).collect();
                 let Ok(f) = AnyFilter::build(kind, sizing, &hashes) else {
                     continue;
@@ -40,7 +45,7 @@ fn main() {
                 // Mode 0: the bytes as they are (checksum intact).
                 let mut input = vec![0u8];
                 input.extend_from_slice(&bytes);
-                let tag = format!("{kind:?}-{n}-{}", bytes.len());
+                let tag = format!("{kind:?}-{n}-{sizing:?}-{}", bytes.len());
                 for target in [target_name(kind), "decode_any"] {
                     let dir = root.join(target);
                     fs::create_dir_all(&dir).unwrap();

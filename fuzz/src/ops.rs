@@ -253,10 +253,19 @@ pub fn binary_fuse32(input: StaticInput) {
 
 pub fn ribbon(input: StaticInput) {
     let p = input.param;
-    let params = match p % 3 {
+    let params = match p % 4 {
         0 => RibbonParams::with_result_bits(u32::from(p >> 2)),
         1 => RibbonParams::with_fpr(f64::from(p >> 2) / 64.0),
-        _ => RibbonParams::with_bits_per_key(f64::from(p >> 2) * 0.7),
+        2 => RibbonParams::with_bits_per_key(f64::from(p >> 2) * 0.7),
+        // The two-line layout (r = 7 only), its slack from the input (1.0
+        // makes shards retry with the next seed and grow); every eighth
+        // value asks it of another r, which must be a documented error.
+        _ => match p >> 5 {
+            7 => RibbonParams::with_result_bits(8).and_then(|q| q.with_two_line_layout()),
+            _ => RibbonParams::with_result_bits(7)
+                .and_then(|q| q.with_two_line_layout())
+                .and_then(|q| q.with_slots_per_key(1.0 + f64::from(p >> 2) / 128.0)),
+        },
     };
     match params {
         Ok(params) => static_ops::<Ribbon>(&input, &params),

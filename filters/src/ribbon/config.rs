@@ -39,6 +39,8 @@ pub(crate) const ATTEMPTS_PER_SIZE: u32 = 8;
 pub struct RibbonParams {
     target: Target,
     slots_per_key: f64,
+    /// The two-line layout (`lines.rs`) instead of 128-slot rows in blocks.
+    two_lines: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,11 +113,103 @@ impl RibbonParams {
         })
     }
 
-    const fn new(target: Target) -> Self {
-        RibbonParams {
+    /// The default layout: the two-line layout for exactly 7 result bits
+    /// (`with_result_bits(7)`, `with_fpr(1.0 / 128.0)`), where it is
+    /// measured faster at 100M keys within 7.35 bits/key
+    /// (`docs/benchmarks.md`, "Ribbon at 100M: the two-line layout"), the
+    /// blocked layout for anything else.
+    fn new(target: Target) -> Self {
+        let blocked = RibbonParams {
             target,
             slots_per_key: SLOTS_PER_KEY,
+            two_lines: false,
+        };
+        blocked.with_two_line_layout().unwrap_or(blocked)
+    }
+
+    /// Builds with the two-line layout (the default at exactly 7 result
+    /// bits): 64-slot rows in 64-byte lines of 73 slots, so a query reads at
+    /// most two cache lines (three or four with the blocked layout's
+    /// 128-slot rows), at about 7.30 bits per key instead of 7.18, in shards
+    /// of [`LINE_SHARD_KEYS`](super::LINE_SHARD_KEYS) keys
+    /// at [`LINE_SLOTS_PER_KEY`](super::LINE_SLOTS_PER_KEY) slots per key
+    /// (a later [`with_slots_per_key`](Self::with_slots_per_key) overrides
+    /// that). Only for exactly 7 result bits (FPR `2^-7`): anything else is
+    /// [`Error::InvalidParameter`].
+    ///
+    /// ```
+    /// use amq::{Filter, Ribbon, RibbonParams};
+    /// let p = RibbonParams::with_result_bits(7)?.with_two_line_layout()?;
+    /// let keys: Vec<u64> = (0..50_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+    /// let f = Ribbon::build(&keys, &p)?;
+    /// assert!(f.is_two_line_layout());
+    /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+    /// assert!(RibbonParams::with_result_bits(8)?.with_two_line_layout().is_err());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn with_two_line_layout(self) -> Result<Self, Error> {
+        let seven = match self.target {
+            Target::ResultBits(r) => r == super::lines::LINE_COLUMNS,
+            Target::Fpr { r, share } => r == super::lines::LINE_COLUMNS && share == 0.0,
+            Target::BitsPerKey(_) => false,
+        };
+        if !seven {
+            return Err(invalid(
+                "two_line_layout",
+                "needs exactly 7 result bits (FPR 2^-7)",
+            ));
         }
+        let slots_per_key = if !self.two_lines && self.slots_per_key == SLOTS_PER_KEY {
+            super::lines::LINE_SLOTS_PER_KEY
+        } else {
+            self.slots_per_key
+        };
+        Ok(RibbonParams {
+            two_lines: true,
+            slots_per_key,
+            ..self
+        })
+    }
+
+    /// Builds with the blocked layout (128-slot rows in blocks of 64 slots,
+    /// [`SHARD_KEYS`] keys per shard, [`SLOTS_PER_KEY`]), the layout of every
+    /// result-bit count but 7: at `r = 7` it takes 7.18 bits per key where
+    /// the default two-line layout takes 7.30, at three or four cache lines
+    /// per query instead of at most two. Keeps a ratio set by
+    /// [`with_slots_per_key`](Self::with_slots_per_key) (call that after
+    /// this to change it).
+    ///
+    /// ```
+    /// use amq::{Filter, Ribbon, RibbonParams};
+    /// let keys: Vec<u64> = (0..50_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+    /// let two = Ribbon::build(&keys, &RibbonParams::with_result_bits(7)?)?;
+    /// let blocked = Ribbon::build(&keys, &RibbonParams::with_result_bits(7)?.with_blocked_layout())?;
+    /// assert!(two.is_two_line_layout() && !blocked.is_two_line_layout());
+    /// assert!(blocked.bits_per_key() < two.bits_per_key());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn with_blocked_layout(self) -> Self {
+        let slots_per_key = if self.two_lines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
+            SLOTS_PER_KEY
+        } else {
+            self.slots_per_key
+        };
+        RibbonParams {
+            two_lines: false,
+            slots_per_key,
+            ..self
+        }
+    }
+
+    /// Whether these parameters build the two-line layout.
+    pub(crate) fn two_lines(&self) -> bool {
+        self.two_lines
+    }
+
+    /// The slots-per-key ratio.
+    pub(crate) fn slots_per_key(&self) -> f64 {
+        self.slots_per_key
     }
 
     /// Columns of an empty filter (no shard to size).

@@ -18,6 +18,7 @@
 //! called directly.
 #![allow(unsafe_code)]
 
+use super::lines::portable_pair;
 use super::solution::portable_group;
 use super::Ribbon;
 
@@ -51,12 +52,12 @@ impl core::fmt::Debug for Kernel {
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_one(r: &Ribbon, hash: u64) -> bool {
-    r.contains_by(hash, portable_group)
+    r.contains_by(hash, portable_group, portable_pair)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
-    r.contains_many_by(hashes, out, portable_group)
+    r.contains_many_by(hashes, out, portable_group, portable_pair)
 }
 
 impl Kernel {
@@ -103,6 +104,9 @@ impl Kernel {
             let avx2 = std::is_x86_feature_detected!("avx2");
             #[cfg(not(feature = "std"))]
             let avx2 = cfg!(target_feature = "avx2");
+            // The AVX-512 kernel answers two-line filters with the AVX2
+            // line-pair kernel, so it needs AVX2 too.
+            let avx512 = avx512 && avx2;
             [
                 avx512.then_some(Kernel {
                     name: "avx512",
@@ -133,7 +137,7 @@ impl Kernel {
         // kernel only when the CPU has its features (the type's invariant).
         return unsafe { (self.one)(r, hash) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        r.contains_by(hash, portable_group)
+        r.contains_by(hash, portable_group, portable_pair)
     }
 
     #[inline(always)]
@@ -142,7 +146,7 @@ impl Kernel {
         // SAFETY: as in `contains`.
         return unsafe { (self.many)(r, hashes, out) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        r.contains_many_by(hashes, out, portable_group)
+        r.contains_many_by(hashes, out, portable_group, portable_pair)
     }
 }
 
@@ -162,9 +166,14 @@ mod avx512 {
     /// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ.
     #[target_feature(enable = "avx512f,avx512vpopcntdq")]
     pub(super) unsafe fn contains(r: &Ribbon, hash: u64) -> bool {
-        // SAFETY (for the closure's call): this function runs only with both
-        // features.
-        r.contains_by(hash, |blocks, coeff| unsafe { group(blocks, coeff) })
+        // SAFETY (for the closures' calls): this function runs only with both
+        // features, and `available` offers it only when AVX2 (the line-pair
+        // kernel's feature) was detected too.
+        r.contains_by(
+            hash,
+            |blocks, coeff| unsafe { group(blocks, coeff) },
+            |a, b, coeff| unsafe { super::avx2::pair(a, b, coeff) },
+        )
     }
 
     /// # Safety
@@ -172,7 +181,12 @@ mod avx512 {
     #[target_feature(enable = "avx512f,avx512vpopcntdq")]
     pub(super) unsafe fn contains_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
         // SAFETY: as in `contains`.
-        r.contains_many_by(hashes, out, |blocks, coeff| unsafe { group(blocks, coeff) })
+        r.contains_many_by(
+            hashes,
+            out,
+            |blocks, coeff| unsafe { group(blocks, coeff) },
+            |a, b, coeff| unsafe { super::avx2::pair(a, b, coeff) },
+        )
     }
 
     /// Bit `j` = parity of `(b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)`, as
@@ -212,8 +226,8 @@ mod avx512 {
 mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps,
-        _mm256_permutevar8x32_epi32, _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_slli_epi32,
-        _mm256_slli_epi64, _mm256_srli_epi64, _mm256_xor_si256,
+        _mm256_permutevar8x32_epi32, _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x,
+        _mm256_slli_epi32, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_xor_si256,
     };
 
     use super::super::solution::GroupWords;
@@ -223,8 +237,12 @@ mod avx2 {
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn contains(r: &Ribbon, hash: u64) -> bool {
-        // SAFETY (for the closure's call): this function runs only with AVX2.
-        r.contains_by(hash, |blocks, coeff| unsafe { group(blocks, coeff) })
+        // SAFETY (for the closures' calls): this function runs only with AVX2.
+        r.contains_by(
+            hash,
+            |blocks, coeff| unsafe { group(blocks, coeff) },
+            |a, b, coeff| unsafe { pair(a, b, coeff) },
+        )
     }
 
     /// # Safety
@@ -232,7 +250,52 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn contains_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
         // SAFETY: as in `contains`.
-        r.contains_many_by(hashes, out, |blocks, coeff| unsafe { group(blocks, coeff) })
+        r.contains_many_by(
+            hashes,
+            out,
+            |blocks, coeff| unsafe { group(blocks, coeff) },
+            |a, b, coeff| unsafe { pair(a, b, coeff) },
+        )
+    }
+
+    /// The line-pair parities of the two-line layout, as
+    /// [`portable_pair`](super::portable_pair) computes them: bit `j` is the
+    /// parity of `(a[j] & c0) ^ ((a[7] >> 9j) & c1) ^ (b[j] & c2)`.
+    ///
+    /// Each line is two 256-bit loads (the line is one aligned 64-byte
+    /// `Line`); the ninth word's 9-bit column pieces are brought to the
+    /// bottom of each lane by one variable shift (`vpsrlvq`) per half, then
+    /// the same fold as [`group`].
+    ///
+    /// # Safety
+    /// As for [`contains`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
+    pub(super) unsafe fn pair(a: &[u64; 8], b: &[u64; 8], coeff: [u64; 3]) -> u32 {
+        // SAFETY: each `&[u64; 8]` is 64 readable bytes; the two unaligned
+        // 256-bit loads per line read its first and second 32 bytes.
+        let load = |x: &[u64; 8], half: usize| unsafe {
+            _mm256_loadu_si256(x[4 * half..].as_ptr().cast::<__m256i>())
+        };
+        // SAFETY: register-only intrinsics of the enabled feature.
+        unsafe {
+            let ca = _mm256_set1_epi64x(coeff[0] as i64);
+            let ch = _mm256_set1_epi64x(coeff[1] as i64);
+            let cb = _mm256_set1_epi64x(coeff[2] as i64);
+            let extra = _mm256_set1_epi64x(a[7] as i64);
+            let shifts = [
+                _mm256_setr_epi64x(0, 9, 18, 27),
+                _mm256_setr_epi64x(36, 45, 54, 63),
+            ];
+            let half = |h: usize| {
+                let x0 = _mm256_and_si256(load(a, h), ca);
+                let x1 = _mm256_and_si256(_mm256_srlv_epi64(extra, shifts[h]), ch);
+                let x2 = _mm256_and_si256(load(b, h), cb);
+                _mm256_xor_si256(_mm256_xor_si256(x0, x1), x2)
+            };
+            fold(half(0), half(1))
+        }
     }
 
     /// Bit `j` = parity of `(b0[j] & c0) ^ (b1[j] & c1) ^ (b2[j] & c2)`, as
@@ -269,7 +332,21 @@ mod avx2 {
                 let x2 = _mm256_and_si256(load(b2, h), c2);
                 _mm256_xor_si256(_mm256_xor_si256(x0, x1), x2)
             };
-            let (lo, hi) = (half(0), half(1));
+            fold(half(0), half(1))
+        }
+    }
+
+    /// The parities of the eight 64-bit lanes of `lo` (columns 0..4) and
+    /// `hi` (columns 4..8) as the bits of a byte.
+    ///
+    /// # Safety
+    /// As for [`contains`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
+    unsafe fn fold(lo: __m256i, hi: __m256i) -> u32 {
+        // SAFETY: register-only intrinsics of the enabled feature.
+        unsafe {
             // Delta swap: t = (lo_high ^ hi_low) in the low half of each lane.
             let low32 = _mm256_set1_epi64x(0xffff_ffff);
             let t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi64::<32>(lo), hi), low32);
@@ -339,6 +416,38 @@ mod tests {
         assert!(seen[0] && seen[1]);
     }
 
+    /// The AVX2 line-pair parities equal the portable ones on dense, sparse
+    /// and random lines, for coefficients at every offset of a line.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn simd_pairs_agree_with_portable() {
+        use super::super::lines::LineWindow;
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut seen = [false; 2];
+        for i in 0..20_000u64 {
+            let word = |j: u64| {
+                let x = remix(i * 64 + j, 6);
+                match i % 4 {
+                    0 => x,
+                    1 => x & remix(x, 1) & remix(x, 2), // sparse
+                    2 => x | remix(x, 1),               // dense
+                    _ => u64::MAX * (x & 1),
+                }
+            };
+            let a: [u64; 8] = core::array::from_fn(|j| word(j as u64));
+            let b: [u64; 8] = core::array::from_fn(|j| word(8 + j as u64));
+            let window = LineWindow::new(0, (i % 146) as usize, remix(i, 3) | 1);
+            let expected = portable_pair(&a, &b, window.coeff);
+            // SAFETY: AVX2 was detected above.
+            let got = unsafe { avx2::pair(&a, &b, window.coeff) };
+            assert_eq!(got, expected, "i {i}");
+            seen[(expected & 0x7f == 0) as usize] = true;
+        }
+        assert!(seen[0] && seen[1]);
+    }
+
     /// Every available kernel answers exactly as the portable one, single
     /// and batched, for several column counts (fractional ones included).
     #[test]
@@ -351,11 +460,15 @@ mod tests {
             RibbonParams::with_bits_per_key(9.5).unwrap(),
             RibbonParams::with_result_bits(20).unwrap(),
             RibbonParams::with_result_bits(32).unwrap(),
+            RibbonParams::with_result_bits(7)
+                .unwrap()
+                .with_two_line_layout()
+                .unwrap(),
         ] {
             let f = Ribbon::build(&keys, &params).unwrap();
             let portable: Vec<bool> = queries
                 .iter()
-                .map(|&h| f.contains_by(h, portable_group))
+                .map(|&h| f.contains_by(h, portable_group, portable_pair))
                 .collect();
             assert!(portable[..1000].iter().any(|&b| b));
             for kernel in Kernel::available().into_iter().flatten() {

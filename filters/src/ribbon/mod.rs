@@ -152,20 +152,25 @@
 //! fits in L2). `docs/ribbon.md` and `docs/benchmarks.md` have the
 //! measurements and their commands.
 //!
-//! # Why not two cache lines
+//! # Two cache lines: the default at r = 7
 //!
 //! At 100M keys a query costs what its cache lines cost (`docs/benchmarks.md`,
-//! "Ribbon at 100M: the two-line layout": this machine completes about one
-//! random line per 10 ns however the misses are issued, so a batch costs
-//! about 10 ns per line). Two lines per query cannot be had with this row
-//! width: a row covers 128 consecutive slots, `128 · r` bits = 112 bytes at
-//! `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73` slots of `r`-bit
-//! values in any layout, so a row starting anywhere spans `⌈(128 + 72) /
-//! 73⌉ = 3` lines in the worst case, and the interleaved layout here spans
-//! 3 or 4. Two lines need a row width of at most 73 slots (`w = 64`, with
-//! 73 slots per line at `r = 7`: every 64-slot row within two lines), and
-//! `w = 64` needs more slots per key to stay solvable; that trade is
-//! measured in `docs/benchmarks.md` and left for a next step.
+//! "Ribbon at 100M: the two-line layout"). A 128-slot row covers `128 · r`
+//! bits = 112 bytes at `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73`
+//! slots, so such a row spans three lines in the worst case (the blocked
+//! layout above: 3 or 4). So at exactly 7 result bits the default is the
+//! **two-line layout** (`lines.rs`): 64-slot rows in 64-byte lines of 73
+//! slots, every row within two lines (1.86 on average), in shards of
+//! [`LINE_SHARD_KEYS`] = 4,096 keys at [`LINE_SLOTS_PER_KEY`] = 1.04 slots per
+//! key: 7.30 bits per key instead of 7.18 (a narrower band needs more
+//! slack), about a fifth of first shard attempts failing, and a build faster
+//! than the blocked one (the elimination walks are shorter). Measured at
+//! 100M against the blocked layout, six runs on a shared host: batches
+//! 0.60–0.73×, single queries 0.70–1.03× (faster in five runs), builds
+//! 0.57–0.81×; at 10M the single query measured slower in five runs of six
+//! (up to 1.7×) while the batch stayed faster.
+//! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
+//! `r = 7`; every other `r` has only the blocked layout.
 //!
 //! # Build memory
 //!
@@ -187,12 +192,18 @@
 //! * Every start is below `2^32` blocks (2.7·10^11 slots): a larger filter
 //!   is [`Error::TooLarge`].
 //! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
+//! * Two-line layout: every start is at most `73 · lines − 64`, so a row's
+//!   64 bits lie inside its shard and a row starting in the shard's last
+//!   line has no bit in the next one; one zero line after the last (not
+//!   serialized) is what a query of the last line reads as its second;
+//!   the lines are 64-byte aligned (`Line`), one cache line each.
 
 mod banding;
 mod config;
 mod kernel;
 mod layout;
 mod legacy;
+mod lines;
 mod order;
 mod row;
 mod shard;
@@ -200,6 +211,7 @@ mod solution;
 mod view;
 
 pub use config::{RibbonParams, MAX_RESULT_BITS, SHARD_KEYS, SLOTS_PER_KEY};
+pub use lines::{LINE_SHARD_KEYS, LINE_SLOTS_PER_KEY};
 pub use view::RibbonView;
 
 use alloc::vec::Vec;
@@ -208,6 +220,7 @@ use self::banding::Banding;
 use self::kernel::Kernel;
 use self::layout::Columns;
 use self::legacy::Legacy;
+use self::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use self::order::Grouped;
 use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row, ROW_WIDTH};
 use self::solution::{padding_words, solve_into, GroupWords, Window, BLOCK_SLOTS};
@@ -223,9 +236,14 @@ pub const MAX_ATTEMPTS: u32 = 64;
 /// the prefetches of the whole batch are in flight.
 const BATCH: usize = 16;
 
+/// Keys ahead in the two-line layout's batch pipeline: with 1.86 lines per
+/// key on average, about as many lines in flight as the core tracks.
+const LINE_DEPTH: usize = 16;
+
 /// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
-/// about 2.7% above `log2(1/FPR)` bits per key. See the [module
-/// docs](self) for the design.
+/// about 2.7% above `log2(1/FPR)` bits per key (4.3% at exactly 7 result
+/// bits, where the default two-line layout trades space for at most two
+/// cache lines per query). See the [module docs](self) for the design.
 ///
 /// ```
 /// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
@@ -274,6 +292,10 @@ enum Layout {
     /// differ between shards): its shard records as read. Written back as
     /// version 1.
     Legacy(Legacy),
+    /// The two-line layout (`lines.rs`): its shard table and its lines (the
+    /// filter's `words` are then empty). A version-2 frame with the layout
+    /// byte 1.
+    Lines(LineShards),
 }
 
 /// The compact shard table: 5 bytes per shard (61 KB at 100M keys), read
@@ -341,6 +363,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.seeds.len(),
             Layout::Legacy(l) => l.num_shards(),
+            Layout::Lines(l) => l.seeds.len(),
         }
     }
 
@@ -356,6 +379,7 @@ impl Ribbon {
                 .map(|(_, &seed)| seed as u64 + 1)
                 .sum(),
             Layout::Legacy(l) => l.attempts(),
+            Layout::Lines(l) => l.attempts(),
         }
     }
 
@@ -364,7 +388,14 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.total_blocks() * BLOCK_SLOTS,
             Layout::Legacy(l) => l.num_slots(),
+            Layout::Lines(l) => l.total_lines() * LINE_SLOTS,
         }
+    }
+
+    /// Whether the filter has the two-line layout
+    /// ([`RibbonParams::with_two_line_layout`]).
+    pub fn is_two_line_layout(&self) -> bool {
+        matches!(self.layout, Layout::Lines(_))
     }
 
     /// Whether the key with this hash may be in the set.
@@ -389,10 +420,25 @@ impl Ribbon {
     }
 
     /// The single query, with `group` computing a column group's parities
-    /// (what a [`Kernel`] plugs in).
+    /// and `pair` a line pair's (what a [`Kernel`] plugs in).
     #[inline(always)]
-    fn contains_by(&self, hash: u64, group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32) -> bool {
-        match self.locate(hash) {
+    fn contains_by(
+        &self,
+        hash: u64,
+        group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32,
+        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32,
+    ) -> bool {
+        let located = match &self.layout {
+            Layout::Lines(l) => {
+                return match l.locate(hash) {
+                    Some((window, result)) => window.matches(&l.lines, result, pair),
+                    None => false,
+                }
+            }
+            Layout::Compact(s) => s.locate(hash),
+            Layout::Legacy(l) => l.locate(hash),
+        };
+        match located {
             Some((window, result)) => window.matches(&self.words, result, group),
             None => false,
         }
@@ -406,7 +452,37 @@ impl Ribbon {
         hashes: &[u64],
         out: &mut [bool],
         group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32 + Copy,
+        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32 + Copy,
     ) {
+        if let Layout::Lines(l) = &self.layout {
+            // A software pipeline: key `i + LINE_DEPTH` is located and its
+            // lines prefetched just before key `i` is answered, so the
+            // arithmetic of one key overlaps the misses of the next ones.
+            //
+            // Written out rather than through `prefetch::pipelined`: there
+            // the locating closure, called from two places, was not inlined,
+            // and its result went through memory (stored in pieces, loaded
+            // whole: a store-forwarding stall on 15% of the samples at 1M).
+            let n = hashes.len();
+            let mut ring: [Option<(lines::LineWindow, u32)>; LINE_DEPTH] = [None; LINE_DEPTH];
+            for i in 0..n + LINE_DEPTH {
+                let slot = &mut ring[i & (LINE_DEPTH - 1)];
+                if i >= LINE_DEPTH {
+                    out[i - LINE_DEPTH] = match *slot {
+                        Some((window, result)) => window.matches(&l.lines, result, pair),
+                        None => false,
+                    };
+                }
+                if i < n {
+                    let at = l.locate(hashes[i]);
+                    if let Some((window, _)) = &at {
+                        window.prefetch(&l.lines);
+                    }
+                    *slot = at;
+                }
+            }
+            return;
+        }
         let mut located = [None; BATCH];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (l, &h) in located.iter_mut().zip(hs) {
@@ -425,12 +501,14 @@ impl Ribbon {
     }
 
     /// The window of the key with this hash and its fingerprint bits; `None`
-    /// when its shard holds no keys.
+    /// when its shard holds no keys (or the filter has the two-line layout,
+    /// whose queries never come here: `contains_many_by` answers them first).
     #[inline(always)]
     fn locate(&self, hash: u64) -> Option<(Window, u32)> {
         match &self.layout {
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
+            Layout::Lines(_) => None,
         }
     }
 
@@ -451,6 +529,9 @@ impl Ribbon {
             });
         }
         let parts = parse_frame_v2(frame)?;
+        if parts.lines {
+            return Self::from_line_parts(&parts);
+        }
         let mut starts = Vec::new();
         if parts.num_shards > 0 {
             starts
@@ -483,13 +564,61 @@ impl Ribbon {
     }
 }
 
+impl Ribbon {
+    /// The two-line filter of checked frame parts (`parts.lines`).
+    fn from_line_parts(parts: &RibbonParts<'_>) -> Result<Self, Error> {
+        let mut starts = Vec::new();
+        if parts.num_shards > 0 {
+            starts
+                .try_reserve_exact(parts.num_shards + 1)
+                .map_err(|_| Error::TooLarge)?;
+        }
+        let mut seeds = Vec::new();
+        seeds
+            .try_reserve_exact(parts.num_shards)
+            .map_err(|_| Error::TooLarge)?;
+        check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |start, seed| {
+            if parts.num_shards > 0 {
+                starts.push(start);
+            }
+            seeds.extend(seed);
+        })?;
+        let padding = (parts.num_shards > 0) as usize;
+        let mut lines = Vec::new();
+        lines
+            .try_reserve_exact(parts.total_blocks + padding)
+            .map_err(|_| Error::TooLarge)?;
+        let mut words = Reader::new(parts.words);
+        for _ in 0..parts.total_blocks + padding {
+            let mut line = Line::default();
+            if lines.len() < parts.total_blocks {
+                for w in &mut line.0 {
+                    *w = words.u64()?;
+                }
+            }
+            lines.push(line);
+        }
+        words.finish()?;
+        Ok(Ribbon {
+            words: Vec::new(),
+            layout: Layout::Lines(LineShards { starts, seeds, lines }),
+            num_keys: parts.num_keys,
+            kernel: Kernel::detect(),
+        })
+    }
+}
+
 /// A version-2 Ribbon frame split into its parts, lengths checked (the
 /// shard starts and seeds themselves are checked by [`check_shards`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RibbonParts<'a> {
     pub(crate) num_keys: u64,
     pub(crate) num_shards: usize,
+    /// Blocks, or lines in the two-line layout.
     pub(crate) total_blocks: usize,
+    /// The two-line layout (layout byte 1): `total_blocks` counts lines of
+    /// eight words, `columns` is 7 everywhere.
+    pub(crate) lines: bool,
     pub(crate) columns: Columns,
     /// The solution words, little-endian: `columns.word_of(total_blocks)`.
     pub(crate) words: &'a [u8],
@@ -501,16 +630,32 @@ pub(crate) struct RibbonParts<'a> {
 
 /// Splits a version-2 frame. Parameters: `u64` keys, `u64` shards `S`,
 /// `u64` blocks `B`, `u8` result bits `r`, `u16` extra-column start in each
-/// period of 256 blocks (256: none); payload: the words of `B` blocks, then
-/// `S + 1` block starts (`u32`), then `S` seeds (`u8`).
+/// period of 256 blocks (256: none), and optionally a `u8` layout (absent:
+/// blocks; 1: the two-line layout, `B` then counts 64-byte lines, `r` is 7
+/// and the start 256); payload: the words of `B` blocks (or lines), then
+/// `S + 1` block (or line) starts (`u32`), then `S` seeds (`u8`).
 pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Error> {
     let num_keys = frame.params.u64()?;
     let num_shards = frame.params.u64()?;
     let total_blocks = frame.params.u64()?;
     let base = frame.params.u8()?;
     let upper_from = frame.params.u16()?;
-    frame.params.finish()?;
     let bad = FormatError::InvalidParameters;
+    let lines = match frame.params.remaining() {
+        0 => false,
+        _ => match frame.params.u8()? {
+            LAYOUT_LINES => true,
+            _ => return Err(bad("unknown Ribbon layout").into()),
+        },
+    };
+    frame.params.finish()?;
+    if lines && (base as u32 != LINE_COLUMNS || upper_from != 256) {
+        return Err(bad("the two-line layout has 7 columns everywhere").into());
+    }
+    let (unit_slots, unit_words) = match lines {
+        true => (LINE_SLOTS as u64, 8u64),
+        false => (BLOCK_SLOTS as u64, 0),
+    };
     if (num_shards == 0) != (num_keys == 0) {
         return Err(bad("key count does not match the shard count").into());
     }
@@ -519,12 +664,15 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
     if total_blocks > u32::MAX as u64 {
         return Err(bad("more blocks than a block start holds").into());
     }
-    if num_keys > total_blocks * BLOCK_SLOTS as u64 {
+    if num_keys > total_blocks * unit_slots {
         return Err(bad("more keys than slots").into());
     }
-    let num_words = columns
-        .checked_word_of(total_blocks as usize)
-        .ok_or(FormatError::Truncated)? as u64;
+    let num_words = match lines {
+        true => total_blocks * unit_words,
+        false => columns
+            .checked_word_of(total_blocks as usize)
+            .ok_or(FormatError::Truncated)? as u64,
+    };
     let expected = num_words
         .checked_mul(8)
         .and_then(|w| w.checked_add(num_shards.checked_add(1)?.checked_mul(4)?))
@@ -542,12 +690,16 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
         num_keys,
         num_shards: num_shards as usize,
         total_blocks: total_blocks as usize,
+        lines,
         columns,
         words,
         starts,
         seeds,
     })
 }
+
+/// The layout byte of a two-line frame's parameters.
+const LAYOUT_LINES: u8 = 1;
 
 /// The little-endian `u32` at index `i` of `bytes`.
 #[inline(always)]
@@ -624,6 +776,9 @@ pub(crate) fn locate_compact(
 /// change nothing), which keeps the prediction O(1) in `n`.
 pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
     const SAMPLE_SHARDS: usize = 4096;
+    if params.two_lines() {
+        return predict_lines(n, params);
+    }
     let num_shards = n.div_ceil(SHARD_KEYS);
     if num_shards == 0 {
         return Ok(Prediction::default());
@@ -660,6 +815,34 @@ pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Err
         bytes,
         fpr: fpr / sample as f64,
         mean_columns: words as f64 / total_blocks as f64,
+    })
+}
+
+/// [`predict`] for the two-line layout: keys spread evenly, first-attempt
+/// sizes, one padding line.
+fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    let num_shards = n.div_ceil(LINE_SHARD_KEYS);
+    if num_shards == 0 {
+        return Ok(Prediction::default());
+    }
+    let (base, bigger) = (n / num_shards, n % num_shards);
+    let ratio = params.slots_per_key();
+    let small = lines::lines_for(base, ratio, 0)?;
+    let big = lines::lines_for(base + 1, ratio, 0)?;
+    let total = small
+        .checked_mul(num_shards - bigger)
+        .and_then(|b| b.checked_add(big.checked_mul(bigger)?))
+        .filter(|&b| b <= u32::MAX as usize)
+        .ok_or(Error::TooLarge)?;
+    let bytes = total
+        .checked_add(1)
+        .and_then(|l| l.checked_mul(core::mem::size_of::<Line>()))
+        .and_then(|b| b.checked_add(shard_table_bytes(num_shards)?))
+        .ok_or(Error::TooLarge)?;
+    Ok(Prediction {
+        bytes,
+        fpr: libm::exp2(-(LINE_COLUMNS as f64)),
+        mean_columns: LINE_COLUMNS as f64,
     })
 }
 
@@ -751,6 +934,15 @@ impl Ribbon {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
+        if params.two_lines() {
+            let (shards, num_keys) = lines::build(hashes, params)?;
+            return Ok(Ribbon {
+                words: Vec::new(),
+                layout: Layout::Lines(shards),
+                num_keys,
+                kernel: Kernel::detect(),
+            });
+        }
         let num_shards = hashes.len().div_ceil(SHARD_KEYS);
         let grouped = Grouped::new(hashes, num_shards)?;
         let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
@@ -840,6 +1032,31 @@ impl Ribbon {
     }
 }
 
+/// A two-line filter's bytes: the version-2 parameters with the layout
+/// byte 1, then its lines' words, line starts and seeds.
+fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
+    let mut p = ByteWriter::default();
+    p.u64(num_keys)
+        .u64(l.seeds.len() as u64)
+        .u64(l.total_lines() as u64)
+        .u8(LINE_COLUMNS as u8)
+        .u16(256)
+        .u8(LAYOUT_LINES);
+    let payload_len = l.total_lines() * 64 + shard_table_bytes(l.seeds.len()).expect("allocated");
+    format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
+        for word in l.words() {
+            w.u64(word);
+        }
+        if l.starts.is_empty() {
+            w.u32(0); // an empty filter's one start
+        }
+        for &start in &l.starts {
+            w.u32(start);
+        }
+        w.bytes(&l.seeds);
+    })
+}
+
 /// The block after the last shard placed so far.
 fn words_end(starts: &[u32]) -> usize {
     starts.last().map_or(0, |&b| b as usize)
@@ -876,6 +1093,11 @@ impl Filter for Ribbon {
             + match &self.layout {
                 Layout::Compact(s) => s.starts.capacity() * 4 + s.seeds.capacity(),
                 Layout::Legacy(l) => l.size_in_bytes(),
+                Layout::Lines(l) => {
+                    l.lines.capacity() * core::mem::size_of::<Line>()
+                        + l.starts.capacity() * 4
+                        + l.seeds.capacity()
+                }
             }
     }
 
@@ -888,6 +1110,7 @@ impl Filter for Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.expected_fpr(),
             Layout::Legacy(l) => l.expected_fpr(),
+            Layout::Lines(l) => l.expected_fpr(),
         }
     }
 
@@ -899,6 +1122,7 @@ impl Filter for Ribbon {
         let s = match &self.layout {
             Layout::Compact(s) => s,
             Layout::Legacy(l) => return l.to_bytes_v1(&self.words, self.num_keys),
+            Layout::Lines(l) => return lines_to_bytes(l, self.num_keys),
         };
         let words = &self.words[..s.columns.word_of(s.total_blocks())];
         let mut p = ByteWriter::default();

@@ -361,7 +361,7 @@ fn group_at(words: &[u64], at: usize) -> &[u64; GROUP] {
 /// pairing order makes byte `j` come from `v[j]`. A shift-XOR fold of each
 /// byte to its low bit and one multiplication gather the eight bits.
 #[inline(always)]
-fn parities(v: [u64; GROUP]) -> u32 {
+pub(crate) fn parities(v: [u64; GROUP]) -> u32 {
     // Chosen at compile time when the build enables `popcnt` (e.g.
     // `-C target-cpu=native`, where LLVM also vectorizes the eight counts
     // with AVX-512: about a third faster per query). `popcnt` alone measured

@@ -9,6 +9,9 @@
 //! the window's words (about `3r` of them) are copied from the bytes into a
 //! buffer on the stack ([`Window::gather`]) that the portable parity code
 //! ([`portable_group`]) reads, so owned and borrowed answer identically.
+//! A two-line payload (`lines.rs`) is viewed the same way: the query's one
+//! or two lines (16 words) are copied to the stack and read by
+//! [`portable_pair`].
 //! Version-1 payloads have no block starts (each shard's place is the sum
 //! of the sizes before it), so they cannot be viewed: [`Error::NoView`].
 //!
@@ -19,6 +22,7 @@
 use alloc::vec::Vec;
 
 use super::layout::Columns;
+use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
 use super::{check_shards, locate_compact, parse_frame_v2, u32_at, Ribbon, BATCH};
 use crate::format::{self, Checksum};
@@ -50,6 +54,8 @@ pub struct RibbonView<'a> {
     /// `num_shards` checked seeds.
     seeds: &'a [u8],
     columns: Columns,
+    /// The two-line layout: `words` are 64-byte lines.
+    lines: bool,
     num_keys: u64,
     expected_fpr: f64,
 }
@@ -73,13 +79,20 @@ impl<'a> RibbonView<'a> {
             return Err(Error::NoView(FilterKind::Ribbon));
         }
         let parts = parse_frame_v2(frame)?;
-        let fpr_sum = check_shards(&parts, |_, _| {})?;
+        let fpr_sum = match parts.lines {
+            true => {
+                let full = check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |_, _| {})?;
+                full as f64 / 128.0
+            }
+            false => check_shards(&parts, |_, _| {})?,
+        };
         Ok(RibbonView {
             frame: bytes,
             words: parts.words,
             starts: parts.starts,
             seeds: parts.seeds,
             columns: parts.columns,
+            lines: parts.lines,
             num_keys: parts.num_keys,
             expected_fpr: match parts.num_shards {
                 0 => 0.0,
@@ -93,6 +106,49 @@ impl<'a> RibbonView<'a> {
         let mut le = [0u8; 8];
         le.copy_from_slice(&bytes[8 * i..8 * i + 8]);
         u64::from_le_bytes(le)
+    }
+
+    /// The two-line layout's window of the key with this hash.
+    #[inline(always)]
+    fn locate_lines(&self, hash: u64) -> Option<(LineWindow, u32)> {
+        locate_lines(
+            self.seeds.len(),
+            |i| {
+                (
+                    u32_at(self.starts, i) as usize,
+                    u32_at(self.starts, i + 1) as usize,
+                    self.seeds[i],
+                )
+            },
+            hash,
+        )
+    }
+
+    /// Whether a two-line window's fingerprint is `result`: its two lines
+    /// copied from the bytes (a second line past the last one reads as
+    /// zeros; the row never reaches into it then).
+    #[inline(always)]
+    fn matches_lines(&self, window: &LineWindow, result: u32) -> bool {
+        let num_words = self.words.len() / 8;
+        let mut buf = [Line::default(), Line::default()];
+        for (k, line) in buf.iter_mut().enumerate() {
+            for (j, w) in line.0.iter_mut().enumerate() {
+                let i = (window.line + k) * 8 + j;
+                if i < num_words {
+                    *w = Self::u64_at(self.words, i);
+                }
+            }
+        }
+        LineWindow { line: 0, ..*window }.matches(&buf, result, portable_pair)
+    }
+
+    #[inline(always)]
+    fn prefetch_lines(&self, window: &LineWindow) {
+        let last = self.words.len().saturating_sub(1);
+        prefetch(&self.words[(window.line * 64).min(last)]);
+        if window.two_lines() {
+            prefetch(&self.words[(window.line * 64 + 64).min(last)]);
+        }
     }
 
     #[inline(always)]
@@ -132,6 +188,12 @@ impl<'a> RibbonView<'a> {
     /// Whether the key with this hash may be in the set.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
+        if self.lines {
+            return match self.locate_lines(hash) {
+                Some((window, result)) => self.matches_lines(&window, result),
+                None => false,
+            };
+        }
         match self.locate(hash) {
             Some((window, result)) => self.matches(&window, result, &mut [0; GATHERED_WORDS]),
             None => false,
@@ -163,6 +225,24 @@ impl Filter for RibbonView<'_> {
     /// them, as the owned filter does.
     fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+        if self.lines {
+            let mut located = [None; BATCH];
+            for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+                for (l, &h) in located.iter_mut().zip(hs) {
+                    *l = self.locate_lines(h);
+                    if let Some((window, _)) = l {
+                        self.prefetch_lines(window);
+                    }
+                }
+                for (o, l) in os.iter_mut().zip(&located) {
+                    *o = match l {
+                        Some((window, result)) => self.matches_lines(window, *result),
+                        None => false,
+                    };
+                }
+            }
+            return;
+        }
         let mut located = [None; BATCH];
         let mut buf = [0; GATHERED_WORDS];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
@@ -183,6 +263,12 @@ impl Filter for RibbonView<'_> {
 
     #[inline]
     fn prefetch_hash(&self, hash: u64) {
+        if self.lines {
+            if let Some((window, _)) = self.locate_lines(hash) {
+                self.prefetch_lines(&window);
+            }
+            return;
+        }
         if let Some((window, _)) = self.locate(hash) {
             self.prefetch_window(&window);
         }
