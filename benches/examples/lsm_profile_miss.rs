@@ -4,7 +4,8 @@
 //! one table's alone) and a bare walk over them (the store's walk without
 //! the store: its floor).
 //!
-//! `lsm_profile_miss [tables] [short|long]` (default 64 short).
+//! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
+//! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%.
 use amq::{hash_key, FilterKind, FilterSizing};
 use amq_bench::lsm::{median, time_filters, KeyShape, OverlappingStore};
 
@@ -19,7 +20,9 @@ fn main() {
         Ok("Ribbon") => FilterKind::Ribbon,
         _ => FilterKind::BlockedBloom,
     };
-    let mut s = OverlappingStore::new(kind, FilterSizing::Fpr(0.01), shape, 10_000, tables).unwrap();
+    // FPR=0.0078125 (2^-7) gives Ribbon its two-line layout.
+    let fpr = std::env::var("FPR").map_or(0.01, |v| v.parse().expect("FPR"));
+    let mut s = OverlappingStore::new(kind, FilterSizing::Fpr(fpr), shape, 10_000, tables).unwrap();
     s.grow_to(tables).unwrap();
     let filters = s.table_filters().unwrap();
     let keys = s.clean_miss_keys(10_000, &filters);

@@ -28,6 +28,10 @@ type OneFn = unsafe fn(&Ribbon, u64) -> bool;
 /// A whole batched query (`hashes.len() == out.len()`).
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
+/// The parities of a two-line filter's line pair, for a row located
+/// beforehand ([`Ribbon::row_matches`]).
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type PairFn = unsafe fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32;
 
 /// A query kernel the running CPU supports.
 ///
@@ -42,6 +46,8 @@ pub(super) struct Kernel {
     one: OneFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     many: ManyFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    pair: PairFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -67,6 +73,8 @@ impl Kernel {
         one: portable_one,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         many: portable_many,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        pair: portable_pair,
     };
 
     /// The fastest kernel this CPU supports (run-time detection with `std`,
@@ -112,11 +120,14 @@ impl Kernel {
                     name: "avx512",
                     one: avx512::contains,
                     many: avx512::contains_many,
+                    // The AVX-512 kernel's two-line queries use the AVX2 pair.
+                    pair: avx2::pair,
                 }),
                 avx2.then_some(Kernel {
                     name: "avx2",
                     one: avx2::contains,
                     many: avx2::contains_many,
+                    pair: avx2::pair,
                 }),
                 Some(Self::PORTABLE),
             ]
@@ -138,6 +149,17 @@ impl Kernel {
         return unsafe { (self.one)(r, hash) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         r.contains_by(hash, portable_group, portable_pair)
+    }
+
+    /// The parities of a two-line filter's line pair ([`portable_pair`]).
+    #[inline(always)]
+    pub(super) fn pair(self, a: &[u64; 8], b: &[u64; 8], coeff: [u64; 3]) -> u32 {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as in `contains`; the AVX-512 kernel carries the AVX2 pair,
+        // which `available` offers only when AVX2 was detected too.
+        return unsafe { (self.pair)(a, b, coeff) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        portable_pair(a, b, coeff)
     }
 
     #[inline(always)]

@@ -281,6 +281,13 @@ pub struct Ribbon {
     kernel: Kernel,
 }
 
+/// A key's row in a two-line filter, located ([`Ribbon::locate_row`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LocatedRow {
+    window: lines::LineWindow,
+    result: u32,
+}
+
 /// How a filter's shards are described.
 #[derive(Debug, Clone, PartialEq)]
 enum Layout {
@@ -509,6 +516,36 @@ impl Ribbon {
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
             Layout::Lines(_) => None,
+        }
+    }
+
+    /// For a two-line filter, the row of the key with this hash (`None`
+    /// inside when its shard holds no keys), its lines prefetched: the first
+    /// half of [`contains_hash`](Self::contains_hash), for a caller that
+    /// locates many filters' lines before answering any
+    /// ([`ProbeSite`](crate::ProbeSite)). `None` for the other layouts.
+    #[inline(always)]
+    pub(crate) fn locate_row(&self, hash: u64) -> Option<Option<LocatedRow>> {
+        let Layout::Lines(l) = &self.layout else {
+            return None;
+        };
+        let row = l.locate(hash).map(|(window, result)| {
+            window.prefetch(&l.lines);
+            LocatedRow { window, result }
+        });
+        Some(row)
+    }
+
+    /// The second half: whether the located row's fingerprint matches, as
+    /// [`contains_hash`](Self::contains_hash) answers. (A row can only come
+    /// from a two-line filter; any other layout answers "maybe".)
+    #[inline(always)]
+    pub(crate) fn row_matches(&self, row: &LocatedRow) -> bool {
+        match &self.layout {
+            Layout::Lines(l) => row
+                .window
+                .matches(&l.lines, row.result, |a, b, c| self.kernel.pair(a, b, c)),
+            _ => true,
         }
     }
 
