@@ -53,7 +53,7 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::order::Grouped;
-use super::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row};
+use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
 use super::solution::parities;
 use super::{RibbonParams, MAX_ATTEMPTS};
 use crate::prefetch::prefetch;
@@ -221,18 +221,7 @@ pub(crate) fn locate_lines(
     shard_at: impl Fn(usize) -> (usize, usize, u8),
     hash: u64,
 ) -> Option<(LineWindow, u32)> {
-    if num_shards == 0 {
-        return None;
-    }
-    let a = mixed(hash);
-    let p = spread(hash);
-    let (first, end, seed) = shard_at(shard_of(a, num_shards as u64));
-    let num_lines = end - first;
-    if num_lines == 0 {
-        return None;
-    }
-    let q = seeded(p, seed);
-    let start = start_of(q, (num_lines * LINE_SLOTS - (LINE_ROW - 1)) as u64);
+    let (first, start, q, a) = locate_in_shard(num_shards, shard_at, hash, LINE_SLOTS, LINE_ROW)?;
     Some((
         LineWindow::new(first, start, coeff_of(q) as u64),
         result_of(a) & ((1 << LINE_COLUMNS) - 1),

@@ -222,7 +222,7 @@ use self::layout::Columns;
 use self::legacy::Legacy;
 use self::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use self::order::Grouped;
-use self::row::{coeff_of, mixed, result_of, seeded, shard_of, spread, start_of, unmixed, Row, ROW_WIDTH};
+use self::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row, ROW_WIDTH};
 use self::solution::{padding_words, solve_into, GroupWords, Window, BLOCK_SLOTS};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
@@ -787,19 +787,7 @@ pub(crate) fn locate_compact(
     shard_at: impl Fn(usize) -> (usize, usize, u8),
     hash: u64,
 ) -> Option<(Window, u32)> {
-    if num_shards == 0 {
-        return None;
-    }
-    let a = mixed(hash);
-    // Independent of the shard: overlaps with the table's load.
-    let p = spread(hash);
-    let (first, end, seed) = shard_at(shard_of(a, num_shards as u64));
-    let num_blocks = end - first;
-    if num_blocks == 0 {
-        return None;
-    }
-    let q = seeded(p, seed);
-    let start = start_of(q, (num_blocks * BLOCK_SLOTS - (ROW_WIDTH - 1)) as u64);
+    let (first, start, q, a) = locate_in_shard(num_shards, shard_at, hash, BLOCK_SLOTS, ROW_WIDTH)?;
     Some((Window::compact(columns, first, start, coeff_of(q)), result_of(a)))
 }
 

@@ -110,6 +110,39 @@ pub(crate) fn coeff_of(q: u64) -> u128 {
     (q as u128).wrapping_mul(COEFF_MUL) | 1
 }
 
+/// What a query computes before it reads the filter, the same in both
+/// layouts: the key's shard (through `shard_at`, which gives shard `i`'s
+/// first unit, its end unit and its seed; a unit is a 64-slot block or a
+/// 73-slot line, of `unit_slots` slots) and, in it, the row's start among
+/// the shard's `units · unit_slots − (row_width − 1)` starts. Returns the
+/// shard's first unit, the shard-local start, the seeded hash (its
+/// coefficients: [`coeff_of`]) and the mixed hash (its fingerprint:
+/// [`result_of`]); `None` when there are no shards or the key's shard is
+/// empty.
+#[inline(always)]
+pub(crate) fn locate_in_shard(
+    num_shards: usize,
+    shard_at: impl Fn(usize) -> (usize, usize, u8),
+    hash: u64,
+    unit_slots: usize,
+    row_width: usize,
+) -> Option<(usize, usize, u64, u64)> {
+    if num_shards == 0 {
+        return None;
+    }
+    let a = mixed(hash);
+    // Independent of the shard: overlaps with the shard table's load.
+    let p = spread(hash);
+    let (first, end, seed) = shard_at(shard_of(a, num_shards as u64));
+    let units = end - first;
+    if units == 0 {
+        return None;
+    }
+    let q = seeded(p, seed);
+    let start = start_of(q, (units * unit_slots - (row_width - 1)) as u64);
+    Some((first, start, q, a))
+}
+
 /// One key's equation: `coeff · Z[start .. start + 128] = result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Row {
