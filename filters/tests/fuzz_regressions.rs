@@ -6,6 +6,7 @@
 //! | file | cause (fixed) |
 //! |------|---------------|
 //! | `decode_any-forged-count`, `decode_counting_bloom-forged-count` | a re-sealed counting Bloom frame with a key count of `u64::MAX`: decoded, then `insert` overflowed (a panic with overflow checks, a silent wrap to 0 and `expected_fpr() == 0` without). Counts are now validated on decode and saturate. |
+//! | (inline: `ops_ribbon_more_keys_than_slots`) | `ops_ribbon`: a two-line Ribbon of 74 distinct keys sized to one line of 73 slots, which solved (the surplus row reduced to zero with zero result bits) and wrote a frame its decoder rejects as "more keys than slots". Shards now never get fewer slots than keys. |
 
 use std::fs;
 use std::path::Path;
@@ -53,4 +54,31 @@ fn every_fuzzer_crash_stays_fixed() {
         n += 1;
     }
     assert!(n >= 2);
+}
+
+/// The `ops_ribbon` crash: these keys (74 distinct) (`u16`, hashed as their little-endian
+/// bytes) at r = 7, two-line layout, 1 + 50/128 slots per key built a filter
+/// whose own bytes did not decode.
+#[test]
+fn ops_ribbon_more_keys_than_slots() {
+    use amq::{FromBytes, Ribbon, RibbonParams, StaticFilter};
+    const KEYS: [u16; 106] = [
+        52171, 52171, 52100, 54737, 53713, 53713, 53505, 487, 6587, 2329, 23923, 63347, 53557, 2257, 53713,
+        1791, 53713, 53713, 53713, 48, 43, 1023, 65535, 231, 999, 59391, 65535, 53553, 53541, 53713, 53713,
+        53713, 53713, 53713, 17733, 17733, 17733, 13621, 59189, 65360, 3583, 65293, 3341, 3341, 3341, 3341,
+        13581, 60420, 1023, 20735, 65397, 3341, 3343, 269, 257, 257, 257, 12545, 851, 230, 58343, 59186,
+        59136, 352, 3329, 6425, 29449, 29533, 47607, 53713, 53713, 53713, 55761, 53713, 49105, 57205, 24635,
+        63803, 43, 1023, 59391, 65329, 59139, 65511, 12799, 63793, 65339, 11011, 59364, 59367, 65280, 2781,
+        52063, 65282, 15254, 15163, 53621, 11217, 29952, 59136, 59139, 30207, 209, 53713, 53713, 65323,
+    ];
+    let hashes: Vec<u64> = KEYS.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    let params = RibbonParams::with_result_bits(7)
+        .and_then(|p| p.with_two_line_layout())
+        .and_then(|p| p.with_slots_per_key(1.0 + 50.0 / 128.0))
+        .unwrap();
+    let f = <Ribbon as StaticFilter>::build(&hashes, &params).unwrap();
+    let bytes = f.to_bytes();
+    let g = Ribbon::from_bytes(&bytes).expect("a filter's own bytes decode");
+    assert_eq!(g.to_bytes(), bytes);
+    assert!(hashes.iter().all(|&h| f.contains_hash(h) && g.contains_hash(h)));
 }

@@ -55,7 +55,7 @@ use super::banding::Banding;
 use super::order::Grouped;
 use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
 use super::solution::parities;
-use super::{RibbonParams, MAX_ATTEMPTS};
+use super::{shard_table, RibbonParams, MAX_ATTEMPTS};
 use crate::prefetch::prefetch;
 use crate::{Error, FormatError};
 
@@ -230,7 +230,15 @@ pub(crate) fn locate_lines(
 
 /// Lines of a shard of `keys` keys (at least 1) at `ratio` slots per key,
 /// attempt `attempt`: `keys + max(keys · (ratio − 1), 32)` slots, the extra
-/// doubled every 8 attempts, rounded to the nearest line; at least one.
+/// doubled every 8 attempts, rounded to the nearest line; at least one, and
+/// never fewer slots than keys.
+///
+/// The last bound is the frame's invariant (a frame with more keys than
+/// slots is rejected as corrupt), not the banding's: rounding down loses up
+/// to 36 slots, more than the 32 extra, and a system with more rows than
+/// columns can still solve when each surplus row reduces to zero with zero
+/// result bits (1 in 128 per row). The fuzzer found such a filter (74 keys
+/// in one line of 73 slots) whose own bytes then failed to decode.
 pub(crate) fn lines_for(keys: usize, ratio: f64, attempt: u32) -> Result<usize, Error> {
     let growth = libm::exp2((attempt / super::config::ATTEMPTS_PER_SIZE) as f64);
     let extra = (keys as f64 * (ratio - 1.0)).max(MIN_EXTRA_SLOTS) * growth;
@@ -238,7 +246,7 @@ pub(crate) fn lines_for(keys: usize, ratio: f64, attempt: u32) -> Result<usize, 
     if !lines.is_finite() || lines >= u32::MAX as f64 {
         return Err(Error::TooLarge);
     }
-    Ok((lines as usize).max(1))
+    Ok((lines as usize).max(keys.div_ceil(LINE_SLOTS)).max(1))
 }
 
 /// Builds the two-line layout: returns the shards and the distinct key
@@ -262,15 +270,10 @@ pub(crate) fn build(hashes: &[u64], params: &RibbonParams) -> Result<(LineShards
         .try_reserve_exact(planned + (num_shards > 0) as usize)
         .map_err(|_| Error::TooLarge)?;
     crate::zeroed::advise_huge_pages(&mut lines);
-    let mut starts = Vec::new();
+    let (mut starts, mut seeds) = shard_table(num_shards)?;
     if num_shards > 0 {
-        starts
-            .try_reserve_exact(num_shards + 1)
-            .map_err(|_| Error::TooLarge)?;
         starts.push(0u32);
     }
-    let mut seeds = Vec::new();
-    seeds.try_reserve_exact(num_shards).map_err(|_| Error::TooLarge)?;
     let mut banding = Banding::new(0)?;
     for s in 0..num_shards {
         let keys = grouped.shard(s);
@@ -464,5 +467,16 @@ mod tests {
         assert_eq!(lines_for(4096, 1.04, 0).unwrap(), 58); // 4096 · 1.04 / 73 = 58.4
         assert!(lines_for(4096, 1.04, 8).unwrap() > 58);
         assert_eq!(lines_for(usize::MAX / 2, 1.04, 0), Err(Error::TooLarge));
+        // Never fewer slots than keys, the decoder's invariant: 74 keys at
+        // 1.04 round to one line of 73 slots without the bound.
+        assert_eq!(lines_for(74, 1.04, 0).unwrap(), 2);
+        for keys in 1..2000 {
+            for ratio in [1.0, 1.04, 1.39, 2.0] {
+                assert!(
+                    lines_for(keys, ratio, 0).unwrap() * LINE_SLOTS >= keys,
+                    "{keys} keys at {ratio}"
+                );
+            }
+        }
     }
 }

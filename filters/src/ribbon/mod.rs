@@ -281,6 +281,21 @@ pub struct Ribbon {
     kernel: Kernel,
 }
 
+/// Empty shard-table vectors with room for `num_shards` shards: a start per
+/// shard plus the end (none for no shards), and a seed per shard; reserved
+/// fallibly, so a size the allocator refuses is [`Error::TooLarge`].
+pub(crate) fn shard_table(num_shards: usize) -> Result<(Vec<u32>, Vec<u8>), Error> {
+    let mut starts = Vec::new();
+    if num_shards > 0 {
+        starts
+            .try_reserve_exact(num_shards + 1)
+            .map_err(|_| Error::TooLarge)?;
+    }
+    let mut seeds = Vec::new();
+    seeds.try_reserve_exact(num_shards).map_err(|_| Error::TooLarge)?;
+    Ok((starts, seeds))
+}
+
 /// A key's row in a two-line filter, located ([`Ribbon::locate_row`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LocatedRow {
@@ -436,12 +451,7 @@ impl Ribbon {
         pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32,
     ) -> bool {
         let located = match &self.layout {
-            Layout::Lines(l) => {
-                return match l.locate(hash) {
-                    Some((window, result)) => window.matches(&l.lines, result, pair),
-                    None => false,
-                }
-            }
+            Layout::Lines(_) => return self.contains_lines_by(hash, pair),
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
         };
@@ -461,34 +471,8 @@ impl Ribbon {
         group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32 + Copy,
         pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32 + Copy,
     ) {
-        if let Layout::Lines(l) = &self.layout {
-            // A software pipeline: key `i + LINE_DEPTH` is located and its
-            // lines prefetched just before key `i` is answered, so the
-            // arithmetic of one key overlaps the misses of the next ones.
-            //
-            // Written out rather than through `prefetch::pipelined`: there
-            // the locating closure, called from two places, was not inlined,
-            // and its result went through memory (stored in pieces, loaded
-            // whole: a store-forwarding stall on 15% of the samples at 1M).
-            let n = hashes.len();
-            let mut ring: [Option<(lines::LineWindow, u32)>; LINE_DEPTH] = [None; LINE_DEPTH];
-            for i in 0..n + LINE_DEPTH {
-                let slot = &mut ring[i & (LINE_DEPTH - 1)];
-                if i >= LINE_DEPTH {
-                    out[i - LINE_DEPTH] = match *slot {
-                        Some((window, result)) => window.matches(&l.lines, result, pair),
-                        None => false,
-                    };
-                }
-                if i < n {
-                    let at = l.locate(hashes[i]);
-                    if let Some((window, _)) = &at {
-                        window.prefetch(&l.lines);
-                    }
-                    *slot = at;
-                }
-            }
-            return;
+        if let Layout::Lines(_) = &self.layout {
+            return self.contains_many_lines_by(hashes, out, pair);
         }
         let mut located = [None; BATCH];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
@@ -505,6 +489,72 @@ impl Ribbon {
                 };
             }
         }
+    }
+
+    /// The single query of a two-line filter, `pair` computing a line
+    /// pair's parities: what a two-line filter's [`Kernel`] calls, so the
+    /// query compiles without the other layouts' code around it (which
+    /// cost it a dispatch and six saved registers per call).
+    #[inline(always)]
+    fn contains_lines_by(&self, hash: u64, pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32) -> bool {
+        let Layout::Lines(l) = &self.layout else {
+            return self.contains_portable(hash);
+        };
+        match l.locate(hash) {
+            Some((window, result)) => window.matches(&l.lines, result, pair),
+            None => false,
+        }
+    }
+
+    /// The batched query of a two-line filter, as [`contains_lines_by`](Self::contains_lines_by).
+    #[inline(always)]
+    fn contains_many_lines_by(
+        &self,
+        hashes: &[u64],
+        out: &mut [bool],
+        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32 + Copy,
+    ) {
+        let Layout::Lines(l) = &self.layout else {
+            for (o, &h) in out.iter_mut().zip(hashes) {
+                *o = self.contains_portable(h);
+            }
+            return;
+        };
+        // A software pipeline: key `i + LINE_DEPTH` is located and its
+        // lines prefetched just before key `i` is answered, so the
+        // arithmetic of one key overlaps the misses of the next ones.
+        //
+        // Written out rather than through `prefetch::pipelined`: there
+        // the locating closure, called from two places, was not inlined,
+        // and its result went through memory (stored in pieces, loaded
+        // whole: a store-forwarding stall on 15% of the samples at 1M).
+        let n = hashes.len();
+        let mut ring: [Option<(lines::LineWindow, u32)>; LINE_DEPTH] = [None; LINE_DEPTH];
+        for i in 0..n + LINE_DEPTH {
+            let slot = &mut ring[i & (LINE_DEPTH - 1)];
+            if i >= LINE_DEPTH {
+                out[i - LINE_DEPTH] = match *slot {
+                    Some((window, result)) => window.matches(&l.lines, result, pair),
+                    None => false,
+                };
+            }
+            if i < n {
+                let at = l.locate(hashes[i]);
+                if let Some((window, _)) = &at {
+                    window.prefetch(&l.lines);
+                }
+                *slot = at;
+            }
+        }
+    }
+
+    /// The portable query of any layout: where a kernel made for one layout
+    /// meets another (never, as filters are built; kept so that a mismatch
+    /// could only cost speed, never an answer).
+    #[cold]
+    #[inline(never)]
+    fn contains_portable(&self, hash: u64) -> bool {
+        self.contains_by(hash, solution::portable_group, lines::portable_pair)
     }
 
     /// The window of the key with this hash and its fingerprint bits; `None`
@@ -562,23 +612,14 @@ impl Ribbon {
                 words,
                 layout,
                 num_keys,
-                kernel: Kernel::detect(),
+                kernel: Kernel::detect(false),
             });
         }
         let parts = parse_frame_v2(frame)?;
         if parts.lines {
             return Self::from_line_parts(&parts);
         }
-        let mut starts = Vec::new();
-        if parts.num_shards > 0 {
-            starts
-                .try_reserve_exact(parts.num_shards + 1)
-                .map_err(|_| Error::TooLarge)?;
-        }
-        let mut seeds = Vec::new();
-        seeds
-            .try_reserve_exact(parts.num_shards)
-            .map_err(|_| Error::TooLarge)?;
+        let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
         check_shards(&parts, |start, seed| {
             // An empty filter keeps no table (its one start is 0).
             if parts.num_shards > 0 {
@@ -596,7 +637,7 @@ impl Ribbon {
                 seeds,
             }),
             num_keys: parts.num_keys,
-            kernel: Kernel::detect(),
+            kernel: Kernel::detect(false),
         })
     }
 }
@@ -604,16 +645,7 @@ impl Ribbon {
 impl Ribbon {
     /// The two-line filter of checked frame parts (`parts.lines`).
     fn from_line_parts(parts: &RibbonParts<'_>) -> Result<Self, Error> {
-        let mut starts = Vec::new();
-        if parts.num_shards > 0 {
-            starts
-                .try_reserve_exact(parts.num_shards + 1)
-                .map_err(|_| Error::TooLarge)?;
-        }
-        let mut seeds = Vec::new();
-        seeds
-            .try_reserve_exact(parts.num_shards)
-            .map_err(|_| Error::TooLarge)?;
+        let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
         check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |start, seed| {
             if parts.num_shards > 0 {
                 starts.push(start);
@@ -640,7 +672,7 @@ impl Ribbon {
             words: Vec::new(),
             layout: Layout::Lines(LineShards { starts, seeds, lines }),
             num_keys: parts.num_keys,
-            kernel: Kernel::detect(),
+            kernel: Kernel::detect(true),
         })
     }
 }
@@ -965,7 +997,7 @@ impl Ribbon {
                 words: Vec::new(),
                 layout: Layout::Lines(shards),
                 num_keys,
-                kernel: Kernel::detect(),
+                kernel: Kernel::detect(true),
             });
         }
         let num_shards = hashes.len().div_ceil(SHARD_KEYS);
@@ -994,15 +1026,10 @@ impl Ribbon {
         // Before the first write, so the page faults take huge pages (as
         // every table of the crate does with the `huge-pages` feature).
         crate::zeroed::advise_huge_pages(&mut words);
-        let mut starts = Vec::new();
+        let (mut starts, mut seeds) = shard_table(num_shards)?;
         if num_shards > 0 {
-            starts
-                .try_reserve_exact(num_shards + 1)
-                .map_err(|_| Error::TooLarge)?;
             starts.push(0u32);
         }
-        let mut seeds = Vec::new();
-        seeds.try_reserve_exact(num_shards).map_err(|_| Error::TooLarge)?;
         let mut banding = Banding::new(0)?;
         for s in 0..num_shards {
             let keys = grouped.shard(s);
@@ -1052,7 +1079,7 @@ impl Ribbon {
                 seeds,
             }),
             num_keys,
-            kernel: Kernel::detect(),
+            kernel: Kernel::detect(false),
         })
     }
 }
