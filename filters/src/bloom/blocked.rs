@@ -211,7 +211,7 @@ fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
 
 /// Sets the key's probe bits in `block`, one word read-modify-write per
 /// probe (RocksDB's `AddHash` does the same): the portable insert, and the
-/// oracle of the SIMD one (`avx2::set_block`).
+/// oracle of the SIMD ones (`avx2::set_block`, `avx512::set_block`).
 ///
 /// Why not build [`probe_mask`] and OR it in, as inserts once did: the mask is
 /// written by data-dependent scalar stores into a stack array, and the
@@ -219,8 +219,9 @@ fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
 /// bytes that narrow stores just wrote cannot be forwarded from the store
 /// buffer, so every insert waited for those stores to retire. Here every
 /// store goes to the block itself and nothing is read back wider than it was
-/// written. (The AVX2 insert goes further: the mask is built in registers and
-/// ORed in with two stores instead of `k`; `docs/benchmarks.md`.)
+/// written. (The SIMD inserts go further: the mask is built in registers and
+/// ORed in with one store (AVX-512) or two (AVX2) instead of `k`;
+/// `docs/benchmarks.md`.)
 #[inline(always)]
 fn set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) {
     for bit in probe_bits(hash, num_probes) {

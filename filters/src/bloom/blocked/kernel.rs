@@ -79,10 +79,8 @@ fn portable_insert_many(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
 }
 
 /// The kernels of one SIMD module: entry `k` (1..) is the kernel compiled
-/// for exactly `k` probes, entry 0 the general one. Inserts are AVX2's in
-/// both tables (`avx2::set_block`; an AVX-512 insert would build the same
-/// two-register mask), so the AVX-512 kernels are only handed out on CPUs
-/// that also report AVX2 (every AVX-512 CPU does).
+/// for exactly `k` probes, entry 0 the general one; queries and inserts
+/// from the same module.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! kernel_table {
     ($name:literal, $isa:ident; $($k:literal)*) => {
@@ -90,8 +88,8 @@ macro_rules! kernel_table {
             name: $name,
             one: super::$isa::contains::<$k>,
             many: super::$isa::contains_many::<$k>,
-            insert: super::avx2::insert::<$k>,
-            insert_many: super::avx2::insert_many::<$k>,
+            insert: super::$isa::insert::<$k>,
+            insert_many: super::$isa::insert_many::<$k>,
         }),*]
     };
 }
@@ -144,14 +142,11 @@ impl Kernel {
         {
             #[cfg(feature = "std")]
             let (avx512, avx2) = (
-                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2"),
+                std::is_x86_feature_detected!("avx512f"),
                 std::is_x86_feature_detected!("avx2"),
             );
             #[cfg(not(feature = "std"))]
-            let (avx512, avx2) = (
-                cfg!(target_feature = "avx512f") && cfg!(target_feature = "avx2"),
-                cfg!(target_feature = "avx2"),
-            );
+            let (avx512, avx2) = (cfg!(target_feature = "avx512f"), cfg!(target_feature = "avx2"));
             let fixed = |lanes: u32| {
                 if num_probes <= lanes {
                     num_probes as usize
@@ -298,7 +293,7 @@ pub(super) mod tests {
             let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
             {
-                if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2") {
+                if std::is_x86_feature_detected!("avx512f") {
                     kernels.push(AVX512[0]);
                 }
                 if std::is_x86_feature_detected!("avx2") {
