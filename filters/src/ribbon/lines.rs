@@ -122,6 +122,30 @@ impl LineShards {
         )
     }
 
+    /// A window and fingerprint that never match: no coefficients (so the
+    /// parities are 0) against a fingerprint of 1. Reads lines 0 and 1,
+    /// which a filter with keys has (a line and the padding line).
+    pub(crate) const NEVER: (LineWindow, u32) = (
+        LineWindow {
+            line: 0,
+            coeff: [0; 3],
+        },
+        1,
+    );
+
+    /// [`locate`](Self::locate), the lines prefetched; [`Self::NEVER`] for
+    /// a key whose shard is empty. Only for a filter with keys.
+    #[inline(always)]
+    pub(crate) fn locate_prefetched(&self, hash: u64) -> (LineWindow, u32) {
+        match self.locate(hash) {
+            Some((window, result)) => {
+                window.prefetch(&self.lines);
+                (window, result)
+            }
+            None => Self::NEVER,
+        }
+    }
+
     pub(crate) fn attempts(&self) -> u64 {
         self.starts
             .windows(2)
