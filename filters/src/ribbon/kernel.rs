@@ -10,6 +10,11 @@
 //! broadcast coefficients, one three-way XOR, one `vpopcntq` and one
 //! `vptestmq` whose mask register *is* the eight parities.
 //!
+//! A two-line filter (`lines.rs`) gets kernels compiled for that layout
+//! alone (`Kernel::detect(true)`): the same arithmetic for a line pair, where
+//! AVX-512 takes the nine extra slots of all eight columns out of the line's
+//! last word with one `vpsrlvq`.
+//!
 //! The chosen kernel does the whole query, so a query is one call through a
 //! pointer; compiling the parities with `popcnt` alone (as a whole-build
 //! `-C target-feature=+popcnt`) measured no faster, so there is no

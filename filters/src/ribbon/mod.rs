@@ -530,9 +530,9 @@ impl Ribbon {
         // whole: a store-forwarding stall on 15% of the samples at 1M).
         // The head, the steady state and the tail are separate loops, and
         // an empty shard's key gets a window that never matches instead of
-        // a `None`: the steady loop then has no branch but its own, which
-        // left the registers to the query (fewer spills than one loop with
-        // both conditions).
+        // a `None`, so the steady loop has no branch but its own: measured
+        // 19-20 ns per key at 100M against 22-23 for one loop testing both
+        // conditions on every key (`docs/benchmarks.md`).
         if l.seeds.is_empty() {
             out.fill(false); // no keys
             return;
