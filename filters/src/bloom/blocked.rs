@@ -47,13 +47,14 @@ use crate::prefetch::prefetch;
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 
-/// The two entry points of a SIMD kernel module (`avx2.rs`, `avx512.rs`),
-/// around its `block_matches::<PROBES>`: the whole single query (block
-/// choice and probes, so the one call a query makes through its kernel
-/// pointer covers all of it) and the batched query with the kernel inlined
-/// into [`batched`]'s loop. Both are compiled with the module's target
-/// features, which is what lets the kernel inline into them; written once
-/// here so the modules' surfaces cannot drift apart.
+/// The four entry points of a SIMD kernel module (`avx2.rs`, `avx512.rs`),
+/// around its `block_matches::<PROBES>` and `set_block::<PROBES>`: the whole
+/// single query (block choice and probes, so the one call a query makes
+/// through its kernel pointer covers all of it), the batched query with the
+/// kernel inlined into [`batched`]'s loop, and the same two for inserts
+/// ([`batched_insert`]). All are compiled with the module's target features,
+/// which is what lets the kernel inline into them; written once here so the
+/// modules' surfaces cannot drift apart.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! simd_entry_points {
     ($features:literal) => {
@@ -88,6 +89,35 @@ macro_rules! simd_entry_points {
             // the features `block_matches` needs.
             super::batched(blocks, hashes, out, |b, h| unsafe {
                 block_matches::<PROBES>(b, h, num_probes)
+            });
+        }
+
+        /// A whole single insert for `PROBES` probes (0: any count).
+        ///
+        /// # Safety
+        /// The CPU must support this module's target features.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn insert<const PROBES: u32>(blocks: &mut [Block], hash: u64, num_probes: u32) {
+            let i = block_of(hash, blocks.len() as u32);
+            // SAFETY: this function runs only with the features `set_block` needs.
+            unsafe { set_block::<PROBES>(&mut blocks[i], hash, num_probes) }
+        }
+
+        /// The batched insert, with `set_block` inlined into
+        /// [`super::batched_insert`]'s loop.
+        ///
+        /// # Safety
+        /// The CPU must support this module's target features.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn insert_many<const PROBES: u32>(
+            blocks: &mut [Block],
+            num_probes: u32,
+            hashes: &[u64],
+        ) {
+            // SAFETY (for the closure's call): this function runs only with
+            // the features `set_block` needs.
+            super::batched_insert(blocks, hashes, |b, h| unsafe {
+                set_block::<PROBES>(b, h, num_probes)
             });
         }
     };
@@ -171,6 +201,20 @@ fn block_of(hash: u64, num_blocks: u32) -> usize {
 const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
 /// Largest probe count a blocked filter accepts.
 const MAX_PROBES: usize = 24;
+
+/// The probe count a SIMD kernel compiled for `PROBES` probes (0: any
+/// count) runs with: `PROBES`, or `num_probes` capped at [`MAX_PROBES`].
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[inline(always)]
+fn kernel_probes<const PROBES: u32>(num_probes: u32) -> usize {
+    debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
+    debug_assert!(PROBES == 0 || PROBES == num_probes);
+    if PROBES > 0 {
+        PROBES as usize
+    } else {
+        num_probes.min(MAX_PROBES as u32) as usize
+    }
+}
 
 /// `PROBE_POWERS[i] = PROBE_MULTIPLIER^i mod 2^32`. Probe `i` reads the top
 /// 9 bits of `low32 · PROBE_POWERS[i]`: the state the chain `h *= C` reaches

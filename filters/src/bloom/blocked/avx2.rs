@@ -129,13 +129,7 @@ unsafe fn round_found(lo: __m256i, hi: __m256i, hash: u64, round: usize, num_pro
 #[inline]
 #[allow(unused_unsafe)]
 pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
-    debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
-    debug_assert!(PROBES == 0 || PROBES == num_probes);
-    let probes = if PROBES > 0 {
-        PROBES
-    } else {
-        num_probes.min(MAX_PROBES as u32)
-    };
+    let probes = super::kernel_probes::<PROBES>(num_probes);
     // SAFETY: register-only AVX / AVX2 intrinsics, and the loads and stores
     // justified where they happen.
     unsafe {
@@ -148,7 +142,7 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
         // units, which the shifts also need, free of lane extraction
         // (measured faster than one `vpmulld` for all probes followed by a
         // `vpermd` per probe; `docs/benchmarks.md`).
-        for &power in &PROBE_POWERS[..probes as usize] {
+        for &power in &PROBE_POWERS[..probes] {
             let b = _mm256_set1_epi32(((hash as u32).wrapping_mul(power) >> (32 - 9)) as i32);
             lo = _mm256_or_si256(lo, _mm256_sllv_epi32(ones, _mm256_sub_epi32(b, lo_first)));
             hi = _mm256_or_si256(hi, _mm256_sllv_epi32(ones, _mm256_sub_epi32(b, hi_first)));
@@ -160,28 +154,4 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
         _mm256_store_si256(base, _mm256_or_si256(_mm256_load_si256(base), lo));
         _mm256_store_si256(base.add(1), _mm256_or_si256(_mm256_load_si256(base.add(1)), hi));
     }
-}
-
-/// A whole single insert for `PROBES` probes (0: any count).
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn insert<const PROBES: u32>(blocks: &mut [Block], hash: u64, num_probes: u32) {
-    let i = block_of(hash, blocks.len() as u32);
-    // SAFETY: this function runs only with AVX2, which `set_block` needs.
-    unsafe { set_block::<PROBES>(&mut blocks[i], hash, num_probes) }
-}
-
-/// The batched insert, with [`set_block`] inlined into
-/// [`super::batched_insert`]'s loop.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn insert_many<const PROBES: u32>(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
-    // SAFETY (for the closure's call): this function runs only with AVX2.
-    super::batched_insert(blocks, hashes, |b, h| unsafe {
-        set_block::<PROBES>(b, h, num_probes)
-    });
 }

@@ -109,13 +109,7 @@ unsafe fn round_missing(words: __m512i, hash: u64, round: usize, num_probes: u32
 #[inline]
 #[allow(unused_unsafe)]
 pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
-    debug_assert!((1..=MAX_PROBES as u32).contains(&num_probes));
-    debug_assert!(PROBES == 0 || PROBES == num_probes);
-    let probes = if PROBES > 0 {
-        PROBES
-    } else {
-        num_probes.min(MAX_PROBES as u32)
-    };
+    let probes = super::kernel_probes::<PROBES>(num_probes);
     // SAFETY: register-only AVX-512F intrinsics, and the load and store
     // justified where they happen.
     unsafe {
@@ -133,7 +127,7 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
         // Written as separate ORs, LLVM rewrote each `vpsllvd` as an in-range
         // shift plus a compare and a masked OR: seven instructions per probe
         // where these take five and a half (`objdump` of the k = 7 insert).
-        let Some((&first, rest)) = PROBE_POWERS[..probes as usize].split_first() else {
+        let Some((&first, rest)) = PROBE_POWERS[..probes].split_first() else {
             return; // no probes (never: a filter has at least one)
         };
         let mut mask = bit(first);
@@ -150,28 +144,4 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
         // mutably.
         _mm512_store_si512(base, _mm512_or_si512(_mm512_load_si512(base), mask));
     }
-}
-
-/// A whole single insert for `PROBES` probes (0: any count).
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn insert<const PROBES: u32>(blocks: &mut [Block], hash: u64, num_probes: u32) {
-    let i = block_of(hash, blocks.len() as u32);
-    // SAFETY: this function runs only with AVX-512F, which `set_block` needs.
-    unsafe { set_block::<PROBES>(&mut blocks[i], hash, num_probes) }
-}
-
-/// The batched insert, with [`set_block`] inlined into
-/// [`super::batched_insert`]'s loop.
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn insert_many<const PROBES: u32>(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
-    // SAFETY (for the closure's call): this function runs only with AVX-512F.
-    super::batched_insert(blocks, hashes, |b, h| unsafe {
-        set_block::<PROBES>(b, h, num_probes)
-    });
 }
