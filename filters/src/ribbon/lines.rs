@@ -220,7 +220,10 @@ impl LineWindow {
         result: u32,
         pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32,
     ) -> bool {
-        let got = pair(&lines[self.line].0, &lines[self.line + 1].0, self.coeff);
+        // A row inside the first line (14% of keys: 10 of 73 starts) reads
+        // no second line: `b` is line A again, and its coefficients are 0.
+        let second = self.line + self.two_lines() as usize;
+        let got = pair(&lines[self.line].0, &lines[second].0, self.coeff);
         (got ^ result) & ((1 << LINE_COLUMNS) - 1) == 0
     }
 }

@@ -124,14 +124,16 @@ impl<'a> RibbonView<'a> {
         )
     }
 
-    /// Whether a two-line window's fingerprint is `result`: its two lines
-    /// copied from the bytes (a second line past the last one reads as
-    /// zeros; the row never reaches into it then).
+    /// Whether a two-line window's fingerprint is `result`: its lines (the
+    /// second only if the row reaches into it) copied from the bytes (a
+    /// second line past the last one reads as zeros; the row never reaches
+    /// into it then).
     #[inline(always)]
     fn matches_lines(&self, window: &LineWindow, result: u32) -> bool {
         let num_words = self.words.len() / 8;
         let mut buf = [Line::default(), Line::default()];
-        for (k, line) in buf.iter_mut().enumerate() {
+        let read = 1 + window.two_lines() as usize;
+        for (k, line) in buf.iter_mut().enumerate().take(read) {
             for (j, w) in line.0.iter_mut().enumerate() {
                 let i = (window.line + k) * 8 + j;
                 if i < num_words {
