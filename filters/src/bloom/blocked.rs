@@ -52,12 +52,13 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 /// single query (block choice and probes, so the one call a query makes
 /// through its kernel pointer covers all of it), the batched query with the
 /// kernel inlined into [`batched`]'s loop, and the same two for inserts
-/// ([`batched_insert`]). All are compiled with the module's target features,
+/// ([`batched_insert`]; the single insert through the `set_block` form
+/// named second, which may differ from the batch's). All are compiled with the module's target features,
 /// which is what lets the kernel inline into them; written once here so the
 /// modules' surfaces cannot drift apart.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! simd_entry_points {
-    ($features:literal) => {
+    ($features:literal, $set_block_single:ident) => {
         /// A whole single query for `PROBES` probes (0: any count, read from
         /// `num_probes`).
         ///
@@ -99,8 +100,9 @@ macro_rules! simd_entry_points {
         #[target_feature(enable = $features)]
         pub(super) unsafe fn insert<const PROBES: u32>(blocks: &mut [Block], hash: u64, num_probes: u32) {
             let i = block_of(hash, blocks.len() as u32);
-            // SAFETY: this function runs only with the features `set_block` needs.
-            unsafe { set_block::<PROBES>(&mut blocks[i], hash, num_probes) }
+            // SAFETY: this function runs only with the features the module's
+            // `set_block` forms need.
+            unsafe { $set_block_single::<PROBES>(&mut blocks[i], hash, num_probes) }
         }
 
         /// The batched insert, with `set_block` inlined into

@@ -30,7 +30,7 @@ use core::arch::x86_64::{
 
 use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
-simd_entry_points!("avx2");
+simd_entry_points!("avx2", set_block);
 
 /// The AVX2 form of [`super::block_matches`]: probes `8r .. 8r + 8` in round
 /// `r`; only round 0 if `PROBES` fixes a count of at most 8 (then
