@@ -53,9 +53,9 @@ use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
 /// through its kernel pointer covers all of it), the batched query with the
 /// kernel inlined into [`batched`]'s loop, and the same two for inserts
 /// ([`batched_insert`]; the single insert through the `set_block` form
-/// named second, which may differ from the batch's). All are compiled with the module's target features,
-/// which is what lets the kernel inline into them; written once here so the
-/// modules' surfaces cannot drift apart.
+/// named second, which may differ from the batch's). All are compiled with
+/// the module's target features, which is what lets the kernel inline into
+/// them; written once here so the modules' surfaces cannot drift apart.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! simd_entry_points {
     ($features:literal, $set_block_single:ident) => {
@@ -257,7 +257,8 @@ fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
 
 /// Sets the key's probe bits in `block`, one word read-modify-write per
 /// probe (RocksDB's `AddHash` does the same): the portable insert, and the
-/// oracle of the SIMD ones (`avx2::set_block`, `avx512::set_block`).
+/// oracle of the SIMD ones (`avx2::set_block`, `avx512::set_block` and
+/// `avx512::set_block_permuted`).
 ///
 /// Why not build [`probe_mask`] and OR it in, as inserts once did: the mask is
 /// written by data-dependent scalar stores into a stack array, and the

@@ -123,8 +123,8 @@ impl LineShards {
     }
 
     /// A window and fingerprint that never match: no coefficients (so the
-    /// parities are 0) against a fingerprint of 1. Reads lines 0 and 1,
-    /// which a filter with keys has (a line and the padding line).
+    /// parities are 0) against a fingerprint of 1. Reads line 0 only (no
+    /// coefficient reaches a second line), which a filter with keys has.
     pub(crate) const NEVER: (LineWindow, u32) = (
         LineWindow {
             line: 0,

@@ -123,8 +123,9 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
 /// the hash by the first 16 probe powers and one shift give all positions,
 /// and each probe's is broadcast by a `vpermd` (no general-register
 /// multiply, shift and transfer per probe). The form a single insert uses:
-/// it measured 1.35–1.57× `sbbf-rs` against 1.52–1.65× for [`set_block`]'s
-/// (`docs/benchmarks.md`). More than 16 probes go to [`set_block`].
+/// at 1M keys it measured 1.40–1.50× `sbbf-rs` against 1.59–1.72× with
+/// [`set_block`] (`docs/benchmarks.md`). More than 16 probes go to
+/// [`set_block`].
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
