@@ -1,13 +1,16 @@
 //! Profiling harness for the store's miss path: 64 overlapping tables, clean
 //! misses in a loop (`perf record ./target/release/examples/lsm_profile_miss`),
 //! printed beside the same hashes on the bare filters (every table's, and
-//! one table's alone) and a bare walk over them (the store's walk without
-//! the store: its floor).
+//! one table's alone, each with the plain and the prepared hash) and two
+//! bare walks over them: the store's walk without the store (its floor: a
+//! range check, then the filter asked at once), and the same with the
+//! filters' lines gathered sixteen tables at a time before any is answered
+//! (the store's walk before `2026-11-23`, kept to show the difference).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
 //! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%.
 use amq::{hash_key, FilterKind, FilterSizing};
-use amq_bench::lsm::{median, time_filters, KeyShape, OverlappingStore};
+use amq_bench::lsm::{median, time_filters, time_filters_prepared, KeyShape, OverlappingStore};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -28,11 +31,11 @@ fn main() {
     let keys = s.clean_miss_keys(10_000, &filters);
     let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
     let (mut store, mut bare, mut one) = (Vec::new(), Vec::new(), Vec::new());
-    let mut walk = Vec::new();
+    let (mut walk, mut batched, mut prepared) = (Vec::new(), Vec::new(), Vec::new());
     // The walk's floor: the same filters behind `Arc`s beside two range
     // bounds, in a plain array, walked as the store walks its run summary
-    // (a range check, then a batch of sixteen filter lines located before
-    // any is answered), with nothing of the store around it.
+    // (a range check, then the filter asked with the prepared hash), with
+    // nothing of the store around it.
     let bare_walk: Vec<(u128, u128, std::sync::Arc<amq::AnyFilter>)> = filters
         .iter()
         .map(|f| (1u128, u128::MAX - 1, std::sync::Arc::new(f.clone())))
@@ -45,7 +48,23 @@ fn main() {
         }
         store.push(t.elapsed().as_nanos() as f64 / keys.len() as f64);
         bare.push(time_filters(&filters, &hashes));
+        prepared.push(time_filters_prepared(&filters, &hashes));
         one.push(time_filters(&filters[..1], &hashes));
+        let t0 = std::time::Instant::now();
+        let mut m = 0usize;
+        for (k, &h) in keys.iter().zip(&hashes) {
+            let inside = std::hint::black_box(k.len() as u128 + 5);
+            let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+            for (lo, hi, f) in &bare_walk {
+                if *lo < inside && inside < *hi {
+                    m += usize::from(f.contains_prepared(&mut key));
+                }
+            }
+        }
+        std::hint::black_box(m);
+        walk.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
+        // The same walk with sixteen tables' lines located (and
+        // prefetched) before any is answered.
         let t0 = std::time::Instant::now();
         let mut m = 0usize;
         for (k, &h) in keys.iter().zip(&hashes) {
@@ -64,7 +83,7 @@ fn main() {
             }
         }
         std::hint::black_box(m);
-        walk.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
+        batched.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
     }
     // The fastest round as well as the median: on a shared machine the
     // minimum is the figure least disturbed by other jobs.
@@ -78,11 +97,17 @@ fn main() {
         bare / t,
         store / t / one
     );
-    println!(
-        "bare walk: {:.1}/table (fastest {:.1})",
-        median(&mut walk.clone()) / t,
-        min(&walk) / t
-    );
+    for (name, xs) in [
+        ("filters alone, prepared", &prepared),
+        ("bare walk", &walk),
+        ("bare walk, batches of 16 sites", &batched),
+    ] {
+        println!(
+            "{name}: {:.1}/table (fastest {:.1})",
+            median(&mut xs.clone()) / t,
+            min(xs) / t
+        );
+    }
     println!(
         "fastest rounds: store {:.1}/table, filters alone {:.1}/table",
         store_min / t,

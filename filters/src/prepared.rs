@@ -92,6 +92,12 @@ impl AnyFilter {
     pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
         match self {
             AnyFilter::BlockedBloom(f) => f.contains_prepared(key.blocked(f.num_probes())),
+            // A two-line filter's row, located and read in place (the
+            // other layouts answer through their query).
+            AnyFilter::Ribbon(f) => match f.locate_row(key.hash) {
+                Some(row) => row.is_some_and(|row| f.row_matches(&row)),
+                None => f.contains_hash(key.hash),
+            },
             other => other.contains_hash(key.hash),
         }
     }

@@ -145,14 +145,14 @@ impl Run {
 }
 
 /// What the read path looks at first for one run, every run's side by side
-/// in age order ([`Version::next_candidates`]): the run's key range as two
+/// in age order ([`Version::locate`]): the run's key range as two
 /// integers, and, for a run of one table (every level-0 run, most tiered
 /// runs), that table's filter. A point lookup against N overlapping runs
 /// reads this array front to back and each filter it lets through: one
 /// dependent load per table (the filter's line, prefetched) instead of a
 /// chain through the run's table list and the table.
 #[derive(Debug, Clone)]
-struct RunProbe {
+pub(crate) struct RunProbe {
     /// [`key_prefix`] of the run's smallest and largest key past the common
     /// prefix.
     lo: u128,
@@ -175,7 +175,7 @@ pub(crate) struct ProbeKey<'k> {
 }
 
 /// A table whose key range may hold a key, found by
-/// [`Version::next_candidates`]: its filter, and where to find the table when the
+/// [`Version::locate`]: its filter, and where to find the table when the
 /// filter does not settle the lookup.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Candidate<'v> {
@@ -184,15 +184,6 @@ pub(crate) struct Candidate<'v> {
     probe: u32,
     /// The table's position in its run.
     pub index: u32,
-}
-
-impl Candidate<'_> {
-    /// A placeholder, to fill an array of candidates before it is used.
-    pub(crate) const NONE: Candidate<'static> = Candidate {
-        filter: None,
-        probe: 0,
-        index: 0,
-    };
 }
 
 /// One run of a version, as [`Version::runs_by_age`] hands it out.
@@ -331,51 +322,31 @@ impl Version {
         })
     }
 
-    /// The tables whose key ranges may hold `key`, in age order (so the
-    /// first that holds it holds its newest version), a batch at a time:
-    /// per run, the one table whose range covers the key, settled for most
-    /// runs by two integer compares. Fills `out` with the next candidates
-    /// from run `*next` on, moves `*next` past the runs looked at and
-    /// returns how many it found (fewer than `out.len()` only when no runs
-    /// are left).
+    /// Every run's probe, in age order (so the first table that holds a
+    /// key holds its newest version); [`locate`](Self::locate) finds the
+    /// run's table for a key.
     #[inline(always)]
-    pub(crate) fn next_candidates<'v>(
-        &'v self,
-        key: ProbeKey<'_>,
-        next: &mut usize,
-        out: &mut [Candidate<'v>],
-    ) -> usize {
-        self.each_candidate(key, next, out.len(), |i, c| out[i] = c)
+    pub(crate) fn run_probes(&self) -> &[RunProbe] {
+        &self.probes
     }
 
-    /// [`next_candidates`](Self::next_candidates), handing each candidate
-    /// to `found` with its position in the batch (up to `max` of them).
+    /// The position of the first run with a table whose range may hold
+    /// `key`.
     #[inline(always)]
-    pub(crate) fn each_candidate<'v>(
-        &'v self,
-        key: ProbeKey<'_>,
-        next: &mut usize,
-        max: usize,
-        mut found: impl FnMut(usize, Candidate<'v>),
-    ) -> usize {
-        let mut n = 0;
-        let rest = self.probes.get(*next..).unwrap_or_default();
-        for p in rest {
-            if n == max {
-                break;
-            }
-            let probe = *next as u32;
-            *next += 1;
-            if let Some(c) = self.locate(probe, p, key) {
-                found(n, c);
-                n += 1;
-            }
-        }
-        n
+    pub(crate) fn first_candidate(&self, key: ProbeKey<'_>) -> Option<usize> {
+        (0..self.probes.len()).find(|&i| self.locate(i as u32, &self.probes[i], key).is_some())
     }
 
+    /// The table of run `p` (at `probe` in [`run_probes`](Self::run_probes))
+    /// whose range may hold `key`, if any: for most runs, settled by two
+    /// integer compares.
     #[inline(always)]
-    fn locate<'v>(&'v self, probe: u32, p: &'v RunProbe, key: ProbeKey<'_>) -> Option<Candidate<'v>> {
+    pub(crate) fn locate<'v>(
+        &'v self,
+        probe: u32,
+        p: &'v RunProbe,
+        key: ProbeKey<'_>,
+    ) -> Option<Candidate<'v>> {
         if p.single && p.lo < key.prefix && key.prefix < p.hi {
             // Strictly inside the range of a run of one table: the common
             // case, settled by two integer compares.
