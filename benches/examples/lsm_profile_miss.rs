@@ -5,7 +5,7 @@
 //! bare walks over them: the store's walk without the store (its floor: a
 //! range check, then the filter asked at once), and the same with the
 //! filters' lines gathered sixteen tables at a time before any is answered
-//! (the store's walk before `2026-11-23`, kept to show the difference).
+//! (the store's walk before `8904100`, kept to show the difference).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
 //! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%.
