@@ -911,11 +911,11 @@ impl TableWalk<'_, '_> {
     /// overlaps the filters' cache misses of as many tables as fit in its
     /// window, and the fewer instructions a table takes, the more do. So the
     /// loop is kept small: a plain `for` over the run summary (an iterator
-    /// chain compiled to a call per table), and the counts in locals (tables
-    /// that read on are counted in the rare branch). Gathering sixteen tables' sites
-    /// first and answering them after measured slower on this machine:
-    /// 4.2-4.4 against 3.5-3.7 ns per table for the bare loop at 256 tables
-    /// (`lsm_profile_miss`).
+    /// chain over it compiled to an out-of-line call per table), and the
+    /// counts in locals (tables that read on are counted in the rare
+    /// branch). Gathering sixteen tables' sites first and answering them
+    /// after measured slower on this machine: 4.2-4.4 against 3.5-3.7 ns per
+    /// table for the bare loop at 256 tables (`lsm_profile_miss`).
     #[inline(always)]
     fn run<H: KeyHashing>(
         self,

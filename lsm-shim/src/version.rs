@@ -148,9 +148,9 @@ impl Run {
 /// in age order ([`Version::locate`]): the run's key range as two
 /// integers, and, for a run of one table (every level-0 run, most tiered
 /// runs), that table's filter. A point lookup against N overlapping runs
-/// reads this array front to back and each filter it lets through: one
-/// dependent load per table (the filter's line, prefetched) instead of a
-/// chain through the run's table list and the table.
+/// reads this array front to back and each filter it lets through: the
+/// filter's header and line per table, instead of a chain through the run's
+/// table list and the table.
 #[derive(Debug, Clone)]
 pub(crate) struct RunProbe {
     /// [`key_prefix`] of the run's smallest and largest key past the common
