@@ -2,10 +2,11 @@
 //! misses in a loop (`perf record ./target/release/examples/lsm_profile_miss`),
 //! printed beside the same hashes on the bare filters (every table's, and
 //! one table's alone, each with the plain and the prepared hash) and two
-//! bare walks over them: the store's walk without the store (its floor: a
-//! range check, then the filter asked at once), and the same with the
-//! filters' lines gathered sixteen tables at a time before any is answered
-//! (the store's walk before `8904100`, kept to show the difference).
+//! bare walks over them: the store's inner loop without the store (its
+//! floor: a range test, then the filter asked at once), and the same with
+//! the filters' lines gathered sixteen tables at a time before any is
+//! answered (the store's walk before `8904100`, kept to show the
+//! difference).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
 //! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%.
@@ -32,13 +33,15 @@ fn main() {
     let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
     let (mut store, mut bare, mut one) = (Vec::new(), Vec::new(), Vec::new());
     let (mut walk, mut batched, mut prepared) = (Vec::new(), Vec::new(), Vec::new());
-    // The walk's floor: the same filters behind `Arc`s beside two range
-    // bounds, in a plain array, walked as the store walks its run summary
-    // (a range check, then the filter asked with the prepared hash), with
-    // nothing of the store around it.
-    let bare_walk: Vec<(u128, u128, std::sync::Arc<amq::AnyFilter>)> = filters
+    // The walk's floor: the same filters behind `Arc`s, each beside its
+    // range as the store's inner loop keeps it (`FilterSettles`: the key's
+    // first eight bytes minus the range's start, compared with its span), in
+    // a plain array, walked as the store walks it (the range test, then the
+    // filter asked with the prepared hash), with nothing of the store around
+    // it.
+    let bare_walk: Vec<(u64, u64, std::sync::Arc<amq::AnyFilter>)> = filters
         .iter()
-        .map(|f| (1u128, u128::MAX - 1, std::sync::Arc::new(f.clone())))
+        .map(|f| (1u64, u64::MAX - 2, std::sync::Arc::new(f.clone())))
         .collect();
     let mut n = 0u64;
     for _ in 0..30 {
@@ -53,10 +56,10 @@ fn main() {
         let t0 = std::time::Instant::now();
         let mut m = 0usize;
         for (k, &h) in keys.iter().zip(&hashes) {
-            let inside = std::hint::black_box(k.len() as u128 + 5);
+            let inside = std::hint::black_box(k.len() as u64 + 5);
             let mut key = amq::PreparedHash::new(std::hint::black_box(h));
-            for (lo, hi, f) in &bare_walk {
-                if *lo < inside && inside < *hi {
+            for (from, span, f) in &bare_walk {
+                if inside.wrapping_sub(*from) < *span {
                     m += usize::from(f.contains_prepared(&mut key));
                 }
             }
@@ -68,13 +71,13 @@ fn main() {
         let t0 = std::time::Instant::now();
         let mut m = 0usize;
         for (k, &h) in keys.iter().zip(&hashes) {
-            let inside = std::hint::black_box(k.len() as u128 + 5);
+            let inside = std::hint::black_box(k.len() as u64 + 5);
             let mut key = amq::PreparedHash::new(std::hint::black_box(h));
             for chunk in bare_walk.chunks(16) {
                 let mut sites = [None; 16];
                 let mut n = 0;
-                for (lo, hi, f) in chunk {
-                    if *lo < inside && inside < *hi {
+                for (from, span, f) in chunk {
+                    if inside.wrapping_sub(*from) < *span {
                         sites[n] = Some(f.probe_site(&mut key));
                         n += 1;
                     }

@@ -991,8 +991,8 @@ struct Settled {
 /// lookup kept on the stack: about 55 instructions per table. At 256
 /// BlockedBloom tables (`lsm_profile_miss 256`, alternated) a miss took
 /// 3.7-3.9 ns per table this way against 4.6-4.8; the report's fitted cost
-/// per extra table went from 4.4-4.7 to 3.3-3.4 ns. Kept out of line it
-/// measured the same as inlined.
+/// per extra table went from 4.3-4.7 to 3.3-4.0 ns (`docs/lsm.md`). Kept
+/// out of line it measured the same as inlined (3.8-3.9 against 3.8-4.1).
 #[inline(always)]
 fn settle_by_filters<H: KeyHashing>(
     settles: &[FilterSettles],
