@@ -929,7 +929,8 @@ impl TableWalk<'_, '_> {
         let top = self.key.top();
         let mut position = start;
         while position < probes.len() {
-            let settled = settle_by_filters(&settles[position..], top, &mut hashing, counts);
+            let rest = settles.get(position..).unwrap_or_default();
+            let settled = settle_by_filters(rest, top, &mut hashing, counts);
             negatives += settled.runs as u64;
             position += settled.runs;
             let Some(p) = probes.get(position) else {

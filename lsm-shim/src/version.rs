@@ -369,6 +369,7 @@ impl Version {
                 probes.push(probe);
             }
         }
+        debug_assert_eq!(probes.len(), settles.len());
         Version {
             levels,
             common,
