@@ -88,7 +88,7 @@ mod zeroed;
 pub use any::AnyFilter;
 #[cfg(target_has_atomic = "64")]
 pub use bloom::AtomicBlockedBloom;
-pub use bloom::{BlockedBloom, BlockedProbe, CountingBloom, StandardBloom};
+pub use bloom::{BlockedBlocks, BlockedBloom, BlockedProbe, CountingBloom, StandardBloom};
 pub use build::FilterSizing;
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};

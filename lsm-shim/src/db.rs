@@ -40,11 +40,12 @@ use crate::memtable::{Entry, MemTable};
 use crate::merge::{MergeIter, Source};
 use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
+use crate::settle::{FilterSettles, SettleFilter};
 use crate::sstable::{Caches, Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats, TableStats};
 use crate::value::index::{ValueIndex, ValueSnapshot};
 use crate::value::stats::ValueCounters;
-use crate::version::{FilterSettles, ProbeKey, Version};
+use crate::version::{ProbeKey, Version};
 use crate::wal::{self, WalWriter};
 
 mod value_search;
@@ -850,6 +851,11 @@ fn lookup_tables(
 trait KeyHashing {
     /// Whether `filter` may hold the key.
     fn may_contain(&mut self, filter: &AnyFilter, counts: &mut ReadCounts) -> bool;
+    /// Whether the filter the inner loop found may hold the key (the same
+    /// answer as `may_contain` on it).
+    fn may_contain_settle(&mut self, filter: SettleFilter<'_>, counts: &mut ReadCounts) -> bool {
+        self.may_contain(filter.filter(), counts)
+    }
     /// The key's hash, for a table that reads further (`probed`: after its
     /// filter was asked).
     fn hash(&mut self, probed: bool, counts: &mut ReadCounts) -> u64;
@@ -862,6 +868,13 @@ impl KeyHashing for Shared {
     #[inline(always)]
     fn may_contain(&mut self, filter: &AnyFilter, _: &mut ReadCounts) -> bool {
         filter.contains_prepared(&mut self.0)
+    }
+    #[inline(always)]
+    fn may_contain_settle(&mut self, filter: SettleFilter<'_>, _: &mut ReadCounts) -> bool {
+        match filter {
+            SettleFilter::Blocked(blocks, _) => blocks.contains_prepared(&mut self.0),
+            SettleFilter::Any(f) => f.contains_prepared(&mut self.0),
+        }
     }
     #[inline(always)]
     fn hash(&mut self, _: bool, _: &mut ReadCounts) -> u64 {
@@ -1005,7 +1018,7 @@ fn settle_by_filters<H: KeyHashing>(
         let Some(filter) = s.filter_for(top) else {
             return Settled { runs, maybe: false };
         };
-        if hashing.may_contain(filter, counts) {
+        if hashing.may_contain_settle(filter, counts) {
             return Settled { runs, maybe: true };
         }
     }

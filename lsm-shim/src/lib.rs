@@ -64,7 +64,7 @@
 //!
 //! The file formats are in `docs/lsm-format.md`; the design and the measured
 //! results in `docs/lsm.md`.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod batch;
@@ -83,6 +83,7 @@ mod merge;
 pub mod monkey;
 mod options;
 mod policy;
+mod settle;
 mod sstable;
 mod stats;
 mod value;

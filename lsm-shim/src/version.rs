@@ -18,6 +18,7 @@ use amq::AnyFilter;
 
 use crate::manifest::TableRecord;
 use crate::monkey::LevelShape;
+use crate::settle::FilterSettles;
 use crate::sstable::Table;
 
 /// `a.cmp(b)` for byte strings, inlined: eight bytes at a time as
@@ -260,58 +261,6 @@ pub(crate) struct Version {
     settles: Vec<FilterSettles>,
 }
 
-/// The part of a run's [`RunProbe`] that settles most lookups against it,
-/// apart so that the read path's hot loop reads 24 bytes per run
-/// ([`Version::filter_settles`]).
-///
-/// A run of one table with a trusted filter, whose range holds a key
-/// strictly inside on the first eight bytes past the common prefix, is
-/// settled by its filter alone when the filter says no. The range test is
-/// one subtract and one unsigned compare: `lo < k < hi` on those eight
-/// bytes is `k - (lo + 1) < hi - (lo + 1)` with wrapping arithmetic, the
-/// span zero (the test never passes) for every other run.
-#[derive(Debug, Clone)]
-pub(crate) struct FilterSettles {
-    /// `lo + 1`, `lo` the top eight bytes of the run's smallest key's
-    /// [`key_prefix`].
-    from: u64,
-    /// `hi - (lo + 1)`, or 0 where the test must never pass: runs of several
-    /// tables, tables without a trusted filter, ranges with nothing strictly
-    /// inside on eight bytes.
-    span: u64,
-    filter: Option<Arc<AnyFilter>>,
-}
-
-impl FilterSettles {
-    fn new(lo: u128, hi: u128, filter: Option<Arc<AnyFilter>>) -> FilterSettles {
-        let (lo, hi) = ((lo >> 64) as u64, (hi >> 64) as u64);
-        match (filter, lo.checked_add(1)) {
-            (Some(f), Some(from)) if hi > from => FilterSettles {
-                from,
-                span: hi - from,
-                filter: Some(f),
-            },
-            _ => FilterSettles {
-                from: 0,
-                span: 0,
-                filter: None,
-            },
-        }
-    }
-
-    /// The run's filter, if the run is one table whose range holds a key
-    /// whose first eight bytes past the common prefix are `top` strictly
-    /// inside (so the filter's "no" settles the run).
-    #[inline(always)]
-    pub(crate) fn filter_for(&self, top: u64) -> Option<&AnyFilter> {
-        if top.wrapping_sub(self.from) < self.span {
-            self.filter.as_deref()
-        } else {
-            None
-        }
-    }
-}
-
 impl Version {
     /// Arranges `tables` (opened) by their manifest records.
     pub(crate) fn build(records: &[(TableRecord, Arc<Table>)], num_levels: usize) -> Version {
@@ -497,34 +446,6 @@ mod tests {
             }
             if a <= b {
                 prop_assert!(key_prefix(&a) <= key_prefix(&b));
-            }
-        }
-
-        // The read path's inner loop settles a run by its filter only
-        // where the key lies strictly inside the run's range; the one
-        // subtract and compare must never pass outside it, and must pass
-        // wherever the eight-byte compare does.
-        #[test]
-        fn filter_settles_only_strictly_inside(
-            lo in prop_oneof![any::<u128>(), Just(u128::MAX), Just(0u128)],
-            width in prop_oneof![0u128..4, (0u128..4).prop_map(|w| w << 64), any::<u128>()],
-            key in prop_oneof![any::<u128>(), (0u128..6).prop_map(|d| d << 64)],
-            near in any::<bool>(),
-            filtered in any::<bool>(),
-        ) {
-            use super::FilterSettles;
-            let hi = lo.saturating_add(width);
-            // Keys near the bounds as well as anywhere.
-            let k = if near { lo.wrapping_add(key) } else { key };
-            let filter = filtered.then(|| {
-                std::sync::Arc::new(amq::AnyFilter::build(amq::FilterKind::BlockedBloom, amq::FilterSizing::Fpr(0.01), &[1, 2, 3]).unwrap())
-            });
-            let s = FilterSettles::new(lo, hi, filter);
-            let top = |x: u128| (x >> 64) as u64;
-            let settles = s.filter_for(top(k)).is_some();
-            prop_assert_eq!(settles, filtered && top(lo) < top(k) && top(k) < top(hi));
-            if settles {
-                prop_assert!(lo < k && k < hi);
             }
         }
 

@@ -158,6 +158,50 @@ pub(crate) const QUERY_DEPTH: usize = 32;
 #[repr(C, align(64))]
 pub(crate) struct Block([u64; WORDS]);
 
+/// A [`BlockedBloom`]'s blocks and probe count, borrowed
+/// ([`BlockedBloom::blocks`]): everything a prepared probe reads, held by
+/// value.
+///
+/// A caller that probes one prepared key against many filters (an LSM read
+/// against every table whose range holds the key) can keep these three
+/// words in its own array, beside what else it reads per filter, and reach
+/// each filter's block in one load instead of going through the filter's
+/// header first.
+///
+/// ```
+/// use amq::{BlockedBloom, PreparedHash};
+/// let mut f = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
+/// f.insert(b"apple");
+/// let blocks = f.blocks();
+/// assert_eq!(blocks.num_probes(), f.num_probes());
+/// assert!(blocks.contains_prepared(&mut PreparedHash::new(amq::hash_key(b"apple"))));
+/// let mut pear = PreparedHash::new(amq::hash_key(b"pear"));
+/// assert_eq!(blocks.contains_prepared(&mut pear), f.contains(b"pear"));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct BlockedBlocks<'a> {
+    /// At least one block.
+    blocks: &'a [Block],
+    num_probes: u32,
+}
+
+impl BlockedBlocks<'_> {
+    /// The filter's probe count per key.
+    #[inline(always)]
+    pub fn num_probes(&self) -> u32 {
+        self.num_probes
+    }
+
+    /// Whether `probe` (prepared for this probe count) finds every bit set
+    /// in its block.
+    #[inline(always)]
+    pub(crate) fn matches(&self, probe: &BlockedProbe) -> bool {
+        debug_assert_eq!(probe.num_probes, self.num_probes);
+        let block = &self.blocks[block_of(probe.hash, self.blocks.len() as u32)].0;
+        mask_matches(&probe.mask, |w| block[w])
+    }
+}
+
 /// Probe count for a blocked filter with `bits_per_key` bits per key.
 ///
 /// Each row is the largest bits/key at which `k` gives the lowest FPR. The
@@ -618,8 +662,17 @@ impl BlockedBloom {
         if probe.num_probes != self.num_probes {
             return self.contains_hash(probe.hash);
         }
-        let block = &self.blocks[block_of(probe.hash, self.blocks.len() as u32)].0;
-        mask_matches(&probe.mask, |w| block[w])
+        self.blocks().matches(probe)
+    }
+
+    /// The filter's blocks and probe count, borrowed: all a prepared probe
+    /// reads, in three words a caller can keep beside its own data.
+    #[inline(always)]
+    pub fn blocks(&self) -> BlockedBlocks<'_> {
+        BlockedBlocks {
+            blocks: &self.blocks,
+            num_probes: self.num_probes,
+        }
     }
 
     /// The block `hash` probes, its line prefetched: the first half of

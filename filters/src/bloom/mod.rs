@@ -10,7 +10,7 @@ pub(crate) mod standard;
 
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
-pub use blocked::{BlockedBloom, BlockedBloomView, BlockedProbe};
+pub use blocked::{BlockedBlocks, BlockedBloom, BlockedBloomView, BlockedProbe};
 pub use counting::CountingBloom;
 pub use standard::{ProbePositions, StandardBloom, StandardBloomView};
 
