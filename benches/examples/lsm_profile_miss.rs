@@ -43,6 +43,16 @@ fn main() {
         .iter()
         .map(|f| (1u64, u64::MAX - 2, std::sync::Arc::new(f.clone())))
         .collect();
+    // The same with each blocked filter's blocks beside its range instead
+    // of behind an `Arc` (as the store keeps them since `d8d5e61`).
+    let blocks_walk: Vec<(u64, u64, amq::BlockedBlocks<'_>)> = filters
+        .iter()
+        .filter_map(|f| match f {
+            amq::AnyFilter::BlockedBloom(b) => Some((1u64, u64::MAX - 2, b.blocks())),
+            _ => None,
+        })
+        .collect();
+    let mut walk_blocks = Vec::new();
     let mut n = 0u64;
     for _ in 0..30 {
         let t = std::time::Instant::now();
@@ -66,6 +76,19 @@ fn main() {
         }
         std::hint::black_box(m);
         walk.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
+        let t0 = std::time::Instant::now();
+        let mut m = 0usize;
+        for (k, &h) in keys.iter().zip(&hashes) {
+            let inside = std::hint::black_box(k.len() as u64 + 5);
+            let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+            for (from, span, b) in &blocks_walk {
+                if inside.wrapping_sub(*from) < *span {
+                    m += usize::from(b.contains_prepared(&mut key));
+                }
+            }
+        }
+        std::hint::black_box(m);
+        walk_blocks.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
         // The same walk with sixteen tables' lines located (and
         // prefetched) before any is answered.
         let t0 = std::time::Instant::now();
@@ -103,6 +126,7 @@ fn main() {
     for (name, xs) in [
         ("filters alone, prepared", &prepared),
         ("bare walk", &walk),
+        ("bare walk, blocks inline", &walk_blocks),
         ("bare walk, batches of 16 sites", &batched),
     ] {
         println!(

@@ -66,6 +66,27 @@ impl PreparedHash {
         self.hash
     }
 
+    /// The blocked Bloom probe prepared last (for the probe count of the
+    /// last blocked Bloom filter asked), if one was.
+    ///
+    /// A caller walking many blocked filters of one probe count can hold
+    /// it by shared reference in a loop of its own and ask each filter's
+    /// [`BlockedBlocks::contains_probe`], so that nothing in that loop can
+    /// change it.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, PreparedHash};
+    /// let f = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
+    /// let mut key = PreparedHash::new(amq::hash_key(b"k"));
+    /// assert!(key.prepared_blocked().is_none());
+    /// f.blocks().contains_prepared(&mut key);
+    /// assert_eq!(key.prepared_blocked().unwrap().num_probes(), f.num_probes());
+    /// ```
+    #[inline(always)]
+    pub fn prepared_blocked(&self) -> Option<&BlockedProbe> {
+        (self.blocked.num_probes() != 0).then_some(&self.blocked)
+    }
+
     /// The blocked Bloom probe for `num_probes`, prepared now unless it was
     /// already.
     #[inline(always)]

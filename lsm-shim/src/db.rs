@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use amq::{hash_key, AnyFilter, Filter, PreparedHash};
+use amq::{hash_key, AnyFilter, BlockedProbe, Filter, PreparedHash};
 
 use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
@@ -40,7 +40,7 @@ use crate::memtable::{Entry, MemTable};
 use crate::merge::{MergeIter, Source};
 use crate::monkey::{Built, LevelShape};
 use crate::options::{Options, SyncMode};
-use crate::settle::{FilterSettles, SettleFilter};
+use crate::settle::{settle_blocked, FilterSettles, SettleFilter};
 use crate::sstable::{Caches, Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters, LevelStats, ReadCounts, Stats, TableStats};
 use crate::value::index::{ValueIndex, ValueSnapshot};
@@ -856,6 +856,12 @@ trait KeyHashing {
     fn may_contain_settle(&mut self, filter: SettleFilter<'_>, counts: &mut ReadCounts) -> bool {
         self.may_contain(filter.filter(), counts)
     }
+    /// The blocked Bloom probe the last blocked filter was asked with, for
+    /// the inner loop's runs of blocked filters (`None`: ask each filter
+    /// through `may_contain_settle`).
+    fn blocked_probe(&self) -> Option<&BlockedProbe> {
+        None
+    }
     /// The key's hash, for a table that reads further (`probed`: after its
     /// filter was asked).
     fn hash(&mut self, probed: bool, counts: &mut ReadCounts) -> u64;
@@ -875,6 +881,10 @@ impl KeyHashing for Shared {
             SettleFilter::Blocked(blocks, _) => blocks.contains_prepared(&mut self.0),
             SettleFilter::Any(f) => f.contains_prepared(&mut self.0),
         }
+    }
+    #[inline(always)]
+    fn blocked_probe(&self) -> Option<&BlockedProbe> {
+        self.0.prepared_blocked()
     }
     #[inline(always)]
     fn hash(&mut self, _: bool, _: &mut ReadCounts) -> u64 {
@@ -1014,18 +1024,24 @@ fn settle_by_filters<H: KeyHashing>(
     hashing: &mut H,
     counts: &mut ReadCounts,
 ) -> Settled {
-    for (runs, s) in settles.iter().enumerate() {
+    let mut runs = 0;
+    while let Some(s) = settles.get(runs) {
         let Some(filter) = s.filter_for(top) else {
             return Settled { runs, maybe: false };
         };
         if hashing.may_contain_settle(filter, counts) {
             return Settled { runs, maybe: true };
         }
+        runs += 1;
+        if let Some(probe) = hashing.blocked_probe() {
+            let (settled, maybe) = settle_blocked(settles.get(runs..).unwrap_or_default(), top, probe);
+            runs += settled;
+            if maybe {
+                return Settled { runs, maybe: true };
+            }
+        }
     }
-    Settled {
-        runs: settles.len(),
-        maybe: false,
-    }
+    Settled { runs, maybe: false }
 }
 
 /// `multi_get`'s walk: run by run, the pending keys grouped by table.
@@ -1231,5 +1247,74 @@ impl Iterator for Scan {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use amq::{FilterKind, FilterSizing};
+    use proptest::prelude::*;
+
+    /// Blocked Bloom filters of two probe counts, two of each over
+    /// different keys (so that one says "maybe" where the one before it of
+    /// the same count said no), and a Ribbon filter: `filters()[i]` holds
+    /// the keys `250 * i..250 * i + 500`.
+    fn filters() -> Vec<Arc<AnyFilter>> {
+        let build = |kind, fpr, i: u64| {
+            let hashes: Vec<u64> = (250 * i..250 * i + 500)
+                .map(|k| hash_key(&k.to_le_bytes()))
+                .collect();
+            Arc::new(AnyFilter::build(kind, FilterSizing::Fpr(fpr), &hashes).unwrap())
+        };
+        vec![
+            build(FilterKind::BlockedBloom, 0.01, 0),
+            build(FilterKind::BlockedBloom, 0.01, 1),
+            build(FilterKind::BlockedBloom, 0.2, 2),
+            build(FilterKind::BlockedBloom, 0.2, 3),
+            build(FilterKind::Ribbon, 0.01, 4),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(11), ..ProptestConfig::default() })]
+
+        // The inner loop (with its innermost loop over blocked filters of
+        // one probe count) stops where a plain walk does: at the first run
+        // the key is not strictly inside, or without a filter, or whose
+        // filter says "maybe"; and it says which.
+        #[test]
+        fn settle_by_filters_stops_where_a_plain_walk_does(
+            runs in proptest::collection::vec((0usize..6, any::<bool>()), 0..40),
+            key in 0u64..2_000,
+        ) {
+            let filters = filters();
+            let h = hash_key(&key.to_le_bytes());
+            let top = 1u64 << 40;
+            // Filter choice 5 is no filter; a run whose flag is false lies
+            // wholly above the key.
+            let settles: Vec<FilterSettles> = runs
+                .iter()
+                .map(|&(f, inside)| {
+                    let filter = filters.get(f).cloned();
+                    let lo = if inside { 0u128 } else { (top as u128 + 1) << 64 };
+                    FilterSettles::new(lo, u128::MAX, filter)
+                })
+                .collect();
+            let mut want = Settled { runs: settles.len(), maybe: false };
+            for (i, s) in settles.iter().enumerate() {
+                match s.filter_for(top) {
+                    None => { want = Settled { runs: i, maybe: false }; break; }
+                    Some(f) if f.filter().contains_hash(h) => { want = Settled { runs: i, maybe: true }; break; }
+                    Some(_) => {}
+                }
+            }
+            let mut counts = ReadCounts::default();
+            let got = settle_by_filters(&settles, top, &mut Shared(PreparedHash::new(h)), &mut counts);
+            prop_assert_eq!((got.runs, got.maybe), (want.runs, want.maybe));
+            let mut rehashing = Rehashing { key: &key.to_le_bytes(), last: 0 };
+            let got = settle_by_filters(&settles, top, &mut rehashing, &mut counts);
+            prop_assert_eq!((got.runs, got.maybe), (want.runs, want.maybe));
+        }
     }
 }

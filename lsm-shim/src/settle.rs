@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use amq::{AnyFilter, BlockedBlocks};
+use amq::{AnyFilter, BlockedBlocks, BlockedProbe};
 
 /// The part of a run's `RunProbe` that settles most lookups against it,
 /// apart so that the read path's hot loop reads one small entry per run
@@ -62,8 +62,10 @@ pub(crate) struct FilterSettles {
 /// forms give the filter's own answer.
 #[derive(Clone, Copy)]
 pub(crate) enum SettleFilter<'a> {
-    /// A blocked Bloom filter: its blocks, and the filter they belong to.
-    Blocked(BlockedBlocks<'a>, &'a AnyFilter),
+    /// A blocked Bloom filter: its blocks, and the entry's handle to the
+    /// filter they belong to (always `Some`; not unwrapped until asked for,
+    /// so the probe through the blocks does not read it).
+    Blocked(BlockedBlocks<'a>, &'a Option<Arc<AnyFilter>>),
     /// Any other kind.
     Any(&'a AnyFilter),
 }
@@ -73,7 +75,9 @@ impl<'a> SettleFilter<'a> {
     #[inline(always)]
     pub(crate) fn filter(self) -> &'a AnyFilter {
         match self {
-            SettleFilter::Blocked(_, f) | SettleFilter::Any(f) => f,
+            SettleFilter::Blocked(_, Some(f)) => f,
+            SettleFilter::Any(f) => f,
+            SettleFilter::Blocked(_, None) => unreachable!("an entry has blocks only with their filter"),
         }
     }
 }
@@ -108,13 +112,41 @@ impl FilterSettles {
         if top.wrapping_sub(self.from) >= self.span {
             return None;
         }
-        let filter = self.filter.as_deref()?;
-        Some(match self.blocks {
+        match self.blocks {
             // Shortened to the borrow of `self`, which owns the filter.
-            Some(blocks) => SettleFilter::Blocked(blocks, filter),
-            None => SettleFilter::Any(filter),
-        })
+            Some(blocks) => Some(SettleFilter::Blocked(blocks, &self.filter)),
+            None => self.filter.as_deref().map(SettleFilter::Any),
+        }
     }
+}
+
+/// How many of `entries`, from the first, are runs that a blocked Bloom
+/// filter of `probe`'s probe count settles (the key strictly inside, the
+/// filter says no), and whether the first one that is not stopped at that
+/// filter's "maybe" (rather than at another kind, another probe count, or
+/// a range test that failed).
+///
+/// The read path's innermost loop, for the common case of runs that all
+/// carry blocked Bloom filters of one probe count. Kept out of line and
+/// given the probe by shared reference, so that the mask, the hash and the
+/// key's eight bytes stay in registers: per run it reads the entry's range
+/// and blocks, loads one block and compares.
+#[inline(never)]
+pub(crate) fn settle_blocked(entries: &[FilterSettles], top: u64, probe: &BlockedProbe) -> (usize, bool) {
+    for (runs, s) in entries.iter().enumerate() {
+        if top.wrapping_sub(s.from) >= s.span {
+            return (runs, false);
+        }
+        match s.blocks {
+            Some(blocks) if blocks.num_probes() == probe.num_probes() => {
+                if blocks.contains_probe(probe) {
+                    return (runs, true);
+                }
+            }
+            _ => return (runs, false),
+        }
+    }
+    (entries.len(), false)
 }
 
 /// `filter`'s blocks if it is a blocked Bloom filter, borrowed for as long

@@ -192,6 +192,26 @@ impl BlockedBlocks<'_> {
         self.num_probes
     }
 
+    /// Whether `probe`'s key may be in the filter: from its mask when it
+    /// was prepared for this probe count (one block load and a compare),
+    /// else from a probe prepared now.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, BlockedProbe};
+    /// let mut f = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
+    /// f.insert(b"k");
+    /// let h = amq::hash_key(b"k");
+    /// assert!(f.blocks().contains_probe(&f.prepare(h)));
+    /// assert!(f.blocks().contains_probe(&BlockedProbe::new(h, f.num_probes() + 1)));
+    /// ```
+    #[inline(always)]
+    pub fn contains_probe(&self, probe: &BlockedProbe) -> bool {
+        if probe.num_probes != self.num_probes {
+            return self.matches(&BlockedProbe::new(probe.hash, self.num_probes));
+        }
+        self.matches(probe)
+    }
+
     /// Whether `probe` (prepared for this probe count) finds every bit set
     /// in its block.
     #[inline(always)]
