@@ -9,7 +9,10 @@
 //! difference).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
-//! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%.
+//! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%,
+//! `SPREAD=1` to decode the bare walk's filters among other allocations (as
+//! a store's tables decode theirs among their blocks) instead of one after
+//! another.
 use amq::{hash_key, FilterKind, FilterSizing};
 use amq_bench::lsm::{median, time_filters, time_filters_prepared, KeyShape, OverlappingStore};
 
@@ -39,9 +42,18 @@ fn main() {
     // a plain array, walked as the store walks it (the range test, then the
     // filter asked with the prepared hash), with nothing of the store around
     // it.
+    let mut ballast = Vec::new();
     let bare_walk: Vec<(u64, u64, std::sync::Arc<amq::AnyFilter>)> = filters
         .iter()
-        .map(|f| (1u64, u64::MAX - 2, std::sync::Arc::new(f.clone())))
+        .map(|f| {
+            use amq::Filter;
+            if std::env::var("SPREAD").is_ok() {
+                ballast.push(vec![1u8; 70_000]);
+                ballast.push(vec![1u8; 3_000]);
+            }
+            let g = amq::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+            (1u64, u64::MAX - 2, std::sync::Arc::new(g))
+        })
         .collect();
     // The same with each blocked filter's blocks beside its range instead
     // of behind an `Arc` (as the store keeps them since `d8d5e61`).
