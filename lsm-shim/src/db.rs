@@ -1007,16 +1007,20 @@ struct Settled {
 /// The runs of `settles`, from the first, that the key settles by filter
 /// alone ([`FilterSettles`]), counted up to the first that needs more.
 ///
-/// Per run it reads 24 bytes of one array, tests the range with one
+/// Per run it reads one entry of one array, tests the range with one
 /// subtract and one compare, and asks the filter; the count is the loop's
-/// index, so nothing is stored per run. The one loop before it read the
-/// 48-byte run summary, settled the range with two compares after a check
-/// that the run is one table, and counted negatives in a counter the
-/// lookup kept on the stack: about 55 instructions per table. At 256
-/// BlockedBloom tables (`lsm_profile_miss 256`, alternated) a miss took
-/// 3.7-3.9 ns per table this way against 4.6-4.8; the report's fitted cost
-/// per extra table went from 4.3-4.7 to 3.3-4.0 ns (`docs/lsm.md`). Kept
-/// out of line it measured the same as inlined (3.8-3.9 against 3.8-4.1).
+/// index, so nothing is stored per run. Two loops share the work:
+/// [`settle_each`] asks any filter through `hashing`, and after a blocked
+/// Bloom filter says no, `settle_blocked` (`settle.rs`) takes the runs of
+/// blocked filters of the same probe count that follow, with the prepared
+/// probe held by shared reference so its mask stays in registers.
+///
+/// Measured at 256 tables (`lsm_profile_miss 256`, alternated;
+/// `docs/lsm.md`): the one loop before these read the 48-byte run summary
+/// and kept its negatives counter on the stack, 4.6-4.8 ns per BlockedBloom
+/// table; one loop over these entries, 3.7-3.9 (`cc0f458`); with each
+/// blocked filter's blocks in its entry, 2.8-2.9 (`d8d5e61`); with the
+/// blocked filters' own loop, 2.5.
 #[inline(always)]
 fn settle_by_filters<H: KeyHashing>(
     settles: &[FilterSettles],
@@ -1025,23 +1029,64 @@ fn settle_by_filters<H: KeyHashing>(
     counts: &mut ReadCounts,
 ) -> Settled {
     let mut runs = 0;
-    while let Some(s) = settles.get(runs) {
-        let Some(filter) = s.filter_for(top) else {
-            return Settled { runs, maybe: false };
-        };
-        if hashing.may_contain_settle(filter, counts) {
-            return Settled { runs, maybe: true };
-        }
-        runs += 1;
-        if let Some(probe) = hashing.blocked_probe() {
-            let (settled, maybe) = settle_blocked(settles.get(runs..).unwrap_or_default(), top, probe);
-            runs += settled;
-            if maybe {
-                return Settled { runs, maybe: true };
+    loop {
+        let (settled, stop) = settle_each(settles.get(runs..).unwrap_or_default(), top, hashing, counts);
+        runs += settled;
+        match stop {
+            Stop::Maybe => return Settled { runs, maybe: true },
+            Stop::Other => return Settled { runs, maybe: false },
+            Stop::AfterBlocked => {
+                if let Some(probe) = hashing.blocked_probe() {
+                    let (settled, maybe) =
+                        settle_blocked(settles.get(runs..).unwrap_or_default(), top, probe);
+                    runs += settled;
+                    if maybe {
+                        return Settled { runs, maybe: true };
+                    }
+                }
             }
         }
     }
-    Settled { runs, maybe: false }
+}
+
+/// Why [`settle_each`] stopped.
+enum Stop {
+    /// At a run whose filter said "maybe".
+    Maybe,
+    /// Just after a blocked Bloom filter said no: the runs after it may go
+    /// to `settle_blocked`.
+    AfterBlocked,
+    /// At a run it cannot settle by filter (or at the end).
+    Other,
+}
+
+/// The runs of `settles`, from the first, settled by asking each filter
+/// through `hashing`, up to the first that needs more or just past the
+/// first blocked Bloom filter; how many, and why it stopped. A store of
+/// other kinds (Ribbon, fuse, ...) spends its walk here, in a loop with
+/// nothing else in it: with the blocked filters' loop in the same loop body,
+/// a Ribbon table cost 0.8 ns more (18.1-18.2 against 17.1-17.5 ns at 256
+/// tables, `KIND=Ribbon lsm_profile_miss 256`, three runs alternated).
+#[inline(always)]
+fn settle_each<H: KeyHashing>(
+    settles: &[FilterSettles],
+    top: u64,
+    hashing: &mut H,
+    counts: &mut ReadCounts,
+) -> (usize, Stop) {
+    for (runs, s) in settles.iter().enumerate() {
+        let Some(filter) = s.filter_for(top) else {
+            return (runs, Stop::Other);
+        };
+        let blocked = matches!(filter, SettleFilter::Blocked(..));
+        if hashing.may_contain_settle(filter, counts) {
+            return (runs, Stop::Maybe);
+        }
+        if blocked {
+            return (runs + 1, Stop::AfterBlocked);
+        }
+    }
+    (settles.len(), Stop::Other)
 }
 
 /// `multi_get`'s walk: run by run, the pending keys grouped by table.
