@@ -75,53 +75,41 @@ fn main() {
         bare.push(time_filters(&filters, &hashes));
         prepared.push(time_filters_prepared(&filters, &hashes));
         one.push(time_filters(&filters[..1], &hashes));
-        let t0 = std::time::Instant::now();
-        let mut m = 0usize;
-        for (k, &h) in keys.iter().zip(&hashes) {
-            let inside = std::hint::black_box(k.len() as u64 + 5);
-            let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+        walk.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
             for (from, span, f) in &bare_walk {
                 if inside.wrapping_sub(*from) < *span {
-                    m += usize::from(f.contains_prepared(&mut key));
+                    m += usize::from(f.contains_prepared(key));
                 }
             }
-        }
-        std::hint::black_box(m);
-        walk.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
-        let t0 = std::time::Instant::now();
-        let mut m = 0usize;
-        for (k, &h) in keys.iter().zip(&hashes) {
-            let inside = std::hint::black_box(k.len() as u64 + 5);
-            let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+            m
+        }));
+        walk_blocks.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
             for (from, span, b) in &blocks_walk {
                 if inside.wrapping_sub(*from) < *span {
-                    m += usize::from(b.contains_prepared(&mut key));
+                    m += usize::from(b.contains_prepared(key));
                 }
             }
-        }
-        std::hint::black_box(m);
-        walk_blocks.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
+            m
+        }));
         // The same walk with sixteen tables' lines located (and
         // prefetched) before any is answered.
-        let t0 = std::time::Instant::now();
-        let mut m = 0usize;
-        for (k, &h) in keys.iter().zip(&hashes) {
-            let inside = std::hint::black_box(k.len() as u64 + 5);
-            let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+        batched.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
             for chunk in bare_walk.chunks(16) {
                 let mut sites = [None; 16];
                 let mut n = 0;
                 for (from, span, f) in chunk {
                     if inside.wrapping_sub(*from) < *span {
-                        sites[n] = Some(f.probe_site(&mut key));
+                        sites[n] = Some(f.probe_site(key));
                         n += 1;
                     }
                 }
-                m += sites[..n].iter().flatten().filter(|s| s.matches(&key)).count();
+                m += sites[..n].iter().flatten().filter(|s| s.matches(key)).count();
             }
-        }
-        std::hint::black_box(m);
-        batched.push(t0.elapsed().as_nanos() as f64 / keys.len() as f64);
+            m
+        }));
     }
     // The fastest round as well as the median: on a shared machine the
     // minimum is the figure least disturbed by other jobs.
@@ -152,4 +140,23 @@ fn main() {
         store_min / t,
         bare_min / t
     );
+}
+
+/// ns per key of one bare walk: `walk(inside, key)` for every probe key,
+/// `inside` a value every range test passes (hidden from the compiler) and
+/// `key` the key's prepared hash; returns the walk's count of "maybe"s.
+fn time_walk(
+    keys: &[Vec<u8>],
+    hashes: &[u64],
+    mut walk: impl FnMut(u64, &mut amq::PreparedHash) -> usize,
+) -> f64 {
+    let t0 = std::time::Instant::now();
+    let mut m = 0usize;
+    for (k, &h) in keys.iter().zip(hashes) {
+        let inside = std::hint::black_box(k.len() as u64 + 5);
+        let mut key = amq::PreparedHash::new(std::hint::black_box(h));
+        m += walk(inside, &mut key);
+    }
+    std::hint::black_box(m);
+    t0.elapsed().as_nanos() as f64 / keys.len() as f64
 }
