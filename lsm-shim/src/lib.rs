@@ -14,8 +14,9 @@
 //! - **One key hash per lookup**: [`Db::get`] computes [`amq::hash_key`] once,
 //!   prepares it once ([`amq::PreparedHash`]: a blocked Bloom filter's probe
 //!   mask), and probes the filter of every table it consults with it, reading
-//!   each run's key range and filter from one array per version, in one
-//!   loop that asks each table's filter as it finds it;
+//!   each run's key range and filter from one array per version and asking
+//!   each table's filter as it finds it (a blocked Bloom filter through its
+//!   blocks, kept in that array);
 //!   [`Db::multi_get`] hashes each key of a batch once and probes each table's
 //!   filter once for all the keys it may hold (`contains_many`).
 //! - **A filter that cannot be trusted never causes a wrong answer**: a

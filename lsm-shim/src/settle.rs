@@ -10,8 +10,9 @@
 //! count and the probe count) by value, so the probe computes the block's
 //! address from the entry it has just read instead of first loading the
 //! filter's header through its `Arc`: one dependent load fewer per table.
-//! At 256 tables that hop cost about 0.5 ns of a 3.7-3.9 ns table
-//! (`lsm_profile_miss 256` in `amq-bench`; `docs/lsm.md`).
+//! At 256 tables a miss took 2.8-2.9 ns per table this way against 3.3-3.7
+//! through the `Arc` (`lsm_profile_miss 256` in `amq-bench`, alternated;
+//! `docs/lsm.md`).
 //!
 //! Those blocks borrow from the filter the same entry owns. Rust cannot
 //! name that lifetime in a struct, so the borrow is stored as `'static`
@@ -122,9 +123,9 @@ impl FilterSettles {
 
 /// How many of `entries`, from the first, are runs that a blocked Bloom
 /// filter of `probe`'s probe count settles (the key strictly inside, the
-/// filter says no), and whether the first one that is not stopped at that
-/// filter's "maybe" (rather than at another kind, another probe count, or
-/// a range test that failed).
+/// filter says no), and whether it stopped at such a filter's "maybe"
+/// (rather than at another kind, another probe count, a failed range test
+/// or the end).
 ///
 /// The read path's innermost loop, for the common case of runs that all
 /// carry blocked Bloom filters of one probe count. Kept out of line and
