@@ -1,18 +1,22 @@
 //! Profiling harness for the store's miss path: 64 overlapping tables, clean
 //! misses in a loop (`perf record ./target/release/examples/lsm_profile_miss`),
-//! printed beside the same hashes on the bare filters (every table's, and
-//! one table's alone, each with the plain and the prepared hash) and two
-//! bare walks over them: the store's inner loop without the store (its
-//! floor: a range test, then the filter asked at once), and the same with
-//! the filters' lines gathered sixteen tables at a time before any is
-//! answered (the store's walk before `8904100`, kept to show the
-//! difference).
+//! printed beside the same hashes on the bare filters (every table's, the
+//! store's own where it holds them, and one table's alone; plain and
+//! prepared hash) and bare walks over them: the store's inner loop without
+//! the store (its floor: a range test, then the filter asked at once); the
+//! same with blocked filters' blocks inline, with fresh copies of the
+//! filters behind `Arc`s and by value; and three pipelined forms, which
+//! locate a table's lines before answering it: prefetching `AHEAD` tables
+//! on (`Filter::prefetch_hash`, then the whole query later), a ring of
+//! `AHEAD` located sites (`AnyFilter::probe_site`, each answered `AHEAD`
+//! tables later), and batches of sixteen sites (the store's walk before
+//! `8904100`).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
 //! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%,
 //! `SPREAD=1` to decode the bare walk's filters among other allocations (as
 //! a store's tables decode theirs among their blocks) instead of one after
-//! another.
+//! another, `AHEAD=d` (default 4, at most 16) for the pipelined walks' depth.
 use amq::{hash_key, FilterKind, FilterSizing};
 use amq_bench::lsm::{median, time_filters, time_filters_prepared, KeyShape, OverlappingStore};
 
@@ -64,7 +68,24 @@ fn main() {
             _ => None,
         })
         .collect();
-    let mut walk_blocks = Vec::new();
+    // The store's own filters, where it holds them (`Db::walked_filters`).
+    let walked = s.db().walked_filters();
+    assert_eq!(walked.len(), tables);
+    // Fresh copies of the bare walk's filters, made one after another, once
+    // behind `Arc`s and once by value beside their ranges (each filter's
+    // header inline): where the filters lie, and one load less per table.
+    let clone_walk: Vec<(u64, u64, std::sync::Arc<amq::AnyFilter>)> = bare_walk
+        .iter()
+        .map(|(a, b, f)| (*a, *b, std::sync::Arc::new((**f).clone())))
+        .collect();
+    let inline_walk: Vec<(u64, u64, amq::AnyFilter)> = bare_walk
+        .iter()
+        .map(|(a, b, f)| (*a, *b, (**f).clone()))
+        .collect();
+    // How many tables ahead the pipelined walks locate.
+    let ahead: usize = std::env::var("AHEAD").map_or(4, |v| v.parse().expect("AHEAD"));
+    let (mut walk_blocks, mut own, mut walk_ahead) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut walk_inline, mut walk_clone, mut walk_ring) = (Vec::new(), Vec::new(), Vec::new());
     let mut n = 0u64;
     for _ in 0..30 {
         let t = std::time::Instant::now();
@@ -73,6 +94,7 @@ fn main() {
         }
         store.push(t.elapsed().as_nanos() as f64 / keys.len() as f64);
         bare.push(time_filters(&filters, &hashes));
+        own.push(time_filters(&walked, &hashes));
         prepared.push(time_filters_prepared(&filters, &hashes));
         one.push(time_filters(&filters[..1], &hashes));
         walk.push(time_walk(&keys, &hashes, |inside, key| {
@@ -92,6 +114,57 @@ fn main() {
                 }
             }
             m
+        }));
+        // The same walk asking for the lines of the table `ahead` runs on
+        // before answering each (the locating done twice per table).
+        walk_ahead.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
+            for (i, (from, span, f)) in bare_walk.iter().enumerate() {
+                if let Some((from, span, g)) = bare_walk.get(i + ahead) {
+                    if inside.wrapping_sub(*from) < *span {
+                        amq::Filter::prefetch_hash(&**g, key.hash());
+                    }
+                }
+                if inside.wrapping_sub(*from) < *span {
+                    m += usize::from(f.contains_prepared(key));
+                }
+            }
+            m
+        }));
+        // The same walk over the fresh copies, by value: each filter's
+        // header inline beside its range, not behind an `Arc`.
+        walk_inline.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
+            for (from, span, f) in &inline_walk {
+                if inside.wrapping_sub(*from) < *span {
+                    m += usize::from(f.contains_prepared(key));
+                }
+            }
+            m
+        }));
+        // The same over the fresh copies behind `Arc`s.
+        walk_clone.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut m = 0;
+            for (from, span, f) in &clone_walk {
+                if inside.wrapping_sub(*from) < *span {
+                    m += usize::from(f.contains_prepared(key));
+                }
+            }
+            m
+        }));
+        // The same walk locating each table's site (and prefetching its
+        // lines) `ahead` tables before answering it: a ring of sites.
+        walk_ring.push(time_walk(&keys, &hashes, |inside, key| {
+            let mut ring: [Option<amq::ProbeSite<'_>>; 16] = [None; 16];
+            let mask = ahead.next_power_of_two().min(16) - 1;
+            let mut m = 0;
+            for (i, (from, span, f)) in bare_walk.iter().enumerate() {
+                let site = (inside.wrapping_sub(*from) < *span).then(|| f.probe_site(key));
+                if let Some(s) = std::mem::replace(&mut ring[i & mask], site) {
+                    m += usize::from(s.matches(key));
+                }
+            }
+            m + ring.iter().flatten().filter(|s| s.matches(key)).count()
         }));
         // The same walk with sixteen tables' lines located (and
         // prefetched) before any is answered.
@@ -125,8 +198,13 @@ fn main() {
     );
     for (name, xs) in [
         ("filters alone, prepared", &prepared),
+        ("the store's own filters alone", &own),
         ("bare walk", &walk),
         ("bare walk, blocks inline", &walk_blocks),
+        ("bare walk, prefetching AHEAD runs on", &walk_ahead),
+        ("bare walk, copies by value (headers inline)", &walk_inline),
+        ("bare walk, copies behind Arc", &walk_clone),
+        ("bare walk, a ring of AHEAD sites", &walk_ring),
         ("bare walk, batches of 16 sites", &batched),
     ] {
         println!(

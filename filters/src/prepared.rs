@@ -11,7 +11,7 @@
 
 use crate::bloom::blocked::WORDS;
 use crate::bloom::{BlockedBlocks, BlockedProbe};
-use crate::ribbon::LocatedRow;
+use crate::ribbon::{LocatedRow, Window};
 use crate::Ribbon;
 use crate::{AnyFilter, Filter};
 
@@ -148,19 +148,22 @@ impl AnyFilter {
 /// lines before reading any: their cache misses overlap, as the lines of
 /// many keys overlap in [`Filter::contains_many`]. For a blocked Bloom
 /// filter the site is the key's block and the answer one compare with the
-/// prepared mask; for a two-line Ribbon filter, the key's row, so the
-/// answer reads its lines without locating them again; other kinds
-/// prefetch in the first half and run their query in the second.
+/// prepared mask; for a Ribbon filter, the key's window (or, in the
+/// two-line layout, its row), so the answer reads its lines without
+/// locating them again; other kinds prefetch in the first half and run
+/// their query in the second.
 ///
 /// Whether the batch pays depends on the core. An out-of-order core
 /// already overlaps the misses of a plain loop of
 /// [`contains_prepared`](AnyFilter::contains_prepared) calls when nothing
 /// in the loop depends on an earlier answer, and the batch's array of
 /// sites costs instructions: on the AMD EPYC host `amq-lsm` is measured on,
-/// 256 blocked Bloom filters took 4.2–4.4 ns each in batches of sixteen
-/// sites against 3.5–3.7 in the plain loop, so `amq-lsm`'s read walks its
-/// tables with `contains_prepared` (`lsm_profile_miss` in `amq-bench`
-/// measures both).
+/// 256 blocked Bloom filters took 3.9 ns each in batches of sixteen sites
+/// against 2.9 in the plain loop, and 256 Ribbon filters at 1% 15.9–16.2
+/// against 15.5–16.0 (a ring of sites answered four tables after they were
+/// located: 5.6 and 21.0–21.5), so `amq-lsm`'s read walks its tables with
+/// `contains_prepared` (`lsm_profile_miss` in `amq-bench` measures all
+/// three).
 ///
 /// ```
 /// use amq::{AnyFilter, FilterKind, FilterSizing, PreparedHash};
@@ -187,6 +190,10 @@ enum Site<'f> {
     /// A two-line Ribbon filter and the key's row in it (`None`: its
     /// shard holds no keys), the row's lines prefetched.
     RibbonRow(&'f Ribbon, Option<LocatedRow>),
+    /// A Ribbon filter of a blocked layout, the key's window in it and its
+    /// result bits (`None`: its shard holds no keys), the window's lines
+    /// prefetched.
+    RibbonWindow(&'f Ribbon, Option<(Window, u32)>),
     /// Any other filter, its line prefetched.
     Other(&'f AnyFilter),
 }
@@ -205,10 +212,7 @@ impl AnyFilter {
             }
             AnyFilter::Ribbon(f) => match f.locate_row(key.hash) {
                 Some(row) => Site::RibbonRow(f, row),
-                None => {
-                    f.prefetch_hash(key.hash);
-                    Site::Other(self)
-                }
+                None => Site::RibbonWindow(f, f.locate_window(key.hash).flatten()),
             },
             other => {
                 other.prefetch_hash(key.hash);
@@ -230,6 +234,7 @@ impl ProbeSite<'_> {
             Site::Blocked(block, probes) if key.blocked.num_probes() == probes => key.blocked.matches(block),
             Site::Blocked(block, probes) => BlockedProbe::new(key.hash, probes).matches(block),
             Site::RibbonRow(f, row) => row.is_some_and(|row| f.row_matches(&row)),
+            Site::RibbonWindow(f, window) => window.is_some_and(|(w, result)| f.window_matches(&w, result)),
             Site::Other(f) => f.contains_hash(key.hash),
         }
     }

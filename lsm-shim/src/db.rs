@@ -437,6 +437,18 @@ impl Db {
         self.lookup(key, true)
     }
 
+    /// The filters a point lookup asks, in the order it asks them (newest
+    /// run first; a run of several tables, or a table without a trusted
+    /// filter, has none), as the store holds them in memory. For the
+    /// hash-sharing benchmark only: its per-table reference is these
+    /// filters' own `contains_hash`, where they lie.
+    #[doc(hidden)]
+    pub fn walked_filters(&self) -> Vec<Arc<AnyFilter>> {
+        let version = self.read_state().version.clone();
+        let filters = version.walked_filters().cloned().collect();
+        filters
+    }
+
     #[inline]
     fn lookup(&self, key: &[u8], rehash: bool) -> Result<Option<Vec<u8>>> {
         inc(&self.stats.gets);

@@ -404,6 +404,12 @@ impl Version {
         &self.levels[p.level as usize].runs[p.run as usize].tables[c.index as usize]
     }
 
+    /// The filter of every run that has one (see [`RunProbe`]), in the
+    /// order a point lookup asks them: newest run first.
+    pub(crate) fn walked_filters(&self) -> impl Iterator<Item = &Arc<AnyFilter>> {
+        self.probes.iter().filter_map(|p| p.filter.as_ref())
+    }
+
     /// Every run in age order, for a walk that looks many keys up run by
     /// run (`multi_get`).
     pub(crate) fn runs_by_age(&self) -> impl Iterator<Item = RunRef<'_>> {

@@ -223,7 +223,8 @@ use self::legacy::Legacy;
 use self::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use self::order::Grouped;
 use self::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row, ROW_WIDTH};
-use self::solution::{padding_words, solve_into, GroupWords, Window, BLOCK_SLOTS};
+pub(crate) use self::solution::Window;
+use self::solution::{padding_words, solve_into, GroupWords, BLOCK_SLOTS};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
 
@@ -593,6 +594,32 @@ impl Ribbon {
             LocatedRow { window, result }
         });
         Some(row)
+    }
+
+    /// For a filter of a blocked layout, the window of the key with this
+    /// hash and its result bits (`None` inside when its shard holds no
+    /// keys), its lines prefetched: the first half of
+    /// [`contains_hash`](Self::contains_hash) for those layouts, whose
+    /// second half is [`window_matches`](Self::window_matches). `None` for
+    /// the two-line layout ([`locate_row`](Self::locate_row)).
+    #[inline(always)]
+    pub(crate) fn locate_window(&self, hash: u64) -> Option<Option<(Window, u32)>> {
+        if let Layout::Lines(_) = self.layout {
+            return None;
+        }
+        let located = self.locate(hash);
+        if let Some((window, _)) = &located {
+            window.prefetch(&self.words);
+        }
+        Some(located)
+    }
+
+    /// Whether a window [`locate_window`](Self::locate_window) found in
+    /// this filter matches its result bits, as
+    /// [`contains_hash`](Self::contains_hash) answers.
+    #[inline(always)]
+    pub(crate) fn window_matches(&self, window: &Window, result: u32) -> bool {
+        self.kernel.window(&self.words, window, result)
     }
 
     /// The second half: whether the located row's fingerprint matches, as
@@ -1135,6 +1162,23 @@ impl Filter for Ribbon {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         Ribbon::contains_hash(self, hash)
+    }
+
+    /// Locates the key's row (through its shard's start and seed) and asks
+    /// for the lines it reads: up to four for the blocked layouts, two for
+    /// the two-line one.
+    #[inline]
+    fn prefetch_hash(&self, hash: u64) {
+        match &self.layout {
+            Layout::Lines(_) => {
+                let _ = self.locate_row(hash);
+            }
+            _ => {
+                if let Some((window, _)) = self.locate(hash) {
+                    window.prefetch(&self.words);
+                }
+            }
+        }
     }
 
     /// Locates a batch of keys first, prefetching their blocks, then reads
