@@ -1169,15 +1169,9 @@ impl Filter for Ribbon {
     /// the two-line one.
     #[inline]
     fn prefetch_hash(&self, hash: u64) {
-        match &self.layout {
-            Layout::Lines(_) => {
-                let _ = self.locate_row(hash);
-            }
-            _ => {
-                if let Some((window, _)) = self.locate(hash) {
-                    window.prefetch(&self.words);
-                }
-            }
+        // Each prefetches what it locates; one of them is for this layout.
+        if self.locate_row(hash).is_none() {
+            let _ = self.locate_window(hash);
         }
     }
 
