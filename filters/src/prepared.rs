@@ -159,9 +159,9 @@ impl AnyFilter {
 /// in the loop depends on an earlier answer, and the batch's array of
 /// sites costs instructions: on the AMD EPYC host `amq-lsm` is measured on,
 /// 256 blocked Bloom filters took 3.9 ns each in batches of sixteen sites
-/// against 2.9 in the plain loop, and 256 Ribbon filters at 1% 15.9–16.2
-/// against 15.5–16.0 (a ring of sites answered four tables after they were
-/// located: 5.6 and 21.0–21.5), so `amq-lsm`'s read walks its tables with
+/// against 2.9 in the plain loop, and 256 Ribbon filters at 1% 15.9–16.6
+/// against 14.6–16.0 (a ring of sites, each answered 2 to 16 tables after
+/// it was located: 5.6 and 20.8–21.5), so `amq-lsm`'s read walks its tables with
 /// `contains_prepared` (`lsm_profile_miss` in `amq-bench` measures all
 /// three).
 ///
