@@ -24,11 +24,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Sized for 1% false positives at the column's distinct values: 10.5
     // bits per value, not a power of two.
-    let mut ids = ParquetBloom::with_fpr(order_ids.len(), 0.01)?;
+    let mut ids = ParquetBloom::new(order_ids.len(), FilterSizing::Fpr(0.01))?;
     ids.insert_values(&order_ids);
     // 250,000 distinct customers: size for those, insert every row (a
     // repeated value sets the same bits).
-    let mut names = ParquetBloom::with_fpr(250_000, 0.01)?;
+    let mut names = ParquetBloom::new(250_000, FilterSizing::Fpr(0.01))?;
     for c in &customers {
         names.insert(c.as_str());
     }

@@ -77,7 +77,7 @@ fn main() -> Result<(), Error> {
         .map_or(1_000_000, |a| a.parse().expect("number of keys"));
     // Keys are hashed once with `amq::hash_key` in real use; here the hashes
     // are drawn directly (distinct by construction: remix is a bijection).
-    let keys: Vec<u64> = (0..n as u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+    let keys: Vec<amq::KeyHash> = (0..n as u64).map(amq::hash_u64).collect();
     let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 0x00ab_5e17)).collect();
     // Queries alternate present and absent keys (even positions present).
     let queries: Vec<u64> = (0..n)
@@ -96,26 +96,26 @@ fn main() -> Result<(), Error> {
     let (k, a, q) = (&keys[..], &absent[..], &queries[..]);
     row("StandardBloom 1%", k, a, q, |k| {
         Ok(filled(
-            StandardBloom::with_fpr(k.len(), 0.01)?,
+            StandardBloom::new(k.len(), FilterSizing::Fpr(0.01))?,
             k,
             StandardBloom::insert_hash,
         ))
     })?;
     row("BlockedBloom 10 bits/key", k, a, q, |k| {
         Ok(filled(
-            BlockedBloom::with_bits_per_key(k.len(), 10.0)?,
+            BlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?,
             k,
             BlockedBloom::insert_hash,
         ))
     })?;
     row("AtomicBlockedBloom 10 b/key", k, a, q, |k| {
-        let f = AtomicBlockedBloom::with_bits_per_key(k.len(), 10.0)?;
+        let f = AtomicBlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?;
         k.iter().for_each(|&h| f.insert_hash(h));
         Ok(f)
     })?;
     row("CountingBloom 1%", k, a, q, |k| {
         Ok(filled(
-            CountingBloom::with_fpr(k.len(), 0.01)?,
+            CountingBloom::new(k.len(), FilterSizing::Fpr(0.01))?,
             k,
             CountingBloom::insert_hash,
         ))
@@ -143,15 +143,15 @@ fn main() -> Result<(), Error> {
     row("BinaryFuse16", k, a, q, BinaryFuse16::build)?;
     row("BinaryFuse32", k, a, q, BinaryFuse32::build)?;
     row("Ribbon r=7", k, a, q, |k| {
-        Ribbon::build(k, &RibbonParams::with_result_bits(7)?)
+        Ribbon::build_with(k, &RibbonParams::with_result_bits(7)?)
     })?;
     row("Ribbon 1%", k, a, q, |k| {
-        Ribbon::build(k, &RibbonParams::with_fpr(0.01)?)
+        Ribbon::build_with(k, &RibbonParams::with_fpr(0.01)?)
     })?;
     // Driven by Parquet's value hash: the random keys stand in for those
     // hashes here (any 64-bit value is one).
     row("ParquetBloom 1%", k, a, q, |k| {
-        let mut f = ParquetBloom::with_fpr(k.len(), 0.01)?;
+        let mut f = ParquetBloom::new(k.len(), FilterSizing::Fpr(0.01))?;
         f.insert_hashes(k);
         Ok(f)
     })?;

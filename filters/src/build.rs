@@ -1,37 +1,41 @@
-//! [`AnyFilter::build`]: a filter of any kind, built from a whole set of key
-//! hashes in one call; [`AnyFilter::with_capacity`]: an empty one of any
-//! kind that takes inserts.
+//! [`FilterSizing`], and [`AnyFilter::build`] / [`AnyFilter::new`]: a filter
+//! of any kind, built from a whole set of key hashes in one call, or empty
+//! to take inserts.
 //!
-//! This is the one place that knows how to size and fill every kind, so a
-//! caller that only holds a [`FilterKind`] chosen at run time (a storage
-//! engine's per-level filter policy, say) builds any filter without a match of
-//! its own, and a new kind plugs into every such caller by being added here.
+//! This is the one place that knows how to size and fill every kind from a
+//! [`FilterKind`] chosen at run time (a storage engine's per-level filter
+//! policy, say), so such a caller builds any filter without a match of its
+//! own, and a new kind plugs into every such caller by being added here.
 
 use alloc::vec::Vec;
 
-use crate::cuckoo::{fingerprint_bits_for_budget, fingerprint_bits_for_fpr, FINGERPRINT_BITS};
 use crate::{
-    AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, HashScheme, Insert, ParquetBloom, Ribbon, RibbonParams, StandardBloom, StaticFilter, Xor16,
+    AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
+    CuckooFilter, Error, FilterKind, HashScheme, Insert, KeyHash, Ribbon, RibbonParams, StandardBloom, Xor16,
     Xor8,
 };
 
-/// How big a filter built by [`AnyFilter::build`] should be.
+/// How big a filter should be: about this many bits per key, or a target
+/// false-positive rate. Every constructor that sizes a filter takes one:
+/// `new(expected_keys, sizing)` for the kinds that take inserts,
+/// `build(hashes, sizing)` for Ribbon, and [`AnyFilter::new`] /
+/// [`AnyFilter::build`] for a kind chosen at run time.
 ///
-/// Kinds whose size is tunable (the Bloom family, cuckoo, Ribbon) follow it.
 /// Xor and binary fuse filters have a fixed fingerprint width (8, 16 or 32
-/// bits), which alone sets their space and false-positive rate, so they
-/// ignore it.
+/// bits), which alone sets their space and false-positive rate, so their
+/// `build` takes no sizing and [`AnyFilter::build`] ignores it for them.
 ///
 /// ```
-/// use amq::FilterSizing;
+/// use amq::{BlockedBloom, FilterSizing};
 /// assert!(FilterSizing::BitsPerKey(10.0).validate().is_ok());
 /// assert!(FilterSizing::Fpr(0.01).validate().is_ok());
 /// assert!(FilterSizing::Fpr(1.5).validate().is_err());
+/// let f = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+/// # Ok::<(), amq::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FilterSizing {
-    /// About this many bits of filter per key.
+    /// About this many bits of filter per key, in `(0, 1000]`.
     BitsPerKey(f64),
     /// A target false-positive rate in `(0, 1)`.
     Fpr(f64),
@@ -40,6 +44,11 @@ pub enum FilterSizing {
 impl FilterSizing {
     /// Checks the number is in its domain: bits/key in `(0, 1000]`, an FPR in
     /// `(0, 1)`. Each kind may narrow the domain further when it builds.
+    ///
+    /// ```
+    /// use amq::FilterSizing;
+    /// assert!(FilterSizing::BitsPerKey(f64::NAN).validate().is_err());
+    /// ```
     pub fn validate(self) -> Result<Self, Error> {
         match self {
             FilterSizing::BitsPerKey(b) if b > 0.0 && b <= 1000.0 => Ok(self),
@@ -57,8 +66,8 @@ impl FilterSizing {
 }
 
 impl AnyFilter {
-    /// Builds a filter of `kind` holding every hash in `hashes` (values of
-    /// [`hash_key`](crate::hash_key)), sized by `sizing`.
+    /// Builds a filter of `kind` holding every hash in `hashes`, sized by
+    /// `sizing` (fixed-width kinds ignore it).
     ///
     /// Duplicate hashes are allowed: static kinds remove them, and the
     /// multiset kinds (counting Bloom, cuckoo) insert each distinct hash once,
@@ -69,151 +78,98 @@ impl AnyFilter {
     /// last insert; it is then rebuilt with 25% more room (a bounded number of
     /// times before [`Error::Full`]).
     ///
-    /// Every kind driven by [`hash_key`](crate::hash_key) builds. A
+    /// Every kind driven by [`KeyHash`] builds. A
     /// [`ParquetBloom`](crate::ParquetBloom) is driven by Parquet's value
-    /// hash, so building one from amq key hashes would write a filter in
-    /// which every Parquet reader misses every value: that kind is
+    /// hash, so building one from key hashes would write a filter in which
+    /// every Parquet reader misses every value: that kind is
     /// [`Error::WrongHashScheme`] (build it with `ParquetBloom` itself).
     ///
     /// ```
-    /// use amq::{hash_key, AnyFilter, Error, Filter, FilterKind, FilterSizing, HashScheme};
-    /// let hashes: Vec<u64> = (0..1000u32).map(|i| hash_key(&i.to_le_bytes())).collect();
+    /// use amq::{hash_u64, AnyFilter, Error, Filter, FilterKind, FilterSizing, HashScheme, KeyHash};
+    /// let hashes: Vec<KeyHash> = (0..1000u64).map(hash_u64).collect();
     /// for &kind in FilterKind::ALL.iter() {
-    ///     let built = AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hashes);
+    ///     let built = AnyFilter::build(kind, &hashes, FilterSizing::Fpr(0.01));
     ///     if kind.hash_scheme() != HashScheme::Xxh3Seeded {
     ///         assert!(matches!(built, Err(Error::WrongHashScheme { .. })));
     ///         continue;
     ///     }
-    ///     let f = built.unwrap();
+    ///     let f = built?;
     ///     assert_eq!(f.kind(), kind);
     ///     assert!(hashes.iter().all(|&h| f.contains_hash(h)));
     /// }
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn build(kind: FilterKind, sizing: FilterSizing, hashes: &[u64]) -> Result<AnyFilter, Error> {
+    pub fn build(kind: FilterKind, hashes: &[KeyHash], sizing: FilterSizing) -> Result<AnyFilter, Error> {
         let sizing = sizing.validate()?;
         Ok(match kind {
             FilterKind::StandardBloom | FilterKind::BlockedBloom => {
-                let mut f = AnyFilter::with_capacity(kind, sizing, hashes.len().max(1))?;
-                fill(&mut f, hashes)?;
+                let mut f = AnyFilter::new(kind, hashes.len().max(1), sizing)?;
+                f.insert_hashes(hashes)?;
                 f
             }
             FilterKind::CountingBloom => {
                 let distinct = distinct(hashes);
-                let mut f = AnyFilter::with_capacity(kind, sizing, distinct.len().max(1))?;
-                fill(&mut f, &distinct)?;
+                let mut f = AnyFilter::new(kind, distinct.len().max(1), sizing)?;
+                f.insert_hashes(&distinct)?;
                 f
             }
-            FilterKind::Cuckoo => AnyFilter::Cuckoo(build_cuckoo(sizing, &distinct(hashes))?),
+            FilterKind::CuckooFilter => AnyFilter::CuckooFilter(build_cuckoo(sizing, &distinct(hashes))?),
             FilterKind::Xor8 => AnyFilter::Xor8(Xor8::build(hashes)?),
             FilterKind::Xor16 => AnyFilter::Xor16(Xor16::build(hashes)?),
             FilterKind::BinaryFuse8 => AnyFilter::BinaryFuse8(BinaryFuse8::build(hashes)?),
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::build(hashes)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
-            FilterKind::Ribbon => {
-                AnyFilter::Ribbon(<Ribbon as StaticFilter>::build(hashes, &ribbon_params(sizing)?)?)
-            }
-            FilterKind::ParquetBloom => {
-                return Err(Error::WrongHashScheme {
-                    expected: HashScheme::ParquetXxh64,
-                    found: HashScheme::Xxh3Seeded,
-                })
-            }
+            FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build(hashes, sizing)?),
+            FilterKind::ParquetBloom => return Err(parquet_from_key_hashes()),
         })
     }
 
     /// An empty filter of `kind` with room for `expected_keys` keys at
-    /// `sizing`, to fill with [`Insert`](crate::Insert) (which [`AnyFilter`]
-    /// implements). For the kinds that take inserts: the Bloom family and
-    /// cuckoo.
+    /// `sizing`, to fill with [`Insert`] (which [`AnyFilter`] implements):
+    /// the kind's own `new(expected_keys, sizing)`. For the kinds that take
+    /// inserts: the Bloom family and cuckoo.
     ///
     /// A Bloom filter takes any number of keys, its FPR rising past
     /// `expected_keys`; a cuckoo table holds about 5% more than
     /// `expected_keys` and then refuses inserts with [`Error::Full`].
     ///
     /// Errors: a static kind (xor, binary fuse, Ribbon: built from all keys
-    /// at once, see [`AnyFilter::build`]) or `expected_keys` 0 is an
-    /// [`Error::InvalidParameter`], as is a sizing the kind cannot meet.
+    /// at once, see [`AnyFilter::build`]) is [`Error::Unsupported`];
+    /// `expected_keys` 0 or a sizing the kind cannot meet is
+    /// [`Error::InvalidParameter`].
     ///
     /// ```
     /// use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, Insert};
-    /// let mut f = AnyFilter::with_capacity(FilterKind::Cuckoo, FilterSizing::Fpr(0.01), 1000)?;
+    /// let mut f = AnyFilter::new(FilterKind::CuckooFilter, 1000, FilterSizing::Fpr(0.01))?;
     /// f.insert(b"key")?;
     /// assert!(f.contains(b"key"));
     /// assert!(matches!(
-    ///     AnyFilter::with_capacity(FilterKind::Ribbon, FilterSizing::Fpr(0.01), 1000),
-    ///     Err(Error::InvalidParameter { .. })
+    ///     AnyFilter::new(FilterKind::Ribbon, 1000, FilterSizing::Fpr(0.01)),
+    ///     Err(Error::Unsupported { .. })
     /// ));
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn with_capacity(
-        kind: FilterKind,
-        sizing: FilterSizing,
-        expected_keys: usize,
-    ) -> Result<AnyFilter, Error> {
-        let sizing = sizing.validate()?;
-        let n = expected_keys;
-        Ok(match (kind, sizing) {
-            (FilterKind::StandardBloom, FilterSizing::BitsPerKey(b)) => {
-                AnyFilter::StandardBloom(StandardBloom::with_bits_per_key(n, b)?)
-            }
-            (FilterKind::StandardBloom, FilterSizing::Fpr(p)) => {
-                AnyFilter::StandardBloom(StandardBloom::with_fpr(n, p)?)
-            }
-            (FilterKind::BlockedBloom, FilterSizing::BitsPerKey(b)) => {
-                AnyFilter::BlockedBloom(BlockedBloom::with_bits_per_key(n, b)?)
-            }
-            (FilterKind::BlockedBloom, FilterSizing::Fpr(p)) => {
-                AnyFilter::BlockedBloom(BlockedBloom::with_fpr(n, p)?)
-            }
-            // Each counter is 4 bits, so b bits per key is b/4 counters.
-            (FilterKind::CountingBloom, FilterSizing::BitsPerKey(b)) => {
-                AnyFilter::CountingBloom(CountingBloom::with_counters_per_key(n, b / 4.0)?)
-            }
-            (FilterKind::CountingBloom, FilterSizing::Fpr(p)) => {
-                AnyFilter::CountingBloom(CountingBloom::with_fpr(n, p)?)
-            }
-            // Empty, so no hash scheme is mixed yet: its inserts hash with
-            // Parquet's XXH64 (`Insert::insert`), or take XXH64 values.
-            (FilterKind::ParquetBloom, FilterSizing::BitsPerKey(b)) => {
-                AnyFilter::ParquetBloom(ParquetBloom::with_bits_per_key(n, b)?)
-            }
-            (FilterKind::ParquetBloom, FilterSizing::Fpr(p)) => {
-                AnyFilter::ParquetBloom(ParquetBloom::with_fpr(n, p)?)
-            }
-            (FilterKind::Cuckoo, _) => AnyFilter::Cuckoo(CuckooFilter::with_fingerprint_bits(
-                n,
-                cuckoo_fingerprint_bits(sizing)?,
-            )?),
-            (
-                FilterKind::Xor8
-                | FilterKind::Xor16
-                | FilterKind::BinaryFuse8
-                | FilterKind::BinaryFuse16
-                | FilterKind::BinaryFuse32
-                | FilterKind::Ribbon,
-                _,
-            ) => return Err(NOT_INSERTABLE),
+    pub fn new(kind: FilterKind, expected_keys: usize, sizing: FilterSizing) -> Result<AnyFilter, Error> {
+        let (n, sizing) = (expected_keys, sizing.validate()?);
+        Ok(match kind {
+            FilterKind::StandardBloom => StandardBloom::new(n, sizing)?.into(),
+            FilterKind::BlockedBloom => BlockedBloom::new(n, sizing)?.into(),
+            FilterKind::CountingBloom => CountingBloom::new(n, sizing)?.into(),
+            FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
+            FilterKind::ParquetBloom => return Err(parquet_from_key_hashes()),
+            other => return Err(crate::error::unsupported(other, "insert")),
         })
     }
 }
 
-/// Inserts every hash, matching on the kind once rather than per key (a
-/// Bloom insert cannot fail, so its loop needs no `Result` either).
-fn fill(f: &mut AnyFilter, hashes: &[u64]) -> Result<(), Error> {
-    match f {
-        AnyFilter::StandardBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
-        AnyFilter::BlockedBloom(f) => f.insert_many(hashes),
-        AnyFilter::CountingBloom(f) => hashes.iter().for_each(|&h| f.insert_hash(h)),
-        other => hashes.iter().try_for_each(|&h| other.insert_hash(h))?,
+/// What [`AnyFilter`] answers for the Parquet kind, which key hashes cannot
+/// drive.
+fn parquet_from_key_hashes() -> Error {
+    Error::WrongHashScheme {
+        expected: HashScheme::ParquetXxh64,
+        found: HashScheme::Xxh3Seeded,
     }
-    Ok(())
 }
-
-/// The error of [`AnyFilter::with_capacity`] for a static kind.
-const NOT_INSERTABLE: Error = Error::InvalidParameter {
-    name: "kind",
-    reason: "a static filter takes no inserts: build it from all its keys with AnyFilter::build",
-};
 
 /// The Ribbon parameters for `sizing`.
 pub(crate) fn ribbon_params(sizing: FilterSizing) -> Result<RibbonParams, Error> {
@@ -223,18 +179,8 @@ pub(crate) fn ribbon_params(sizing: FilterSizing) -> Result<RibbonParams, Error>
     }
 }
 
-/// The cuckoo fingerprint width for `sizing`: the narrowest that meets an
-/// FPR; for bits per key, the widest whose cost at the design load
-/// (`f / 0.95` bits per key) fits, or the narrowest if none does.
-pub(crate) fn cuckoo_fingerprint_bits(sizing: FilterSizing) -> Result<u32, Error> {
-    match sizing {
-        FilterSizing::BitsPerKey(b) => Ok(fingerprint_bits_for_budget(b).unwrap_or(FINGERPRINT_BITS[0])),
-        FilterSizing::Fpr(p) => fingerprint_bits_for_fpr(p),
-    }
-}
-
 /// The distinct values of `hashes`, sorted.
-fn distinct(hashes: &[u64]) -> Vec<u64> {
+fn distinct(hashes: &[KeyHash]) -> Vec<KeyHash> {
     let mut v = hashes.to_vec();
     v.sort_unstable();
     v.dedup();
@@ -244,12 +190,11 @@ fn distinct(hashes: &[u64]) -> Vec<u64> {
 /// Rebuilds with more room this many times before giving up with `Full`.
 const CUCKOO_GROWTH_ATTEMPTS: u32 = 4;
 
-fn build_cuckoo(sizing: FilterSizing, distinct: &[u64]) -> Result<CuckooFilter, Error> {
-    let bits = cuckoo_fingerprint_bits(sizing)?;
+fn build_cuckoo(sizing: FilterSizing, distinct: &[KeyHash]) -> Result<CuckooFilter, Error> {
     let mut capacity = distinct.len().max(1);
     for _ in 0..CUCKOO_GROWTH_ATTEMPTS {
-        let mut f = CuckooFilter::with_fingerprint_bits(capacity, bits)?;
-        if distinct.iter().all(|&h| f.insert_hash(h).is_ok()) {
+        let mut f = CuckooFilter::new(capacity, sizing)?;
+        if f.insert_hashes(distinct).is_ok() {
             return Ok(f);
         }
         capacity = capacity.saturating_add(capacity / 4 + 1);
@@ -260,10 +205,10 @@ fn build_cuckoo(sizing: FilterSizing, distinct: &[u64]) -> Result<CuckooFilter, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{hash_key, Filter};
+    use crate::{hash_u64, Filter};
 
-    fn hashes(n: u32) -> Vec<u64> {
-        (0..n).map(|i| hash_key(&i.to_le_bytes())).collect()
+    fn hashes(n: u64) -> Vec<KeyHash> {
+        (0..n).map(hash_u64).collect()
     }
 
     #[test]
@@ -274,12 +219,12 @@ mod tests {
                 continue;
             }
             for sizing in [FilterSizing::BitsPerKey(12.0), FilterSizing::Fpr(0.01)] {
-                let f = AnyFilter::build(kind, sizing, &hs).unwrap();
+                let f = AnyFilter::build(kind, &hs, sizing).unwrap();
                 assert_eq!(f.kind(), kind);
                 assert!(hs.iter().all(|&h| f.contains_hash(h)), "{kind:?} {sizing:?}");
                 assert_eq!(f.num_keys(), 5000, "{kind:?}");
             }
-            let empty = AnyFilter::build(kind, FilterSizing::Fpr(0.01), &[]).unwrap();
+            let empty = AnyFilter::build(kind, &[], FilterSizing::Fpr(0.01)).unwrap();
             assert_eq!(empty.num_keys(), 0, "{kind:?}");
         }
     }
@@ -289,12 +234,12 @@ mod tests {
         let mut hs = hashes(100);
         hs.extend(hashes(100));
         for kind in [
-            FilterKind::Cuckoo,
+            FilterKind::CuckooFilter,
             FilterKind::CountingBloom,
             FilterKind::Ribbon,
             FilterKind::Xor8,
         ] {
-            let f = AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hs).unwrap();
+            let f = AnyFilter::build(kind, &hs, FilterSizing::Fpr(0.01)).unwrap();
             assert_eq!(f.num_keys(), 100, "{kind:?}");
         }
     }
@@ -302,12 +247,12 @@ mod tests {
     #[test]
     fn sizing_is_followed_by_tunable_kinds() {
         let hs = hashes(20_000);
-        let small = AnyFilter::build(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(6.0), &hs).unwrap();
-        let big = AnyFilter::build(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(16.0), &hs).unwrap();
+        let small = AnyFilter::build(FilterKind::BlockedBloom, &hs, FilterSizing::BitsPerKey(6.0)).unwrap();
+        let big = AnyFilter::build(FilterKind::BlockedBloom, &hs, FilterSizing::BitsPerKey(16.0)).unwrap();
         assert!(small.size_in_bytes() * 2 < big.size_in_bytes());
-        let cuckoo = AnyFilter::build(FilterKind::Cuckoo, FilterSizing::BitsPerKey(13.0), &hs).unwrap();
-        assert!(matches!(&cuckoo, AnyFilter::Cuckoo(c) if c.fingerprint_bits() == 12));
-        let ribbon = AnyFilter::build(FilterKind::Ribbon, FilterSizing::Fpr(0.001), &hs).unwrap();
+        let cuckoo = AnyFilter::build(FilterKind::CuckooFilter, &hs, FilterSizing::BitsPerKey(13.0)).unwrap();
+        assert!(matches!(&cuckoo, AnyFilter::CuckooFilter(c) if c.fingerprint_bits() == 12));
+        let ribbon = AnyFilter::build(FilterKind::Ribbon, &hs, FilterSizing::Fpr(0.001)).unwrap();
         assert!(ribbon.expected_fpr() < 0.0012);
     }
 
@@ -315,13 +260,14 @@ mod tests {
     fn a_parquet_filter_is_never_built_from_key_hashes() {
         for hs in [hashes(100), Vec::new()] {
             assert_eq!(
-                AnyFilter::build(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01), &hs),
-                Err(Error::WrongHashScheme {
-                    expected: HashScheme::ParquetXxh64,
-                    found: HashScheme::Xxh3Seeded
-                })
+                AnyFilter::build(FilterKind::ParquetBloom, &hs, FilterSizing::Fpr(0.01)),
+                Err(parquet_from_key_hashes())
             );
         }
+        assert_eq!(
+            AnyFilter::new(FilterKind::ParquetBloom, 100, FilterSizing::Fpr(0.01)),
+            Err(parquet_from_key_hashes())
+        );
     }
 
     #[test]
@@ -333,7 +279,7 @@ mod tests {
             FilterSizing::Fpr(1.0),
         ] {
             assert!(matches!(
-                AnyFilter::build(FilterKind::Ribbon, sizing, &[1, 2, 3]),
+                AnyFilter::build(FilterKind::Ribbon, &hashes(3), sizing),
                 Err(Error::InvalidParameter { .. })
             ));
         }

@@ -12,9 +12,9 @@ use crate::{FilterKind, HashScheme};
 /// `None`: error-chain printers show the cause once.
 ///
 /// ```
-/// use amq::{Error, StandardBloom};
+/// use amq::{Error, FilterSizing, StandardBloom};
 /// assert!(matches!(
-///     StandardBloom::with_fpr(1000, 1.5),
+///     StandardBloom::new(1000, FilterSizing::Fpr(1.5)),
 ///     Err(Error::InvalidParameter { .. })
 /// ));
 /// ```
@@ -34,6 +34,11 @@ pub enum Error {
     /// The filter has no room for another key (cuckoo). Every key inserted
     /// before is still found.
     Full,
+    /// The filter already holds this key as many times as one key can be
+    /// held (a cuckoo filter: both of the key's buckets hold nothing but
+    /// its fingerprint), so this copy is refused. Other keys can still be
+    /// inserted, and every key inserted before is still found.
+    TooManyCopies,
     /// The key is definitely not in the filter, so there is nothing to remove.
     NotPresent,
     /// Two filters cannot be combined because their parameters differ.
@@ -46,21 +51,33 @@ pub enum Error {
     },
     /// Decoding bytes failed.
     Format(FormatError),
-    /// The filter kind is driven by another hash scheme than the hashes
-    /// offered: [`AnyFilter::build`](crate::AnyFilter::build) takes amq key
-    /// hashes, which a [`ParquetBloom`](crate::ParquetBloom) must never hold
-    /// (Parquet readers would then miss every value).
+    /// A filter and hashes (or bytes) of two different hash schemes met.
+    ///
+    /// [`AnyFilter`](crate::AnyFilter) holds the kinds driven by amq's
+    /// [`KeyHash`](crate::KeyHash), so building or decoding a
+    /// [`ParquetBloom`](crate::ParquetBloom) (driven by Parquet's value hash)
+    /// through it is this error: Parquet readers would otherwise miss every
+    /// value, or the filter every key. Decoding a frame whose header names a
+    /// scheme other than its kind's is this error too.
     WrongHashScheme {
-        /// The scheme the kind uses.
+        /// The scheme the filter (or the kind in the header) uses.
         expected: HashScheme,
-        /// The scheme of the hashes offered.
+        /// The scheme of the hashes or bytes offered.
         found: HashScheme,
     },
-    /// The bytes hold a valid filter of a kind that cannot be read in place
-    /// ([`FilterView`](crate::FilterView)), or a Ribbon filter in format
-    /// version 1 (whose shard records lack word offsets); decode it with
-    /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes) instead.
-    NoView(FilterKind),
+    /// The kind cannot do what was asked: insert into a static filter,
+    /// remove from a filter that cannot forget, or read in place
+    /// ([`FilterView`](crate::FilterView)) a kind without a view, or a
+    /// Ribbon filter in format version 1 (whose shard records lack word
+    /// offsets; decode it with
+    /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes) instead). The
+    /// filter is unchanged.
+    Unsupported {
+        /// The filter's kind.
+        kind: FilterKind,
+        /// What it cannot do: `"insert"`, `"remove"`, `"view"`, ...
+        operation: &'static str,
+    },
 }
 
 /// Why a byte string is not a valid serialized filter.
@@ -98,14 +115,6 @@ pub enum FormatError {
     ChecksumMismatch,
     /// The parameters are invalid, or do not agree with the payload length.
     InvalidParameters(&'static str),
-    /// The header names a hash scheme this build knows, but not the one the
-    /// kind uses ([`FilterKind::hash_scheme`]).
-    WrongHashScheme {
-        /// The kind in the header.
-        kind: FilterKind,
-        /// The scheme in the header.
-        found: HashScheme,
-    },
     /// A Parquet Bloom filter header (Thrift compact `BloomFilterHeader`) is
     /// malformed: a bad type code or varint, a missing required field,
     /// nesting too deep, or a bitset length that is not a positive multiple
@@ -129,6 +138,7 @@ impl fmt::Display for Error {
             }
             Error::TooLarge => f.write_str("requested filter size is too large"),
             Error::Full => f.write_str("filter is full; no key was lost"),
+            Error::TooManyCopies => f.write_str("the filter holds as many copies of this key as it can; no key was lost"),
             Error::NotPresent => f.write_str("key is definitely not in the filter"),
             Error::Incompatible => f.write_str("filters have different parameters"),
             Error::BuildFailed { attempts } => {
@@ -138,7 +148,7 @@ impl fmt::Display for Error {
             Error::WrongHashScheme { expected, found } => {
                 write!(f, "the filter takes {expected:?} hashes, not {found:?} hashes")
             }
-            Error::NoView(kind) => write!(f, "a {kind:?} filter cannot be read in place"),
+            Error::Unsupported { kind, operation } => write!(f, "a {kind:?} filter does not support {operation}"),
         }
     }
 }
@@ -157,9 +167,6 @@ impl fmt::Display for FormatError {
             FormatError::UnknownHashScheme(s) => write!(f, "unknown hash scheme {s}"),
             FormatError::ChecksumMismatch => f.write_str("checksum mismatch"),
             FormatError::InvalidParameters(why) => write!(f, "invalid parameters: {why}"),
-            FormatError::WrongHashScheme { kind, found } => {
-                write!(f, "a {kind:?} filter is not driven by {found:?} hashes")
-            }
             FormatError::NonZeroPadding => f.write_str("non-zero padding before the payload"),
             FormatError::InvalidParquetHeader(why) => write!(f, "invalid Parquet Bloom filter header: {why}"),
             FormatError::UnsupportedParquetFilter(field) => {
@@ -184,6 +191,11 @@ impl core::error::Error for FormatError {}
 /// Shorthand for an [`Error::InvalidParameter`].
 pub(crate) const fn invalid(name: &'static str, reason: &'static str) -> Error {
     Error::InvalidParameter { name, reason }
+}
+
+/// Shorthand for an [`Error::Unsupported`].
+pub(crate) const fn unsupported(kind: FilterKind, operation: &'static str) -> Error {
+    Error::Unsupported { kind, operation }
 }
 
 #[cfg(test)]

@@ -9,17 +9,19 @@
 //! * [`StaticFilter`]: built once from the whole key set (xor, binary fuse,
 //!   ribbon), which is what lets them approach the space limit.
 //!
-//! Every method takes the one 64-bit key hash of [`hash_key`]; the `&[u8]`
-//! forms hash once and delegate. The one exception is
-//! [`ParquetBloom`](crate::ParquetBloom), which takes Apache Parquet's value
-//! hash instead, and says so through [`Filter::hash_scheme`].
+//! Every method takes the one [`KeyHash`] of a key ([`hash_key`]); the
+//! `&[u8]` forms hash once and delegate. Methods are named by what they
+//! take: `contains(key)` and `contains_hash(hash)` for one key,
+//! `contains_keys` and `contains_hashes` for a batch, and the same for
+//! `insert`. [`ParquetBloom`](crate::ParquetBloom), driven by Apache
+//! Parquet's value hash, has an API of its own and is not a [`Filter`].
 
 use alloc::vec::Vec;
 
-use crate::{hash_key, Error, HashScheme};
+use crate::{hash_key, Error, HashScheme, KeyHash};
 
-/// Keys hashed per batch by [`Filter::contains_many_keys`]: a multiple of
-/// the filters' own batches (32), and 512 bytes of stack.
+/// Keys hashed per batch by [`Filter::contains_keys`]: a multiple of the
+/// filters' own batches (32), and 512 bytes of stack.
 const KEY_BATCH: usize = 64;
 
 /// The kind of a filter, as recorded in its serialized header.
@@ -42,8 +44,8 @@ pub enum FilterKind {
     BlockedBloom = 2,
     /// [`CountingBloom`](crate::CountingBloom): 4-bit counters, supports removal.
     CountingBloom = 3,
-    /// Cuckoo filter with 4-slot buckets.
-    Cuckoo = 4,
+    /// [`CuckooFilter`](crate::CuckooFilter): 4-slot buckets, supports removal.
+    CuckooFilter = 4,
     /// Xor filter with 8-bit fingerprints.
     Xor8 = 5,
     /// Xor filter with 16-bit fingerprints.
@@ -58,7 +60,8 @@ pub enum FilterKind {
     Ribbon = 10,
     /// [`ParquetBloom`](crate::ParquetBloom): Apache Parquet's split-block
     /// Bloom filter, driven by Parquet's value hash
-    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`].
+    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`]: it has an API of
+    /// its own and no place in [`AnyFilter`](crate::AnyFilter).
     ParquetBloom = 11,
 }
 
@@ -76,7 +79,7 @@ impl FilterKind {
         FilterKind::StandardBloom,
         FilterKind::BlockedBloom,
         FilterKind::CountingBloom,
-        FilterKind::Cuckoo,
+        FilterKind::CuckooFilter,
         FilterKind::Xor8,
         FilterKind::Xor16,
         FilterKind::BinaryFuse8,
@@ -86,11 +89,12 @@ impl FilterKind {
         FilterKind::ParquetBloom,
     ];
 
-    /// The hash scheme that drives filters of this kind: [`hash_key`]
-    /// ([`HashScheme::Xxh3Seeded`]) for every kind but
+    /// The hash scheme that drives filters of this kind, as their headers
+    /// record it: [`KeyHash`] ([`HashScheme::Xxh3Seeded`]) for every kind but
     /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
-    /// hash. Code that builds filters from amq key hashes (a storage engine's
-    /// filter policy) must only use kinds whose scheme is `Xxh3Seeded`.
+    /// hash. Code that builds filters from key hashes (a storage engine's
+    /// filter policy) can only use kinds whose scheme is `Xxh3Seeded`;
+    /// [`AnyFilter::build`](crate::AnyFilter::build) refuses the others.
     ///
     /// ```
     /// use amq::{FilterKind, HashScheme};
@@ -130,43 +134,25 @@ impl FilterKind {
 /// shared across threads and stored as `Box<dyn Filter>`.
 ///
 /// ```
-/// use amq::{BlockedBloom, Filter, Insert};
-/// let mut f = BlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
-/// f.insert(b"apple");
+/// use amq::{BlockedBloom, Filter, FilterSizing, Insert};
+/// let mut f = BlockedBloom::new(1000, FilterSizing::BitsPerKey(10.0))?;
+/// f.insert(b"apple")?;
 /// let as_dyn: &dyn Filter = &f;
 /// assert!(as_dyn.contains(b"apple"));
 /// // Hash once, probe many filters with the same hash:
 /// let h = amq::hash_key(b"apple");
 /// assert!(as_dyn.contains_hash(h));
+/// # Ok::<(), amq::Error>(())
 /// ```
 pub trait Filter: Send + Sync {
-    /// Whether the key with this hash may be in the set: a [`hash_key`]
-    /// value, or for a filter whose [`hash_scheme`](Filter::hash_scheme) is
-    /// another one, a hash of that scheme.
-    fn contains_hash(&self, hash: u64) -> bool;
+    /// Whether the key with this hash may be in the set.
+    fn contains_hash(&self, hash: KeyHash) -> bool;
 
-    /// Whether `key` may be in the set. Hashes once, with the filter's
-    /// [`hash_scheme`](Filter::hash_scheme), and calls
-    /// [`contains_hash`](Filter::contains_hash).
+    /// Whether `key` may be in the set: hashes it once ([`hash_key`]) and
+    /// calls [`contains_hash`](Filter::contains_hash).
     #[inline]
     fn contains(&self, key: &[u8]) -> bool {
         self.contains_hash(hash_key(key))
-    }
-
-    /// The hash scheme [`contains_hash`](Filter::contains_hash) expects:
-    /// [`HashScheme::Xxh3Seeded`] ([`hash_key`]) for every filter but a
-    /// [`ParquetBloom`](crate::ParquetBloom). Code that hashes a key once and
-    /// probes many filters with the hash should check it.
-    ///
-    /// ```
-    /// use amq::{BlockedBloom, Filter, HashScheme, ParquetBloom};
-    /// let a = BlockedBloom::with_fpr(10, 0.01).unwrap();
-    /// let b = ParquetBloom::with_fpr(10, 0.01).unwrap();
-    /// assert_eq!(a.hash_scheme(), HashScheme::Xxh3Seeded);
-    /// assert_eq!(b.hash_scheme(), HashScheme::ParquetXxh64);
-    /// ```
-    fn hash_scheme(&self) -> HashScheme {
-        HashScheme::Xxh3Seeded
     }
 
     /// Answers `out[i] = self.contains_hash(hashes[i])` for every `i`.
@@ -176,46 +162,41 @@ pub trait Filter: Send + Sync {
     ///
     /// # Panics
     /// If `hashes.len() != out.len()`.
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
         for (o, &h) in out.iter_mut().zip(hashes) {
             *o = self.contains_hash(h);
         }
     }
 
     /// Answers `out[i] = self.contains(keys[i])` for every `i`: hashes the
-    /// keys a batch at a time (with the filter's
-    /// [`hash_scheme`](Filter::hash_scheme), once per key) into a buffer on
-    /// the stack, then answers the batch with
-    /// [`contains_many`](Filter::contains_many), so a filter whose batch query
-    /// prefetches overlaps the cache misses of keys it is given as bytes too.
-    /// No allocation.
+    /// keys a batch at a time (once per key) into a buffer on the stack,
+    /// then answers the batch with [`contains_hashes`](Filter::contains_hashes),
+    /// so a filter whose batch query prefetches overlaps the cache misses of
+    /// keys it is given as bytes too. No allocation.
     ///
     /// ```
-    /// use amq::{BinaryFuse8, Filter, StaticFilter};
+    /// use amq::{hash_key, BinaryFuse8, Filter, KeyHash};
     /// let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| format!("key{i}").into_bytes()).collect();
-    /// let hashes: Vec<u64> = keys.iter().map(|k| amq::hash_key(k)).collect();
-    /// let f = BinaryFuse8::build(&hashes).unwrap();
+    /// let hashes: Vec<KeyHash> = keys.iter().map(|k| hash_key(k)).collect();
+    /// let f = BinaryFuse8::build(&hashes)?;
     /// let queries: Vec<&[u8]> = keys.iter().map(Vec::as_slice).chain([&b"absent"[..]]).collect();
     /// let mut out = vec![false; queries.len()];
-    /// f.contains_many_keys(&queries, &mut out);
+    /// f.contains_keys(&queries, &mut out);
     /// assert!(out[..1000].iter().all(|&o| o));
     /// assert_eq!(out[1000], f.contains(b"absent"));
+    /// # Ok::<(), amq::Error>(())
     /// ```
     ///
     /// # Panics
     /// If `keys.len() != out.len()`.
-    fn contains_many_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
-        assert_eq!(keys.len(), out.len(), "contains_many_keys: length mismatch");
-        let scheme = self.hash_scheme();
-        let mut hashes = [0u64; KEY_BATCH];
+    fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "contains_keys: length mismatch");
+        let mut hashes = [KeyHash::from_well_mixed(0); KEY_BATCH];
         for (ks, os) in keys.chunks(KEY_BATCH).zip(out.chunks_mut(KEY_BATCH)) {
             let hs = &mut hashes[..ks.len()];
-            match scheme {
-                HashScheme::Xxh3Seeded => hs.iter_mut().zip(ks).for_each(|(h, k)| *h = hash_key(k)),
-                _ => hs.iter_mut().zip(ks).for_each(|(h, k)| *h = scheme.hash(k)),
-            }
-            self.contains_many(hs, os);
+            hs.iter_mut().zip(ks).for_each(|(h, k)| *h = hash_key(k));
+            self.contains_hashes(hs, os);
         }
     }
 
@@ -228,20 +209,21 @@ pub trait Filter: Send + Sync {
     /// nothing; kinds whose query reads a few known lines override it.
     ///
     /// ```
-    /// use amq::{BlockedBloom, Filter};
-    /// let mut a = BlockedBloom::with_fpr(1000, 0.01).unwrap();
-    /// let b = BlockedBloom::with_fpr(1000, 0.01).unwrap();
-    /// a.insert(b"k");
+    /// use amq::{BlockedBloom, Filter, FilterSizing, Insert};
+    /// let mut a = BlockedBloom::new(1000, FilterSizing::Fpr(0.01))?;
+    /// let b = BlockedBloom::new(1000, FilterSizing::Fpr(0.01))?;
+    /// a.insert(b"k")?;
     /// let h = amq::hash_key(b"k");
     /// let filters: [&dyn Filter; 2] = [&a, &b];
     /// filters.iter().for_each(|f| f.prefetch_hash(h));
     /// let hits: Vec<bool> = filters.iter().map(|f| f.contains_hash(h)).collect();
     /// assert!(hits[0]);
+    /// # Ok::<(), amq::Error>(())
     /// ```
     ///
     /// [`contains_hash`]: Filter::contains_hash
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
         let _ = hash;
     }
 
@@ -260,8 +242,9 @@ pub trait Filter: Send + Sync {
         }
     }
 
-    /// The false-positive rate the formula predicts for this filter's
-    /// parameters at its current load.
+    /// The false-positive rate this filter promises: what the formula of
+    /// its kind gives for its parameters at its current load. The
+    /// statistical tests check measured rates against it.
     fn expected_fpr(&self) -> f64;
 
     /// Which kind of filter this is.
@@ -278,37 +261,38 @@ pub trait Filter: Send + Sync {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use amq::{BlockedBloom, Filter};
+/// use amq::{BlockedBloom, Filter, FilterSizing, Insert};
 /// fn hits(f: impl Filter, key: &[u8]) -> bool {
 ///     f.contains(key)
 /// }
-/// let mut f = BlockedBloom::with_fpr(100, 0.01).unwrap();
-/// f.insert(b"k");
+/// let mut f = BlockedBloom::new(100, FilterSizing::Fpr(0.01))?;
+/// f.insert(b"k")?;
 /// assert!(hits(&f, b"k"));
 /// let boxed: Box<dyn Filter> = Box::new(f.clone());
 /// assert!(hits(boxed, b"k"));
 /// assert!(hits(Arc::new(f), b"k"));
+/// # Ok::<(), amq::Error>(())
 /// ```
 macro_rules! forward_filter {
     ($($(#[$cfg:meta])* impl[$($gen:tt)*] for $ty:ty;)*) => {$(
         $(#[$cfg])*
         impl<$($gen)*> Filter for $ty {
             #[inline]
-            fn contains_hash(&self, hash: u64) -> bool {
+            fn contains_hash(&self, hash: KeyHash) -> bool {
                 (**self).contains_hash(hash)
             }
             #[inline]
             fn contains(&self, key: &[u8]) -> bool {
                 (**self).contains(key)
             }
-            fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-                (**self).contains_many(hashes, out)
+            fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+                (**self).contains_hashes(hashes, out)
             }
-            fn contains_many_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
-                (**self).contains_many_keys(keys, out)
+            fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+                (**self).contains_keys(keys, out)
             }
             #[inline]
-            fn prefetch_hash(&self, hash: u64) {
+            fn prefetch_hash(&self, hash: KeyHash) {
                 (**self).prefetch_hash(hash)
             }
             fn size_in_bytes(&self) -> usize {
@@ -326,9 +310,6 @@ macro_rules! forward_filter {
             fn kind(&self) -> FilterKind {
                 (**self).kind()
             }
-            fn hash_scheme(&self) -> HashScheme {
-                (**self).hash_scheme()
-            }
             fn to_bytes(&self) -> Vec<u8> {
                 (**self).to_bytes()
             }
@@ -343,28 +324,47 @@ forward_filter! {
     impl[T: Filter + ?Sized] for alloc::sync::Arc<T>;
 }
 
-/// Filters that take new keys after construction.
+/// Filters that take new keys after construction: the Bloom family and
+/// cuckoo. Every insert returns a `Result`, the same for every kind, so
+/// code written for one kind compiles for another.
 ///
 /// ```
-/// use amq::{Filter, Insert, StandardBloom};
-/// let mut f = StandardBloom::with_fpr(100, 0.01).unwrap();
-/// Insert::insert(&mut f, b"k").unwrap();
+/// use amq::{Filter, FilterSizing, Insert, StandardBloom};
+/// let mut f = StandardBloom::new(100, FilterSizing::Fpr(0.01))?;
+/// f.insert(b"k")?;
 /// assert!(f.contains(b"k"));
+/// # Ok::<(), amq::Error>(())
 /// ```
 pub trait Insert: Filter {
-    /// Adds the key with this [`hash_key`] value (or hash of the filter's
-    /// [`hash_scheme`](Filter::hash_scheme)).
+    /// Adds the key with this hash.
     ///
     /// Bloom filters never fail. A cuckoo filter returns [`Error::Full`] when
-    /// it has no room, and then still finds every key inserted before.
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error>;
+    /// it has no room, or [`Error::TooManyCopies`] for a key it already holds
+    /// as often as a key can be held, and then still finds every key
+    /// inserted before.
+    fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error>;
 
-    /// Adds `key`: hashes once, with the filter's
-    /// [`hash_scheme`](Filter::hash_scheme), and calls
+    /// Adds `key`: hashes it once ([`hash_key`]) and calls
     /// [`insert_hash`](Insert::insert_hash).
     #[inline]
     fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
         self.insert_hash(hash_key(key))
+    }
+
+    /// Adds every hash in `hashes`, in order, stopping at the first error
+    /// (the hashes before it are in, none after it). Kinds whose inserts
+    /// touch a few known lines compute and prefetch a batch of them first.
+    ///
+    /// ```
+    /// use amq::{hash_u64, BlockedBloom, Filter, FilterSizing, Insert, KeyHash};
+    /// let hashes: Vec<KeyHash> = (0..1_000u64).map(hash_u64).collect();
+    /// let mut f = BlockedBloom::new(hashes.len(), FilterSizing::Fpr(0.01))?;
+    /// f.insert_hashes(&hashes)?;
+    /// assert!(hashes.iter().all(|&h| f.contains_hash(h)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn insert_hashes(&mut self, hashes: &[KeyHash]) -> Result<(), Error> {
+        hashes.iter().try_for_each(|&h| self.insert_hash(h))
     }
 }
 
@@ -376,21 +376,22 @@ pub trait Insert: Filter {
 /// remove keys you inserted.
 ///
 /// ```
-/// use amq::{CountingBloom, Error, Filter, Insert, Remove};
-/// let mut f = CountingBloom::with_fpr(100, 0.01).unwrap();
-/// f.insert(b"k");
-/// Remove::remove(&mut f, b"k").unwrap();
+/// use amq::{CountingBloom, Error, Filter, FilterSizing, Insert, Remove};
+/// let mut f = CountingBloom::new(100, FilterSizing::Fpr(0.01))?;
+/// f.insert(b"k")?;
+/// f.remove(b"k")?;
 /// assert!(!f.contains(b"k"));
-/// assert_eq!(Remove::remove(&mut f, b"k"), Err(Error::NotPresent));
+/// assert_eq!(f.remove(b"k"), Err(Error::NotPresent));
+/// # Ok::<(), amq::Error>(())
 /// ```
 pub trait Remove: Insert {
-    /// Removes one occurrence of the key with this [`hash_key`] value.
+    /// Removes one occurrence of the key with this hash.
     ///
     /// Returns [`Error::NotPresent`], changing nothing, when the filter says
     /// the key is definitely absent.
-    fn remove_hash(&mut self, hash: u64) -> Result<(), Error>;
+    fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error>;
 
-    /// Removes `key`: hashes once and calls [`remove_hash`](Remove::remove_hash).
+    /// Removes `key`: hashes it once and calls [`remove_hash`](Remove::remove_hash).
     #[inline]
     fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
         self.remove_hash(hash_key(key))
@@ -398,16 +399,33 @@ pub trait Remove: Insert {
 }
 
 /// Filters built once from the whole set of key hashes (xor, binary fuse,
-/// ribbon). Duplicate hashes are allowed and removed during construction.
+/// Ribbon). Duplicate hashes are allowed and removed during construction.
+///
+/// Each kind also has an inherent `build` for its common case
+/// ([`Xor8::build`](crate::Xor8::build),
+/// [`BinaryFuse8::build`](crate::BinaryFuse8::build),
+/// [`Ribbon::build`](crate::Ribbon::build) with a
+/// [`FilterSizing`](crate::FilterSizing)); this trait takes the kind's full
+/// parameters, for code generic over static kinds.
+///
+/// ```
+/// use amq::{hash_u64, BinaryFuse8, Filter, FuseParams, KeyHash, StaticFilter};
+/// fn build_all<F: StaticFilter>(h: &[KeyHash], p: &F::Params) -> F {
+///     F::build_with(h, p).unwrap()
+/// }
+/// let hashes: Vec<KeyHash> = (0..100u64).map(hash_u64).collect();
+/// let f: BinaryFuse8 = build_all(&hashes, &FuseParams::default());
+/// assert!(hashes.iter().all(|&h| f.contains_hash(h)));
+/// ```
 pub trait StaticFilter: Filter + Sized {
-    /// Construction parameters (fingerprint width is usually a type parameter;
-    /// this carries the rest, such as a target FPR).
+    /// Construction parameters (the fingerprint width is a type parameter;
+    /// this carries the rest, such as Ribbon's result bits).
     type Params;
 
-    /// Builds the filter from [`hash_key`] values. Never hangs or panics:
-    /// a failed attempt is retried with a fresh seed a bounded number of
-    /// times, then [`Error::BuildFailed`] is returned.
-    fn build(hashes: &[u64], params: &Self::Params) -> Result<Self, Error>;
+    /// Builds the filter from key hashes. Never hangs or panics: a failed
+    /// attempt is retried with a fresh seed a bounded number of times, then
+    /// [`Error::BuildFailed`] is returned.
+    fn build_with(hashes: &[KeyHash], params: &Self::Params) -> Result<Self, Error>;
 }
 
 /// Filters that can be read back from the bytes of [`Filter::to_bytes`].

@@ -172,7 +172,7 @@ pub(crate) struct Frame<'a> {
 /// Reads the kind byte of a serialized filter after checking the whole frame
 /// (magic, version, lengths, checksum, hash scheme, and that the scheme is
 /// the one the kind uses).
-pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, Error> {
     let frame = decode_frame(bytes)?;
     check_scheme(&frame)?;
     Ok(frame)
@@ -180,12 +180,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Frame<'_>, FormatError> {
 
 /// The hash scheme must be the kind's: a `ParquetBloom` frame claiming amq
 /// key hashes (or the reverse) would answer for the wrong keys.
-fn check_scheme(frame: &Frame<'_>) -> Result<(), FormatError> {
+fn check_scheme(frame: &Frame<'_>) -> Result<(), Error> {
     if frame.scheme == frame.kind.hash_scheme() {
         Ok(())
     } else {
-        Err(FormatError::WrongHashScheme {
-            kind: frame.kind,
+        Err(Error::WrongHashScheme {
+            expected: frame.kind.hash_scheme(),
             found: frame.scheme,
         })
     }
@@ -203,7 +203,7 @@ pub(crate) enum Checksum {
 }
 
 /// [`decode`] with the checksum verified or trusted.
-pub(crate) fn decode_with(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatError> {
+pub(crate) fn decode_with(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, Error> {
     let frame = parse_frame(bytes, checksum)?;
     check_scheme(&frame)?;
     Ok(frame)
@@ -267,7 +267,7 @@ fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatErro
 
 /// Like [`decode`], but also requires the frame to hold `expected`.
 /// (A frame of another kind is `WrongKind` whatever its scheme.)
-pub(crate) fn decode_kind(bytes: &[u8], expected: FilterKind) -> Result<Frame<'_>, FormatError> {
+pub(crate) fn decode_kind(bytes: &[u8], expected: FilterKind) -> Result<Frame<'_>, Error> {
     decode_kind_with(bytes, expected, Checksum::Verify)
 }
 
@@ -276,13 +276,14 @@ pub(crate) fn decode_kind_with(
     bytes: &[u8],
     expected: FilterKind,
     checksum: Checksum,
-) -> Result<Frame<'_>, FormatError> {
+) -> Result<Frame<'_>, Error> {
     let frame = parse_frame(bytes, checksum)?;
     if frame.kind != expected {
         return Err(FormatError::WrongKind {
             expected,
             found: frame.kind,
-        });
+        }
+        .into());
     }
     check_scheme(&frame)?;
     Ok(frame)
@@ -394,7 +395,7 @@ mod tests {
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(decode(&longer).unwrap_err(), FormatError::TrailingBytes);
+        assert_eq!(decode(&longer).unwrap_err(), Error::Format(FormatError::TrailingBytes));
     }
 
     /// The same frame in version 1: no padding, version bytes `01 00`.
@@ -432,12 +433,12 @@ mod tests {
         let end = b.len() - CHECKSUM_LEN;
         let sum = xxh3_64(&b[..end]);
         b[end..].copy_from_slice(&sum.to_le_bytes());
-        assert_eq!(decode(&b).unwrap_err(), FormatError::NonZeroPadding);
+        assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::NonZeroPadding));
         // Versions 0 and 3 are not this build's.
         for v in [0u16, 3] {
             let mut b = sample();
             b[4..6].copy_from_slice(&v.to_le_bytes());
-            assert_eq!(decode(&b).unwrap_err(), FormatError::UnsupportedVersion(v));
+            assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::UnsupportedVersion(v)));
         }
     }
 
@@ -446,7 +447,7 @@ mod tests {
         let mut b = sample();
         let end = b.len() - 1;
         b[end] ^= 1;
-        assert_eq!(decode(&b).unwrap_err(), FormatError::ChecksumMismatch);
+        assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::ChecksumMismatch));
         assert!(decode_with(&b, Checksum::Trusted).is_ok());
         b[40] = 1;
         assert_eq!(
@@ -463,10 +464,10 @@ mod tests {
         let bytes = sample();
         assert_eq!(
             decode_kind(&bytes, FilterKind::Ribbon).unwrap_err(),
-            FormatError::WrongKind {
+            Error::Format(FormatError::WrongKind {
                 expected: FilterKind::Ribbon,
                 found: FilterKind::StandardBloom
-            }
+            })
         );
     }
 
@@ -477,8 +478,8 @@ mod tests {
         let sum = xxh3_64(&b[..b.len() - CHECKSUM_LEN]);
         let end = b.len() - CHECKSUM_LEN;
         b[end..].copy_from_slice(&sum.to_le_bytes());
-        let want = FormatError::WrongHashScheme {
-            kind: FilterKind::StandardBloom,
+        let want = Error::WrongHashScheme {
+            expected: HashScheme::Xxh3Seeded,
             found: HashScheme::ParquetXxh64,
         };
         assert_eq!(decode(&b).unwrap_err(), want);
@@ -486,7 +487,7 @@ mod tests {
         // Another kind asked for: the kind mismatch is what is reported.
         assert!(matches!(
             decode_kind(&b, FilterKind::ParquetBloom).unwrap_err(),
-            FormatError::WrongKind { .. }
+            Error::Format(FormatError::WrongKind { .. })
         ));
         let p = encode(FilterKind::ParquetBloom, &[], 0, |_| {});
         assert_eq!(p[7], HashScheme::ParquetXxh64.id());
@@ -497,7 +498,7 @@ mod tests {
     fn huge_declared_lengths_do_not_allocate() {
         let mut b = sample();
         b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(decode(&b).unwrap_err(), FormatError::Truncated);
+        assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::Truncated));
         let mut r = Reader::new(&[0u8; 8]);
         assert_eq!(
             r.u64s(usize::MAX, 0).unwrap_err(),

@@ -1,16 +1,41 @@
-//! The one key hash that drives every filter, and the small integer tools that
-//! turn it into positions.
+//! The key hash that drives every filter, its type, and the small integer
+//! tools that turn it into positions.
 //!
-//! A key is hashed exactly once, by [`hash_key`], into a 64-bit value. Every
-//! filter in this crate is driven by that value alone (`contains_hash`,
-//! `insert_hash`, `build(&[u64])`), so a caller that probes many filters for
-//! one key (an LSM read probing one filter per SSTable) pays for one hash.
-//! A filter that needs more than 64 bits derives them by *remixing* the hash
-//! with [`remix`], never by hashing the key again.
+//! A key is hashed exactly once into a [`KeyHash`]. Every filter in this
+//! crate is driven by that value alone (`contains_hash`, `insert_hash`,
+//! `build(&[KeyHash])`), so a caller that probes many filters for one key
+//! (an LSM read probing one filter per SSTable) pays for one hash. A filter
+//! that needs more than 64 bits derives them by *remixing* the hash with
+//! [`remix`], never by hashing the key again.
 //!
-//! The hash is part of the on-disk format: a filter written today must answer
-//! for the same keys when it is read back years later. The scheme is named in
-//! every serialized header ([`HashScheme`]) and pinned by golden-value tests.
+//! # Why a type, not a `u64`
+//!
+//! Filters take the hash's bits at face value: a blocked Bloom filter picks
+//! the block from the high bits and the probes from the low ones, a cuckoo
+//! filter its fingerprint from the low bits. Structured numbers (ids
+//! `0..n`, timestamps, pointers) have nearly constant high bits, so a filter
+//! fed them as hashes puts every key in one block and answers "maybe" to
+//! everything, or fills its table. A [`KeyHash`] can only be made by
+//! hashing ([`hash_key`] for bytes, [`hash_u64`] for integers) or by one
+//! explicit promise ([`KeyHash::from_well_mixed`]), so no plain integer
+//! reaches a filter by accident. It is a `u64` in memory
+//! (`#[repr(transparent)]`) and costs nothing at run time.
+//!
+//! # Hash schemes
+//!
+//! The hash is part of the on-disk format: a filter written today must
+//! answer for the same keys when it is read back years later. The scheme is
+//! named in every serialized header ([`HashScheme`]) and pinned by
+//! golden-value tests. Each scheme has its own type: [`KeyHash`] for amq's
+//! own (every kind but one), [`ParquetHash`] for Apache Parquet's value
+//! hash, which only a [`ParquetBloom`](crate::ParquetBloom) takes. The type
+//! system keeps them apart: a Parquet hash cannot probe an amq filter, nor
+//! an amq hash a Parquet filter.
+//!
+//! Other entries than whole keys (a key's prefix, say) are hashed with a
+//! seed of their own into a [`KeyHash`] too, so that one filter can hold
+//! several kinds of entry without an entry of one kind answering for an
+//! equal byte string of another.
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -18,7 +43,85 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// `u64`. Changing it changes the on-disk format (see [`HashScheme`]).
 pub const KEY_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-key\0");
 
-/// Hashes a key into the 64-bit value that drives every filter.
+/// The 64-bit hash of a key that every amq filter is driven by.
+///
+/// Made by [`hash_key`] (a key's bytes), [`hash_u64`] (an integer key), or,
+/// for a caller that already holds a well-mixed 64-bit hash of its own, by
+/// [`KeyHash::from_well_mixed`]. Filters built from and probed with the same
+/// [`KeyHash`]es answer consistently; a filter never sees a raw integer.
+///
+/// ```
+/// use amq::{hash_key, hash_u64, KeyHash};
+/// let h: KeyHash = hash_key(b"user:42");
+/// assert_eq!(h, hash_key(b"user:42"));
+/// // An integer key hashes as its eight little-endian bytes.
+/// assert_eq!(hash_u64(42), hash_key(&42u64.to_le_bytes()));
+/// // Stored and read back as a u64 (it is the same value).
+/// assert_eq!(KeyHash::from_well_mixed(h.get()), h);
+/// ```
+///
+/// It is plain old data ([`bytemuck::Pod`]), so a slice of stored hashes
+/// can be cast to `&[KeyHash]` without a copy: the same promise as
+/// [`KeyHash::from_well_mixed`], made for every element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct KeyHash(u64);
+
+impl KeyHash {
+    /// A hash the caller computed with a hash function of its own, taken as
+    /// it is.
+    ///
+    /// The caller promises the value is *well mixed*: every bit about
+    /// equally likely 0 or 1 and independent of the others, as the output of
+    /// xxh3, wyhash, SipHash or a SplitMix64 finaliser is. Raw integers,
+    /// counters, timestamps and pointers are not: pass those to
+    /// [`hash_u64`]. A filter fed poorly mixed values still never gives a
+    /// false negative, but its false-positive rate can reach 100% (a
+    /// blocked Bloom filter picks the block from the high bits) and a cuckoo
+    /// filter can refuse keys.
+    ///
+    /// Filters built from such hashes answer only for the same function's
+    /// hashes; [`hash_key`] of the same key is a different value.
+    ///
+    /// ```
+    /// use amq::{hash::remix, KeyHash};
+    /// // A SplitMix64-style finaliser's output is well mixed.
+    /// let h = KeyHash::from_well_mixed(remix(7, 1));
+    /// assert_eq!(h.get(), remix(7, 1));
+    /// ```
+    #[inline(always)]
+    pub const fn from_well_mixed(hash: u64) -> KeyHash {
+        KeyHash(hash)
+    }
+
+    /// The hash's 64 bits, to store or to send; [`KeyHash::from_well_mixed`]
+    /// turns them back into the same `KeyHash`.
+    ///
+    /// ```
+    /// let h = amq::hash_key(b"k");
+    /// assert_eq!(amq::KeyHash::from_well_mixed(h.get()), h);
+    /// ```
+    #[inline(always)]
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The hashes' bits, for the kinds' batch kernels (which work on `u64`s).
+#[inline(always)]
+pub(crate) fn raw(hashes: &[KeyHash]) -> &[u64] {
+    bytemuck::cast_slice(hashes)
+}
+
+impl From<KeyHash> for u64 {
+    /// The hash's bits ([`KeyHash::get`]).
+    #[inline(always)]
+    fn from(h: KeyHash) -> u64 {
+        h.0
+    }
+}
+
+/// Hashes a key's bytes into the [`KeyHash`] that drives every filter.
 ///
 /// This is xxh3-64 (xxhash-rust) with seed [`KEY_HASH_SEED`]. It is stable
 /// across platforms, Rust versions and releases of this crate with the same
@@ -30,39 +133,102 @@ pub const KEY_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-key\0");
 /// assert_ne!(h, amq::hash_key(b"hellp"));
 /// ```
 #[inline]
-pub fn hash_key(key: &[u8]) -> u64 {
-    xxh3_64_with_seed(key, KEY_HASH_SEED)
+pub fn hash_key(key: &[u8]) -> KeyHash {
+    KeyHash(xxh3_64_with_seed(key, KEY_HASH_SEED))
 }
 
-/// The key-hash scheme recorded in every serialized filter header.
+/// Hashes an integer key into a [`KeyHash`]: the same value as
+/// [`hash_key`] of its eight little-endian bytes, so a store that keys by
+/// `id.to_le_bytes()` and a caller that holds the `u64` agree.
+///
+/// Use it for ids, counters and any other integer key: unlike a raw `u64`,
+/// its bits are well mixed, so every filter gets its expected false-positive
+/// rate on sequential keys. The length is known, so xxh3 takes its short
+/// fixed path (a few multiplies).
+///
+/// ```
+/// use amq::{hash_u64, BlockedBloom, Filter, FilterSizing, Insert};
+/// let mut f = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
+/// for id in 0..1_000u64 {
+///     f.insert_hash(hash_u64(id)).unwrap();
+/// }
+/// assert!((0..1_000u64).all(|id| f.contains_hash(hash_u64(id))));
+/// let fp = (1_000..101_000u64).filter(|&id| f.contains_hash(hash_u64(id))).count();
+/// assert!(fp < 2_000, "{fp} false positives of 100,000");
+/// ```
+#[inline]
+pub fn hash_u64(key: u64) -> KeyHash {
+    KeyHash(xxh3_64_with_seed(&key.to_le_bytes(), KEY_HASH_SEED))
+}
+
+/// The hash of a value as Apache Parquet's Bloom filters take it: XXH64 with
+/// seed 0 of the value's plain encoding ([`HashScheme::ParquetXxh64`]).
+///
+/// Only a [`ParquetBloom`](crate::ParquetBloom) takes it; amq's own filters
+/// take a [`KeyHash`], so neither can be probed with the other's hash.
+/// Made by [`parquet_hash`] (a plain-encoded value's bytes),
+/// [`ParquetValue::parquet_hash`](crate::parquet::ParquetValue::parquet_hash)
+/// (a typed value), or [`ParquetHash::from_xxh64`] (an XXH64 value computed
+/// elsewhere, e.g. by another Parquet library).
+///
+/// ```
+/// use amq::hash::{parquet_hash, ParquetHash};
+/// let h = parquet_hash(b"");
+/// assert_eq!(h.get(), 0xef46_db37_51d8_e999);
+/// assert_eq!(ParquetHash::from_xxh64(h.get()), h);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct ParquetHash(u64);
+
+impl ParquetHash {
+    /// A value's XXH64 (seed 0) hash of its plain encoding, computed
+    /// elsewhere: the value Parquet's writers and readers use.
+    ///
+    /// ```
+    /// let h = amq::hash::ParquetHash::from_xxh64(17_241_709_254_077_376_921);
+    /// assert_eq!(h, amq::hash::parquet_hash(b""));
+    /// ```
+    #[inline(always)]
+    pub const fn from_xxh64(hash: u64) -> ParquetHash {
+        ParquetHash(hash)
+    }
+
+    /// The hash's 64 bits.
+    ///
+    /// ```
+    /// assert_eq!(amq::hash::parquet_hash(b"").get(), 17_241_709_254_077_376_921);
+    /// ```
+    #[inline(always)]
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The hash scheme recorded in every serialized filter header.
 ///
 /// A filter built from hashes of one scheme only answers for keys hashed with
 /// the same scheme, so decoding refuses a scheme it does not know, and a
 /// frame whose scheme is not the one its kind uses
 /// ([`FilterKind::hash_scheme`](crate::FilterKind::hash_scheme)).
 ///
-/// Every kind but one is driven by [`hash_key`]. The exception is
-/// [`ParquetBloom`](crate::ParquetBloom), whose bits must mean what Apache
-/// Parquet's readers expect: it takes Parquet's XXH64 hash of a value's plain
-/// encoding, so its `contains_hash` never takes an amq key hash by mistake
-/// (see [`Filter::hash_scheme`](crate::Filter::hash_scheme)).
+/// Every kind but one is driven by [`KeyHash`] ([`hash_key`]). The exception
+/// is [`ParquetBloom`](crate::ParquetBloom), whose bits must mean what Apache
+/// Parquet's readers expect: it takes a [`ParquetHash`].
 ///
 /// ```
 /// use amq::HashScheme;
 /// assert_eq!(HashScheme::from_id(1), Some(HashScheme::Xxh3Seeded));
 /// assert_eq!(HashScheme::Xxh3Seeded.id(), 1);
 /// assert_eq!(HashScheme::from_id(2), Some(HashScheme::ParquetXxh64));
-/// // Each scheme hashes a key its own way.
-/// assert_eq!(HashScheme::Xxh3Seeded.hash(b"k"), amq::hash_key(b"k"));
-/// assert_eq!(HashScheme::ParquetXxh64.hash(b""), 17241709254077376921);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HashScheme {
-    /// [`hash_key`]: xxh3-64 with seed [`KEY_HASH_SEED`].
+    /// [`hash_key`]: xxh3-64 with seed [`KEY_HASH_SEED`], as a [`KeyHash`].
     Xxh3Seeded,
     /// Apache Parquet's Bloom filter hash: XXH64 with seed 0 of the value's
-    /// plain encoding ([`parquet_hash`]).
+    /// plain encoding, as a [`ParquetHash`].
     ParquetXxh64,
 }
 
@@ -83,16 +249,6 @@ impl HashScheme {
             _ => None,
         }
     }
-
-    /// Hashes `key` (for [`ParquetXxh64`](HashScheme::ParquetXxh64): the
-    /// plain-encoded value's bytes) as this scheme does.
-    #[inline]
-    pub fn hash(self, key: &[u8]) -> u64 {
-        match self {
-            HashScheme::Xxh3Seeded => hash_key(key),
-            HashScheme::ParquetXxh64 => parquet_hash(key),
-        }
-    }
 }
 
 /// Apache Parquet's Bloom filter hash of a plain-encoded value: XXH64
@@ -105,11 +261,11 @@ impl HashScheme {
 ///
 /// ```
 /// // The test vector of the format: the hash of the empty string.
-/// assert_eq!(amq::hash::parquet_hash(b""), 0xef46_db37_51d8_e999);
+/// assert_eq!(amq::hash::parquet_hash(b"").get(), 0xef46_db37_51d8_e999);
 /// ```
 #[inline]
-pub fn parquet_hash(bytes: &[u8]) -> u64 {
-    xxhash_rust::xxh64::xxh64(bytes, 0)
+pub fn parquet_hash(bytes: &[u8]) -> ParquetHash {
+    ParquetHash(xxhash_rust::xxh64::xxh64(bytes, 0))
 }
 
 /// Maps a 64-bit hash uniformly onto `0..n` with one multiplication
@@ -170,10 +326,20 @@ mod tests {
     #[test]
     fn golden_key_hashes() {
         assert_eq!(KEY_HASH_SEED, 0x0079_656b_2d71_6d61);
-        assert_eq!(hash_key(b""), GOLDEN[0]);
-        assert_eq!(hash_key(b"a"), GOLDEN[1]);
-        assert_eq!(hash_key(b"hello"), GOLDEN[2]);
-        assert_eq!(hash_key(&[0u8; 300]), GOLDEN[3]);
+        assert_eq!(hash_key(b"").get(), GOLDEN[0]);
+        assert_eq!(hash_key(b"a").get(), GOLDEN[1]);
+        assert_eq!(hash_key(b"hello").get(), GOLDEN[2]);
+        assert_eq!(hash_key(&[0u8; 300]).get(), GOLDEN[3]);
+    }
+
+    /// The integer path is the byte path of the integer's little-endian
+    /// bytes, pinned here for a few values.
+    #[test]
+    fn integer_keys_hash_as_their_bytes() {
+        for x in [0u64, 1, 42, u64::MAX, 1 << 63, 0x0123_4567_89ab_cdef] {
+            assert_eq!(hash_u64(x), hash_key(&x.to_le_bytes()));
+        }
+        assert_ne!(hash_u64(1), hash_u64(2));
     }
 
     /// Cross-checked against the reference xxh3 implementation (Python
@@ -200,12 +366,11 @@ mod tests {
     /// the xxHash specification, which also gives the empty string's value.
     #[test]
     fn golden_parquet_hashes() {
-        assert_eq!(parquet_hash(b""), 17_241_709_254_077_376_921);
-        assert_eq!(HashScheme::ParquetXxh64.hash(b""), parquet_hash(b""));
-        assert_eq!(parquet_hash(b"a"), GOLDEN_PARQUET[0]);
-        assert_eq!(parquet_hash(&7i64.to_le_bytes()), GOLDEN_PARQUET[1]);
-        assert_eq!(parquet_hash(&[0u8; 40]), GOLDEN_PARQUET[2]);
-        assert_ne!(parquet_hash(b"a"), hash_key(b"a"));
+        assert_eq!(parquet_hash(b"").get(), 17_241_709_254_077_376_921);
+        assert_eq!(parquet_hash(b"a").get(), GOLDEN_PARQUET[0]);
+        assert_eq!(parquet_hash(&7i64.to_le_bytes()).get(), GOLDEN_PARQUET[1]);
+        assert_eq!(parquet_hash(&[0u8; 40]).get(), GOLDEN_PARQUET[2]);
+        assert_ne!(parquet_hash(b"a").get(), hash_key(b"a").get());
     }
 
     const GOLDEN_PARQUET: [u64; 3] = [

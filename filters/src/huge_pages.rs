@@ -34,7 +34,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// ```
 /// // A blocked Bloom filter of 10 bits/key reaches it at about 3.4M keys.
 /// assert_eq!(amq::huge_pages::MIN_BYTES, 4 << 20);
-/// let f = amq::BlockedBloom::with_bits_per_key(3_400_000, 10.0).unwrap();
+/// let f = amq::BlockedBloom::new(3_400_000, FilterSizing::BitsPerKey(10.0)).unwrap();
 /// assert!(amq::Filter::size_in_bytes(&f) >= amq::huge_pages::MIN_BYTES);
 /// ```
 pub const MIN_BYTES: usize = 4 << 20;
@@ -49,7 +49,7 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 ///
 /// ```
 /// amq::huge_pages::set_enabled(false); // ordinary pages from here on
-/// let f = amq::BlockedBloom::with_bits_per_key(1 << 20, 40.0).unwrap();
+/// let f = amq::BlockedBloom::new(1 << 20, FilterSizing::BitsPerKey(40.0)).unwrap();
 /// amq::huge_pages::set_enabled(true);
 /// assert_eq!(f.num_blocks(), 81_920);
 /// ```

@@ -34,8 +34,8 @@
 //! let plan = Planner::for_keys(1_000).fpr(0.01).plan().unwrap();
 //! assert_eq!(plan.kind(), FilterKind::Ribbon);
 //!
-//! let mut a = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
-//! let mut b = StandardBloom::with_fpr(1_000, 0.01).unwrap();
+//! let mut a = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
+//! let mut b = StandardBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
 //! a.insert(b"apple");
 //! b.insert(b"pear");
 //!
@@ -77,7 +77,6 @@ pub mod math;
 pub mod parquet;
 pub mod plan;
 mod prefetch;
-mod prepared;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -88,17 +87,13 @@ mod zeroed;
 pub use any::AnyFilter;
 #[cfg(target_has_atomic = "64")]
 pub use bloom::AtomicBlockedBloom;
-pub use bloom::{BlockedBlocks, BlockedBloom, BlockedProbe, CountingBloom, StandardBloom};
+pub use bloom::{BlockedBlocks, BlockedBloom, BlockedProbe, CountingBloom, PreparedHash, StandardBloom};
 pub use build::FilterSizing;
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
-pub use hash::{hash_key, HashScheme};
+pub use hash::{hash_key, hash_u64, HashScheme, KeyHash};
 pub use parquet::ParquetBloom;
-pub use prepared::{PreparedHash, ProbeSite};
 pub use ribbon::{Ribbon, RibbonParams};
 pub use view::FilterView;
 pub use xor::{BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseParams, Xor16, Xor8};
-
-/// Probe count of a [`BlockedBloom`] for a bits-per-key figure (the measured table).
-pub use bloom::blocked::probes_for_bits_per_key as bloom_blocked_probes;

@@ -12,14 +12,14 @@
 //! assert!(plan.bits_per_key() < 1.05 * amq::math::min_bits_per_key(0.01));
 //!
 //! // Built in one call, it delivers what was predicted.
-//! let hashes: Vec<u64> = (0..10_000u32).map(|i| hash_key(&i.to_le_bytes())).collect();
+//! let hashes: Vec<KeyHash> = (0..10_000u64).map(hash_u64).collect();
 //! let f = plan.build(&hashes)?;
 //! assert!((f.bits_per_key() / plan.bits_per_key() - 1.0).abs() < 0.01);
-//! assert!((f.expected_fpr() / plan.fpr() - 1.0).abs() < 0.01);
+//! assert!((f.expected_fpr() / plan.expected_fpr() - 1.0).abs() < 0.01);
 //!
 //! // Deletes rule out every static filter and the plain Bloom filters.
 //! let plan = Planner::for_keys(10_000).fpr(0.01).deletes(true).plan()?;
-//! assert_eq!(plan.kind(), FilterKind::Cuckoo);
+//! assert_eq!(plan.kind(), FilterKind::CuckooFilter);
 //! # Ok::<(), amq::Error>(())
 //! ```
 //!
@@ -32,7 +32,7 @@
 //!    Bloom and cuckoo remove keys; only the blocked Bloom filter takes
 //!    concurrent inserts (as an [`AtomicBlockedBloom`](crate::AtomicBlockedBloom)).
 //! 2. **Sizing**: each remaining kind is sized as its own constructor would
-//!    size it ([`AnyFilter::build`], [`AnyFilter::with_capacity`]), and its
+//!    size it ([`AnyFilter::build`], [`AnyFilter::new`]), and its
 //!    bytes and FPR are computed from that size with the formulas of
 //!    [`math`], [`cuckoo_fpr`] and
 //!    the fixed `2^-F` of fingerprint filters, without allocating. A
@@ -61,12 +61,12 @@ use core::fmt;
 
 use alloc::vec::Vec;
 
-use crate::bloom::{blocked, counting, standard, standard_bits_per_key_for_fpr, DOUBLE_HASHING_FLOOR};
-use crate::build::{cuckoo_fingerprint_bits, ribbon_params};
+use crate::bloom::{blocked, counting, standard, DOUBLE_HASHING_FLOOR};
+use crate::build::ribbon_params;
 use crate::cuckoo::{cuckoo_fpr, SLOTS};
 use crate::error::invalid;
 use crate::xor::{fingerprint_fpr, fuse_slots, xor_slots, Fingerprint};
-use crate::{math, ribbon, AnyFilter, Error, FilterKind, FilterSizing, HashScheme};
+use crate::{math, ribbon, AnyFilter, Error, FilterKind, FilterSizing, HashScheme, KeyHash};
 
 /// What to optimise first among the kinds that meet the needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -192,7 +192,7 @@ impl fmt::Display for Params {
 /// // 8 bits per key for a static set: the lowest FPR that fits.
 /// let plan = Planner::for_keys(1_000_000).budget_bits_per_key(8.0).plan()?;
 /// assert_eq!(plan.kind(), FilterKind::Ribbon);
-/// assert!(plan.bits_per_key() <= 8.0 && plan.fpr() < 0.005);
+/// assert!(plan.bits_per_key() <= 8.0 && plan.expected_fpr() < 0.005);
 ///
 /// // Impossible parameters are typed errors, not panics.
 /// assert!(Planner::for_keys(0).fpr(0.01).rank().is_err());
@@ -311,7 +311,7 @@ impl Planner {
     /// use amq::FilterKind;
     /// let r = Planner::for_keys(1_000_000).fpr(0.001).deletes(true).rank()?;
     /// let kinds: Vec<FilterKind> = r.plans().iter().map(|p| p.kind()).collect();
-    /// assert_eq!(kinds, [FilterKind::Cuckoo, FilterKind::CountingBloom]);
+    /// assert_eq!(kinds, [FilterKind::CuckooFilter, FilterKind::CountingBloom]);
     /// assert!(r.excluded().iter().any(|e| e.kind() == FilterKind::Ribbon));
     /// assert_eq!(r.plans().len() + r.excluded().len(), FilterKind::ALL.len());
     /// # Ok::<(), amq::Error>(())
@@ -455,7 +455,7 @@ impl Planner {
             params: shape.params,
             cost: t.cost,
             reason: if self.concurrent_inserts {
-                "the one kind with concurrent inserts, as an AtomicBlockedBloom (with_capacity_concurrent)"
+                "the one kind with concurrent inserts, as an AtomicBlockedBloom (new_concurrent_filter)"
             } else {
                 t.reason
             },
@@ -621,7 +621,7 @@ fn traits_of(kind: FilterKind) -> Traits {
             reason: "removes keys at any FPR, at four times a Bloom filter's space",
             ..BLOOM
         },
-        FilterKind::Cuckoo => Traits {
+        FilterKind::CuckooFilter => Traits {
             removes: true,
             knob: Knob::BitsPerKey {
                 min: 8.0 / crate::cuckoo::DESIGN_LOAD,
@@ -710,31 +710,91 @@ impl Shape {
     }
 }
 
-/// How each kind is sized: the same calls its constructor makes (through
-/// [`AnyFilter::build`] / [`AnyFilter::with_capacity`]), without allocating.
+/// What a filter of one kind and sizing will be with a number of keys,
+/// predicted by [`predict`] without building it.
+///
+/// ```
+/// use amq::{plan, FilterKind, FilterSizing};
+/// let p = plan::predict(FilterKind::Ribbon, 1_000_000, FilterSizing::Fpr(0.01))?;
+/// assert!(p.bits_per_key() < 7.0);
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    bytes: u64,
+    keys: usize,
+    fpr: f64,
+}
+
+impl Prediction {
+    /// [`Filter::size_in_bytes`](crate::Filter::size_in_bytes) of the
+    /// filter with the keys predicted for.
+    ///
+    /// ```
+    /// use amq::{plan, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
+    /// assert_eq!(p.size_in_bytes(), 1_230);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn size_in_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Bits per key: `size_in_bytes · 8 / keys`.
+    ///
+    /// ```
+    /// use amq::{plan, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::BlockedBloom, 1000, FilterSizing::BitsPerKey(10.0))?;
+    /// assert_eq!(p.bits_per_key(), 10.24);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn bits_per_key(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.keys as f64
+    }
+
+    /// [`Filter::expected_fpr`](crate::Filter::expected_fpr) of the filter
+    /// filled with the keys predicted for.
+    ///
+    /// ```
+    /// use amq::{plan, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
+    /// assert_eq!(p.expected_fpr(), 1.0 / 256.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> f64 {
+        self.fpr
+    }
+}
+
 /// What [`AnyFilter::build`](crate::AnyFilter::build) of `keys` distinct
 /// keys with `sizing` would make, predicted without building it (the
-/// planner's own model, for one kind): `(bytes, FPR)`, as
+/// planner's own model, for one kind), as
 /// [`Filter::size_in_bytes`](crate::Filter::size_in_bytes) and
-/// [`Filter::expected_fpr`](crate::Filter::expected_fpr) would report them.
+/// [`Filter::expected_fpr`](crate::Filter::expected_fpr) would report it.
 /// Cheap (arithmetic only), so a caller can search over sizings with it, as
 /// `amq-lsm`'s Monkey allocation does.
 ///
 /// ```
 /// use amq::{plan, FilterKind, FilterSizing};
-/// let (bytes, fpr) = plan::predict(FilterKind::BlockedBloom, 1_000_000, FilterSizing::Fpr(0.01)).unwrap();
-/// assert!(bytes > 1_000_000 && bytes < 1_400_000, "{bytes}");
-/// assert!((fpr / 0.01 - 1.0).abs() < 0.05, "{fpr}");
+/// let p = plan::predict(FilterKind::BlockedBloom, 1_000_000, FilterSizing::Fpr(0.01))?;
+/// assert!(p.size_in_bytes() > 1_000_000 && p.size_in_bytes() < 1_400_000);
+/// assert!((p.expected_fpr() / 0.01 - 1.0).abs() < 0.05);
+/// # Ok::<(), amq::Error>(())
 /// ```
-pub fn predict(kind: FilterKind, keys: usize, sizing: FilterSizing) -> Result<(u64, f64), Error> {
+pub fn predict(kind: FilterKind, keys: usize, sizing: FilterSizing) -> Result<Prediction, Error> {
     if kind.hash_scheme() != HashScheme::Xxh3Seeded {
         return Err(Error::WrongHashScheme {
             expected: kind.hash_scheme(),
             found: HashScheme::Xxh3Seeded,
         });
     }
-    let shape = shape_of(kind, keys.max(1), sizing)?;
-    Ok((shape.bytes, shape.fpr))
+    let keys = keys.max(1);
+    let shape = shape_of(kind, keys, sizing)?;
+    Ok(Prediction {
+        bytes: shape.bytes,
+        keys,
+        fpr: shape.fpr,
+    })
 }
 
 fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
@@ -742,11 +802,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
     let keys = n as u64;
     Ok(match kind {
         FilterKind::StandardBloom => {
-            let bits_per_key = match sizing {
-                FilterSizing::Fpr(p) => standard_bits_per_key_for_fpr(p)?,
-                FilterSizing::BitsPerKey(b) => b,
-            };
-            let (words, probes) = standard::shape(n, bits_per_key)?;
+            let (words, probes) = standard::shape(n, sizing)?;
             Shape {
                 bytes: words * 8,
                 fpr: math::standard_bloom_fpr(words * 64, probes, keys),
@@ -755,11 +811,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             }
         }
         FilterKind::BlockedBloom => {
-            let bits_per_key = match sizing {
-                FilterSizing::Fpr(p) => blocked::bits_per_key_for(n, p)?,
-                FilterSizing::BitsPerKey(b) => b,
-            };
-            let (blocks, probes) = blocked::size(n, bits_per_key)?;
+            let (blocks, probes) = blocked::size(n, sizing)?;
             let bits = blocks as u64 * blocked::BLOCK_BITS as u64;
             Shape {
                 bytes: bits / 8,
@@ -769,11 +821,7 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
             }
         }
         FilterKind::CountingBloom => {
-            let counters_per_key = match sizing {
-                FilterSizing::Fpr(p) => standard_bits_per_key_for_fpr(p)?,
-                FilterSizing::BitsPerKey(b) => b / 4.0,
-            };
-            let (words, probes) = counting::shape(n, counters_per_key)?;
+            let (words, probes) = counting::shape(n, sizing)?;
             Shape {
                 bytes: words * 8,
                 fpr: math::standard_bloom_fpr(words * 16, probes, keys),
@@ -781,8 +829,8 @@ fn shape_of(kind: FilterKind, n: usize, sizing: FilterSizing) -> Result<Shape, E
                 params: Params::Counting { probes },
             }
         }
-        FilterKind::Cuckoo => {
-            let fingerprint_bits = cuckoo_fingerprint_bits(sizing)?;
+        FilterKind::CuckooFilter => {
+            let fingerprint_bits = crate::cuckoo::fingerprint_bits_for_sizing(sizing)?;
             let (bytes, buckets) = crate::cuckoo::table_size(n, fingerprint_bits)?;
             let load = n as f64 / (buckets as f64 * SLOTS as f64);
             Shape {
@@ -829,7 +877,7 @@ fn reason_of(e: Error) -> &'static str {
 /// use amq::{Filter, FilterKind, Insert};
 /// let plan = Planner::for_keys(1000).fpr(0.01).inserts_after_build(true).plan()?;
 /// assert_eq!(plan.kind(), FilterKind::StandardBloom);
-/// let mut f = plan.with_capacity()?;
+/// let mut f = plan.new_filter()?;
 /// f.insert(b"late key")?;
 /// assert!(f.contains(b"late key"));
 /// assert_eq!(f.size_in_bytes(), plan.size_in_bytes());
@@ -878,7 +926,7 @@ impl Plan {
 
     /// Predicted false-positive rate with the planned number of keys (the
     /// filter's [`expected_fpr`](crate::Filter::expected_fpr) once filled).
-    pub fn fpr(&self) -> f64 {
+    pub fn expected_fpr(&self) -> f64 {
         self.fpr
     }
 
@@ -897,33 +945,32 @@ impl Plan {
         self.reason
     }
 
-    /// The filter, built from `hashes` ([`hash_key`](crate::hash_key)
-    /// values): [`AnyFilter::build`] with this plan's kind and sizing. It is
-    /// sized for the hashes given; with as many distinct hashes as planned
-    /// it has the predicted size and FPR.
-    pub fn build(&self, hashes: &[u64]) -> Result<AnyFilter, Error> {
-        AnyFilter::build(self.kind, self.sizing, hashes)
+    /// The filter, built from `hashes`: [`AnyFilter::build`] with this
+    /// plan's kind and sizing. It is sized for the hashes given; with as
+    /// many distinct hashes as planned it has the predicted size and FPR.
+    pub fn build(&self, hashes: &[KeyHash]) -> Result<AnyFilter, Error> {
+        AnyFilter::build(self.kind, hashes, self.sizing)
     }
 
     /// An empty filter with room for the planned number of keys, to fill
-    /// with [`Insert`](crate::Insert): [`AnyFilter::with_capacity`]. An
-    /// [`Error::InvalidParameter`] for a static kind, which is built from
-    /// all its keys at once ([`build`](Plan::build)).
-    pub fn with_capacity(&self) -> Result<AnyFilter, Error> {
-        AnyFilter::with_capacity(self.kind, self.sizing, self.keys)
+    /// with [`Insert`](crate::Insert): [`AnyFilter::new`]. An
+    /// [`Error::Unsupported`] for a static kind, which is built from all its
+    /// keys at once ([`build`](Plan::build)).
+    pub fn new_filter(&self) -> Result<AnyFilter, Error> {
+        AnyFilter::new(self.kind, self.keys, self.sizing)
     }
 
     /// An empty [`AtomicBlockedBloom`](crate::AtomicBlockedBloom) with room
     /// for the planned number of keys, which many threads fill at once
     /// through `&self`: what a plan for concurrent inserts is used as. An
-    /// [`Error::InvalidParameter`] for any other kind than the blocked Bloom
+    /// [`Error::Unsupported`] for any other kind than the blocked Bloom
     /// filter.
     ///
     /// ```
     /// use amq::plan::Planner;
     /// use amq::Filter;
     /// let plan = Planner::for_keys(1000).fpr(0.01).concurrent_inserts(true).plan()?;
-    /// let f = plan.with_capacity_concurrent()?;
+    /// let f = plan.new_concurrent_filter()?;
     /// std::thread::scope(|s| {
     ///     s.spawn(|| f.insert(b"a"));
     ///     s.spawn(|| f.insert(b"b"));
@@ -932,13 +979,10 @@ impl Plan {
     /// # Ok::<(), amq::Error>(())
     /// ```
     #[cfg(target_has_atomic = "64")]
-    pub fn with_capacity_concurrent(&self) -> Result<crate::AtomicBlockedBloom, Error> {
-        match self.with_capacity()? {
+    pub fn new_concurrent_filter(&self) -> Result<crate::AtomicBlockedBloom, Error> {
+        match self.new_filter()? {
             AnyFilter::BlockedBloom(f) => Ok(f.into()),
-            _ => Err(invalid(
-                "kind",
-                "only the blocked Bloom filter takes concurrent inserts",
-            )),
+            other => Err(crate::error::unsupported(crate::Filter::kind(&other), "concurrent inserts")),
         }
     }
 }

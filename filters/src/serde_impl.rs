@@ -1,27 +1,21 @@
 //! `serde` support (feature `serde`): every filter serializes as the bytes of
-//! [`Filter::to_bytes`](crate::Filter::to_bytes), so serde users get the same
-//! versioned, checksummed, validated format as everyone else.
+//! its `to_bytes` ([`Filter::to_bytes`](crate::Filter::to_bytes)), so serde
+//! users get the same versioned, checksummed, validated format as everyone
+//! else.
 
 use alloc::vec::Vec;
 use core::fmt;
-use core::marker::PhantomData;
 
 use serde::de::{self, SeqAccess, Visitor};
-use serde::{Deserializer, Serializer};
+use serde::Deserializer;
 
-use crate::{Filter, FromBytes};
+#[allow(unused_imports)] // the trait methods `via_bytes!` calls
+use crate::{Error, Filter, FromBytes};
 
-pub(crate) fn serialize<F: Filter, S: Serializer>(f: &F, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_bytes(&f.to_bytes())
-}
+/// Reads the bytes of a serialized filter and decodes them with `decode`.
+struct BytesVisitor<F>(fn(&[u8]) -> Result<F, Error>);
 
-pub(crate) fn deserialize<'de, F: FromBytes, D: Deserializer<'de>>(d: D) -> Result<F, D::Error> {
-    d.deserialize_bytes(BytesVisitor(PhantomData))
-}
-
-struct BytesVisitor<F>(PhantomData<F>);
-
-impl<'de, F: FromBytes> Visitor<'de> for BytesVisitor<F> {
+impl<'de, F> Visitor<'de> for BytesVisitor<F> {
     type Value = F;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -29,7 +23,7 @@ impl<'de, F: FromBytes> Visitor<'de> for BytesVisitor<F> {
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<F, E> {
-        F::from_bytes(v).map_err(E::custom)
+        (self.0)(v).map_err(E::custom)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<F, A::Error> {
@@ -39,21 +33,25 @@ impl<'de, F: FromBytes> Visitor<'de> for BytesVisitor<F> {
         while let Some(b) = seq.next_element::<u8>()? {
             bytes.push(b);
         }
-        F::from_bytes(&bytes).map_err(de::Error::custom)
+        (self.0)(&bytes).map_err(de::Error::custom)
     }
+}
+
+fn deserialize<'de, F, D: Deserializer<'de>>(d: D, decode: fn(&[u8]) -> Result<F, Error>) -> Result<F, D::Error> {
+    d.deserialize_bytes(BytesVisitor(decode))
 }
 
 /// Implements `Serialize`/`Deserialize` through the byte format.
 macro_rules! via_bytes {
     ($($t:ty),* $(,)?) => {$(
         impl serde::Serialize for $t {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                serialize(self, s)
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&self.to_bytes())
             }
         }
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                deserialize(d)
+                deserialize(d, <$t>::from_bytes)
             }
         }
     )*};

@@ -16,7 +16,7 @@
 //! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32
 //! and [`Ribbon`](crate::Ribbon). The others ([`CountingBloom`](crate::CountingBloom),
 //! [`CuckooFilter`](crate::CuckooFilter), [`ParquetBloom`](crate::ParquetBloom))
-//! give [`Error::NoView`].
+//! give [`Error::Unsupported`].
 //!
 //! # Checksums
 //!
@@ -37,7 +37,7 @@
 //! blocked Bloom query, not two). Version-1 frames are viewed too, with
 //! their payload wherever it falls, except Ribbon's: its version-1 shard
 //! records have no word offsets, so a view could not find a shard's words
-//! without a pass over all of them, and gives `Error::NoView` instead.
+//! without a pass over all of them, and gives `Error::Unsupported` instead.
 
 use alloc::vec::Vec;
 
@@ -45,16 +45,16 @@ use crate::bloom::{BlockedBloomView, StandardBloomView};
 use crate::format::{self, Checksum, FORMAT_VERSION};
 use crate::ribbon::RibbonView;
 use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
-use crate::{Error, Filter, FilterKind, PreparedHash};
+use crate::{Error, Filter, FilterKind, KeyHash, PreparedHash};
 
 /// A filter of any kind that has a view, read in place from its bytes.
 ///
 /// ```
 /// use amq::{AnyFilter, Filter, FilterKind, FilterSizing, FilterView};
 ///
-/// let keys: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000u64).map(amq::hash_u64).collect();
 /// for kind in [FilterKind::BlockedBloom, FilterKind::BinaryFuse8, FilterKind::Ribbon] {
-///     let bytes = AnyFilter::build(kind, FilterSizing::BitsPerKey(10.0), &keys).unwrap().to_bytes();
+///     let bytes = AnyFilter::build(kind, &keys, FilterSizing::BitsPerKey(10.0)).unwrap().to_bytes();
 ///     let view = FilterView::new(&bytes).unwrap();
 ///     assert_eq!(view.kind(), kind);
 ///     assert!(keys.iter().all(|&h| view.contains_hash(h)));
@@ -98,7 +98,7 @@ macro_rules! dispatch {
 
 impl<'a> FilterView<'a> {
     /// A view of whatever kind the header names, every check made (checksum
-    /// included, once). [`Error::NoView`] for a valid filter of a kind
+    /// included, once). [`Error::Unsupported`] for a valid filter of a kind
     /// without a view; otherwise the errors of
     /// [`AnyFilter::from_bytes`](crate::AnyFilter::from_bytes).
     pub fn new(bytes: &'a [u8]) -> Result<Self, Error> {
@@ -120,8 +120,8 @@ impl<'a> FilterView<'a> {
             FilterKind::BinaryFuse16 => FilterView::BinaryFuse16(BinaryFuse16View::trusted(bytes)?),
             FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
             FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
-            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom => {
-                return Err(Error::NoView(kind))
+            FilterKind::CountingBloom | FilterKind::CuckooFilter | FilterKind::ParquetBloom => {
+                return Err(crate::error::unsupported(kind, "view"))
             }
         })
     }
@@ -131,16 +131,23 @@ impl<'a> FilterView<'a> {
     /// ```
     /// use amq::{FilterKind, FilterView};
     /// assert!(FilterView::supports(FilterKind::Ribbon));
-    /// assert!(!FilterView::supports(FilterKind::Cuckoo));
+    /// assert!(!FilterView::supports(FilterKind::CuckooFilter));
     /// ```
     pub fn supports(kind: FilterKind) -> bool {
         !matches!(
             kind,
-            FilterKind::CountingBloom | FilterKind::Cuckoo | FilterKind::ParquetBloom
+            FilterKind::CountingBloom | FilterKind::CuckooFilter | FilterKind::ParquetBloom
         )
     }
 
     /// The view as a trait object.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter, FilterKind, FilterSizing, FilterView};
+    /// let bytes = BlockedBloom::new(10, FilterSizing::Fpr(0.01))?.to_bytes();
+    /// assert_eq!(FilterView::new(&bytes)?.as_filter().kind(), FilterKind::BlockedBloom);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn as_filter(&self) -> &dyn Filter {
         dispatch!(self, v => v)
     }
@@ -148,25 +155,35 @@ impl<'a> FilterView<'a> {
     /// [`AnyFilter::contains_prepared`](crate::AnyFilter::contains_prepared)
     /// for a view: a blocked Bloom view tests the probe mask prepared once
     /// per key; the other kinds answer from the hash.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter, FilterSizing, FilterView, Insert, PreparedHash};
+    /// let mut f = BlockedBloom::new(10, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"k")?;
+    /// let bytes = f.to_bytes();
+    /// let view = FilterView::new(&bytes)?;
+    /// assert!(view.contains_prepared(&mut PreparedHash::new(amq::hash_key(b"k"))));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     #[inline]
-    pub fn contains_prepared(&self, prepared: &mut PreparedHash) -> bool {
+    pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
         match self {
-            FilterView::BlockedBloom(v) => v.contains_prepared(prepared.blocked(v.num_probes())),
-            other => other.contains_hash(prepared.hash()),
+            FilterView::BlockedBloom(v) => v.contains_prepared(key),
+            other => other.contains_hash(key.hash()),
         }
     }
 }
 
 impl Filter for FilterView<'_> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
+    fn contains_hash(&self, hash: KeyHash) -> bool {
         dispatch!(self, v => v.contains_hash(hash))
     }
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        dispatch!(self, v => v.contains_many(hashes, out))
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        dispatch!(self, v => v.contains_hashes(hashes, out))
     }
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
         dispatch!(self, v => v.prefetch_hash(hash))
     }
     fn size_in_bytes(&self) -> usize {

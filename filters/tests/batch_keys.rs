@@ -46,7 +46,7 @@ proptest! {
             if kind == FilterKind::ParquetBloom {
                 continue; // another hash scheme: below
             }
-            let f = AnyFilter::build(kind, FilterSizing::Fpr(0.05), &hashes).unwrap();
+            let f = AnyFilter::build(kind, &hashes, FilterSizing::Fpr(0.05)).unwrap();
             check(&f, &queries, &model);
             if let AnyFilter::BlockedBloom(b) = &f {
                 check(b, &queries, &model);
@@ -55,11 +55,11 @@ proptest! {
             check(&boxed, &queries, &model);
         }
         // ParquetBloom hashes its keys with Parquet's hash.
-        let mut p = ParquetBloom::with_fpr(keys.len().max(1), 0.05).unwrap();
+        let mut p = ParquetBloom::new(keys.len().max(1), FilterSizing::Fpr(0.05)).unwrap();
         keys.iter().for_each(|k| Insert::insert(&mut p, k).unwrap());
         check(&p, &queries, &model);
         check(&AnyFilter::ParquetBloom(p), &queries, &model);
-        let mut b = BlockedBloom::with_fpr(keys.len().max(1), 0.5).unwrap();
+        let mut b = BlockedBloom::new(keys.len().max(1), FilterSizing::Fpr(0.5)).unwrap();
         keys.iter().for_each(|k| b.insert(k));
         check(&b, &queries, &model);
     }
@@ -68,6 +68,6 @@ proptest! {
 #[test]
 #[should_panic(expected = "length mismatch")]
 fn contains_many_keys_checks_lengths() {
-    let f = BlockedBloom::with_fpr(10, 0.01).unwrap();
+    let f = BlockedBloom::new(10, FilterSizing::Fpr(0.01)).unwrap();
     f.contains_many_keys(&[b"a"], &mut [false, false]);
 }

@@ -98,17 +98,17 @@ fn reference_blocked_words(hashes: &[u64], k: u32, blocks: u32) -> Vec<u64> {
 // The tiny filters pinned by the golden tests.
 
 fn tiny_standard() -> StandardBloom {
-    let mut f = StandardBloom::with_bits_per_key(3, 20.0).unwrap();
+    let mut f = StandardBloom::new(3, FilterSizing::BitsPerKey(20.0)).unwrap();
     KEYS.iter().for_each(|k| f.insert(k));
     f
 }
 fn tiny_blocked() -> BlockedBloom {
-    let mut f = BlockedBloom::with_bits_per_key(3, 20.0).unwrap();
+    let mut f = BlockedBloom::new(3, FilterSizing::BitsPerKey(20.0)).unwrap();
     KEYS.iter().for_each(|k| f.insert(k));
     f
 }
 fn tiny_atomic() -> AtomicBlockedBloom {
-    let f = AtomicBlockedBloom::with_bits_per_key(3, 20.0).unwrap();
+    let f = AtomicBlockedBloom::new(3, FilterSizing::BitsPerKey(20.0)).unwrap();
     KEYS.iter().for_each(|k| f.insert(k));
     f
 }
@@ -212,10 +212,10 @@ fn every_bloom_kind_round_trips() {
         let probes = common::absent_hashes(1, 2000, &keys);
         for bits in [1.0, 10.0, 37.5] {
             let cap = n.max(1);
-            let mut s = StandardBloom::with_bits_per_key(cap, bits).unwrap();
-            let mut b = BlockedBloom::with_bits_per_key(cap, bits).unwrap();
+            let mut s = StandardBloom::new(cap, FilterSizing::BitsPerKey(bits)).unwrap();
+            let mut b = BlockedBloom::new(cap, FilterSizing::BitsPerKey(bits)).unwrap();
             let mut c = CountingBloom::with_counters_per_key(cap, bits).unwrap();
-            let a = AtomicBlockedBloom::with_bits_per_key(cap, bits).unwrap();
+            let a = AtomicBlockedBloom::new(cap, FilterSizing::BitsPerKey(bits)).unwrap();
             for &h in &keys {
                 s.insert_hash(h);
                 b.insert_hash(h);
@@ -279,8 +279,8 @@ fn every_truncation_and_byte_change_of_a_small_filter_is_an_error() {
     assert_corruption_caught(&AtomicBlockedBloom::from(tiny_blocked()));
     // A filter of more than one word or block, and an empty one.
     let keys = common::hashes(3, 40);
-    let mut s = StandardBloom::with_bits_per_key(40, 5.0).unwrap();
-    let mut b = BlockedBloom::with_bits_per_key(40, 20.0).unwrap();
+    let mut s = StandardBloom::new(40, FilterSizing::BitsPerKey(5.0)).unwrap();
+    let mut b = BlockedBloom::new(40, FilterSizing::BitsPerKey(20.0)).unwrap();
     let mut c = CountingBloom::with_counters_per_key(40, 2.0).unwrap();
     for &h in &keys {
         s.insert_hash(h);
@@ -290,7 +290,7 @@ fn every_truncation_and_byte_change_of_a_small_filter_is_an_error() {
     common::assert_corruption_safe(&s, &keys);
     common::assert_corruption_safe(&b, &keys);
     common::assert_corruption_safe(&c, &keys);
-    common::assert_corruption_safe(&StandardBloom::with_fpr(1, 0.5).unwrap(), &[]);
+    common::assert_corruption_safe(&StandardBloom::new(1, FilterSizing::Fpr(0.5)).unwrap(), &[]);
 }
 
 #[test]

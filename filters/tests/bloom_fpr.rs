@@ -48,7 +48,7 @@ fn measure(f: &dyn Filter) -> f64 {
 
 #[test]
 fn standard_bloom_at_10_bits_per_key_matches_its_formula() {
-    let mut f = StandardBloom::with_bits_per_key(N, 10.0).unwrap();
+    let mut f = StandardBloom::new(N, FilterSizing::BitsPerKey(10.0)).unwrap();
     for &h in &keys().0 {
         f.insert_hash(h);
     }
@@ -66,7 +66,7 @@ fn standard_bloom_at_10_bits_per_key_matches_its_formula() {
 
 #[test]
 fn blocked_bloom_at_10_bits_per_key_matches_its_formula_and_stays_under_1_05_percent() {
-    let mut f = BlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    let mut f = BlockedBloom::new(N, FilterSizing::BitsPerKey(10.0)).unwrap();
     for &h in &keys().0 {
         f.insert_hash(h);
     }
@@ -93,7 +93,7 @@ fn counting_bloom_at_10_counters_per_key_matches_its_formula() {
     );
     // The counters answer exactly like the bits of a standard filter of the
     // same shape: a counter is non-zero iff the bit would be set.
-    let mut g = StandardBloom::with_bits_per_key(N, 10.0).unwrap();
+    let mut g = StandardBloom::new(N, FilterSizing::BitsPerKey(10.0)).unwrap();
     for &h in &keys().0 {
         g.insert_hash(h);
     }
@@ -126,9 +126,9 @@ fn check_fpr_target(name: &str, f: &dyn Filter, target: f64) {
 #[test]
 fn with_fpr_targets_are_met() {
     for target in [0.1, 0.01, 0.001] {
-        let mut s = StandardBloom::with_fpr(N, target).unwrap();
-        let mut b = BlockedBloom::with_fpr(N, target).unwrap();
-        let mut c = CountingBloom::with_fpr(N, target).unwrap();
+        let mut s = StandardBloom::new(N, FilterSizing::Fpr(target)).unwrap();
+        let mut b = BlockedBloom::new(N, FilterSizing::Fpr(target)).unwrap();
+        let mut c = CountingBloom::new(N, FilterSizing::Fpr(target)).unwrap();
         for &h in &keys().0 {
             s.insert_hash(h);
             b.insert_hash(h);
@@ -144,7 +144,7 @@ fn with_fpr_targets_are_met() {
 fn atomic_blocked_bloom_filled_from_four_threads_equals_sequential_build() {
     const THREADS: usize = 4;
     let (present, _) = keys();
-    let shared = AtomicBlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    let shared = AtomicBlockedBloom::new(N, FilterSizing::BitsPerKey(10.0)).unwrap();
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let shared = &shared;
@@ -160,7 +160,7 @@ fn atomic_blocked_bloom_filled_from_four_threads_equals_sequential_build() {
     assert_eq!(shared.num_keys(), N);
     let measured = measure(&shared);
 
-    let mut sequential = BlockedBloom::with_bits_per_key(N, 10.0).unwrap();
+    let mut sequential = BlockedBloom::new(N, FilterSizing::BitsPerKey(10.0)).unwrap();
     for &h in present {
         sequential.insert_hash(h);
     }
@@ -191,7 +191,7 @@ fn double_hashing_floor() {
         (1_000, 40.0),
     ] {
         let keys = common::hashes(77, n);
-        let mut f = StandardBloom::with_bits_per_key(n, bits_per_key).unwrap();
+        let mut f = StandardBloom::new(n, FilterSizing::BitsPerKey(bits_per_key)).unwrap();
         keys.iter().for_each(|&h| f.insert_hash(h));
         let measured = common::false_positives(&f, &keys, 999, probes) as f64 / probes as f64;
         let m = f.num_bits() as f64;

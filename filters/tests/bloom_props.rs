@@ -74,15 +74,15 @@ impl Filters {
     fn new(capacity: usize, sizing: Sizing) -> Filters {
         match sizing {
             Sizing::Fpr(p) => Filters {
-                standard: StandardBloom::with_fpr(capacity, p).unwrap(),
-                blocked: BlockedBloom::with_fpr(capacity, p).unwrap(),
-                atomic: AtomicBlockedBloom::with_fpr(capacity, p).unwrap(),
-                counting: CountingBloom::with_fpr(capacity, p).unwrap(),
+                standard: StandardBloom::new(capacity, FilterSizing::Fpr(p)).unwrap(),
+                blocked: BlockedBloom::new(capacity, FilterSizing::Fpr(p)).unwrap(),
+                atomic: AtomicBlockedBloom::new(capacity, FilterSizing::Fpr(p)).unwrap(),
+                counting: CountingBloom::new(capacity, FilterSizing::Fpr(p)).unwrap(),
             },
             Sizing::BitsPerKey(b) => Filters {
-                standard: StandardBloom::with_bits_per_key(capacity, b).unwrap(),
-                blocked: BlockedBloom::with_bits_per_key(capacity, b).unwrap(),
-                atomic: AtomicBlockedBloom::with_bits_per_key(capacity, b).unwrap(),
+                standard: StandardBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
+                blocked: BlockedBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
+                atomic: AtomicBlockedBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
                 counting: CountingBloom::with_counters_per_key(capacity, b).unwrap(),
             },
         }
@@ -255,7 +255,7 @@ fn counting_sizing() -> impl Strategy<Value = (usize, Sizing)> {
 
 fn counting_filter(cap: usize, sizing: Sizing) -> CountingBloom {
     match sizing {
-        Sizing::Fpr(p) => CountingBloom::with_fpr(cap, p).unwrap(),
+        Sizing::Fpr(p) => CountingBloom::new(cap, FilterSizing::Fpr(p)).unwrap(),
         Sizing::BitsPerKey(c) => CountingBloom::with_counters_per_key(cap, c).unwrap(),
     }
 }
@@ -358,8 +358,8 @@ proptest! {
         }
 
         // A filter one unit larger can never be combined.
-        let s_other = StandardBloom::with_bits_per_key(sa.num_bits() as usize / 64 + 1, 64.0).unwrap();
-        let b_other = BlockedBloom::with_bits_per_key(ba.num_blocks() + 1, 512.0).unwrap();
+        let s_other = StandardBloom::new(sa.num_bits() as usize / 64 + 1, FilterSizing::BitsPerKey(64.0)).unwrap();
+        let b_other = BlockedBloom::new(ba.num_blocks() + 1, FilterSizing::BitsPerKey(512.0)).unwrap();
         let (s_before, b_before) = (sa.clone(), ba.clone());
         prop_assert_eq!(sa.union(&s_other), Err(Error::Incompatible));
         prop_assert_eq!(ba.union(&b_other), Err(Error::Incompatible));

@@ -307,15 +307,15 @@ fn impossible_parameters_are_errors() {
     }
     assert!(invalid(CuckooFilter::with_fingerprint_bits(0, 12)));
     for fpr in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY, 1e-5] {
-        assert!(invalid(CuckooFilter::with_fpr(100, fpr)), "fpr {fpr}");
+        assert!(invalid(CuckooFilter::new(100, FilterSizing::Fpr(fpr))), "fpr {fpr}");
     }
-    assert!(invalid(CuckooFilter::with_fpr(0, 0.01)));
+    assert!(invalid(CuckooFilter::new(0, FilterSizing::Fpr(0.01))));
     // More than 2^32 buckets.
     assert_eq!(
         CuckooFilter::with_fingerprint_bits(usize::MAX, 8),
         Err(Error::TooLarge)
     );
-    assert_eq!(CuckooFilter::with_fpr(usize::MAX, 0.01), Err(Error::TooLarge));
+    assert_eq!(CuckooFilter::new(usize::MAX, FilterSizing::Fpr(0.01)), Err(Error::TooLarge));
     // Just over 2^32 - 1 buckets.
     assert_eq!(
         CuckooFilter::with_fingerprint_bits((u32::MAX as f64 * 3.8) as usize + 4, 8),
@@ -325,7 +325,7 @@ fn impossible_parameters_are_errors() {
 
 #[test]
 fn fpr_target_picks_the_smallest_sufficient_width() {
-    let bits = |fpr| CuckooFilter::with_fpr(10_000, fpr).unwrap().fingerprint_bits();
+    let bits = |fpr| CuckooFilter::new(10_000, FilterSizing::Fpr(fpr)).unwrap().fingerprint_bits();
     assert_eq!(bits(0.5), 8);
     assert_eq!(bits(0.0295), 8);
     assert_eq!(bits(0.029), 12);
@@ -366,11 +366,11 @@ fn round_trip_each_width_and_with_an_occupied_stash() {
 
 #[test]
 fn any_filter_and_serde_list_know_the_cuckoo_filter() {
-    let mut f = CuckooFilter::with_fpr(100, 0.01).unwrap();
+    let mut f = CuckooFilter::new(100, FilterSizing::Fpr(0.01)).unwrap();
     f.insert(b"k").unwrap();
     let any = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
-    assert_eq!(any.kind(), FilterKind::Cuckoo);
-    assert!(matches!(any, AnyFilter::Cuckoo(ref g) if *g == f));
+    assert_eq!(any.kind(), FilterKind::CuckooFilter);
+    assert!(matches!(any, AnyFilter::CuckooFilter(ref g) if *g == f));
     assert!(any.contains(b"k"));
     assert_eq!(any.expected_fpr(), f.expected_fpr());
 }

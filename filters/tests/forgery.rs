@@ -55,10 +55,10 @@ fn ribbon() {
             .with_two_line_layout()
             .unwrap(),
     ] {
-        let f = <Ribbon as StaticFilter>::build(&hashes(8, 5), &params).unwrap();
+        let f = <Ribbon as StaticFilter>::build_with(&hashes(8, 5), &params).unwrap();
         assert_forgery_safe(&f, Payload::MayBeRefused);
     }
     // An empty filter too: its lengths are the edge cases.
-    let empty = <Ribbon as StaticFilter>::build(&[], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+    let empty = <Ribbon as StaticFilter>::build_with(&[], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
     assert_forgery_safe(&empty, Payload::MayBeRefused);
 }

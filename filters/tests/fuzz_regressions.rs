@@ -34,7 +34,7 @@ fn replay(bytes: &[u8]) {
             f.insert_hash(h);
             Some(Box::new(f))
         }
-        AnyFilter::Cuckoo(mut f) => f.insert_hash(h).ok().map(|()| Box::new(f) as Box<dyn Filter>),
+        AnyFilter::CuckooFilter(mut f) => f.insert_hash(h).ok().map(|()| Box::new(f) as Box<dyn Filter>),
         _ => None,
     };
     if let Some(f) = after {
@@ -76,7 +76,7 @@ fn ops_ribbon_more_keys_than_slots() {
         .and_then(|p| p.with_two_line_layout())
         .and_then(|p| p.with_slots_per_key(1.0 + 50.0 / 128.0))
         .unwrap();
-    let f = <Ribbon as StaticFilter>::build(&hashes, &params).unwrap();
+    let f = <Ribbon as StaticFilter>::build_with(&hashes, &params).unwrap();
     let bytes = f.to_bytes();
     let g = Ribbon::from_bytes(&bytes).expect("a filter's own bytes decode");
     assert_eq!(g.to_bytes(), bytes);

@@ -91,7 +91,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     check(
         "StandardBloom",
         || {
-            let mut f = StandardBloom::with_fpr(keys.len(), 0.01).unwrap();
+            let mut f = StandardBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
             insert(&mut |h| f.insert_hash(h));
             f
         },
@@ -100,7 +100,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     check(
         "BlockedBloom",
         || {
-            let mut f = BlockedBloom::with_fpr(keys.len(), 0.01).unwrap();
+            let mut f = BlockedBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
             insert(&mut |h| f.insert_hash(h));
             f
         },
@@ -109,7 +109,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     check(
         "AtomicBlockedBloom",
         || {
-            let f = AtomicBlockedBloom::with_fpr(keys.len(), 0.01).unwrap();
+            let f = AtomicBlockedBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
             insert(&mut |h| f.insert_hash(h));
             f
         },
@@ -118,7 +118,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     check(
         "CountingBloom",
         || {
-            let mut f = CountingBloom::with_fpr(keys.len(), 0.01).unwrap();
+            let mut f = CountingBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
             insert(&mut |h| f.insert_hash(h));
             f
         },
@@ -173,14 +173,14 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     ] {
         check(
             "Ribbon",
-            || Ribbon::build(&keys, &params).unwrap(),
+            || Ribbon::build_with(&keys, &params).unwrap(),
             |b| Ribbon::from_bytes(b).unwrap(),
         );
     }
     check(
         "ParquetBloom",
         || {
-            let mut f = ParquetBloom::with_fpr(keys.len(), 0.01).unwrap();
+            let mut f = ParquetBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
             f.insert_hashes(&keys);
             f
         },
@@ -194,7 +194,7 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
         .unwrap();
     check(
         "Ribbon, retried shards",
-        || Ribbon::build(&keys, &tight).unwrap(),
+        || Ribbon::build_with(&keys, &tight).unwrap(),
         |b| Ribbon::from_bytes(b).unwrap(),
     );
 }

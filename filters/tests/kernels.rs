@@ -13,11 +13,11 @@ const CHILD: &str = "AMQ_KERNELS_CHILD";
 /// `AMQ_KERNEL`, and that they answer like the filters always do.
 fn check_kernels() {
     let keys: Vec<u64> = (0..3000u64).map(|i| amq::hash::remix(i, 4)).collect();
-    let mut b = BlockedBloom::with_bits_per_key(keys.len(), 10.0).unwrap();
+    let mut b = BlockedBloom::new(keys.len(), FilterSizing::BitsPerKey(10.0)).unwrap();
     keys.iter().for_each(|&h| b.insert_hash(h));
-    let r = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+    let r = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
     let decoded = <BlockedBloom as FromBytes>::from_bytes(&b.to_bytes()).unwrap();
-    let mut p = ParquetBloom::with_bits_per_key(keys.len(), 10.0).unwrap();
+    let mut p = ParquetBloom::new(keys.len(), FilterSizing::BitsPerKey(10.0)).unwrap();
     p.insert_hashes(&keys);
     let p_decoded = ParquetBloom::from_parquet_bytes(&p.to_parquet_bytes()).unwrap();
     match std::env::var("AMQ_KERNEL").as_deref() {
@@ -77,7 +77,7 @@ fn insert_is_generic_over_every_dynamic_filter() {
         keys.iter().for_each(|&h| f.insert_hash(h).unwrap());
     }
     let keys: Vec<u64> = (0..100u64).collect();
-    let mut a = AtomicBlockedBloom::with_bits_per_key(100, 10.0).unwrap();
+    let mut a = AtomicBlockedBloom::new(100, FilterSizing::BitsPerKey(10.0)).unwrap();
     fill(&mut a, &keys);
     assert_eq!(a.num_keys(), 100);
 }

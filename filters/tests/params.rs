@@ -15,28 +15,28 @@ fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Er
 
 const WITH_FPR: [(&str, FprCtor); 4] = [
     ("StandardBloom::with_fpr", |n, p| {
-        boxed(StandardBloom::with_fpr(n, p))
+        boxed(StandardBloom::new(n, FilterSizing::Fpr(p)))
     }),
     ("BlockedBloom::with_fpr", |n, p| {
-        boxed(BlockedBloom::with_fpr(n, p))
+        boxed(BlockedBloom::new(n, FilterSizing::Fpr(p)))
     }),
     ("AtomicBlockedBloom::with_fpr", |n, p| {
-        boxed(AtomicBlockedBloom::with_fpr(n, p))
+        boxed(AtomicBlockedBloom::new(n, FilterSizing::Fpr(p)))
     }),
     ("CountingBloom::with_fpr", |n, p| {
-        boxed(CountingBloom::with_fpr(n, p))
+        boxed(CountingBloom::new(n, FilterSizing::Fpr(p)))
     }),
 ];
 
 const WITH_BITS: [(&str, BitsCtor); 4] = [
     ("StandardBloom::with_bits_per_key", |n, b| {
-        boxed(StandardBloom::with_bits_per_key(n, b))
+        boxed(StandardBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
     ("BlockedBloom::with_bits_per_key", |n, b| {
-        boxed(BlockedBloom::with_bits_per_key(n, b))
+        boxed(BlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
     ("AtomicBlockedBloom::with_bits_per_key", |n, b| {
-        boxed(AtomicBlockedBloom::with_bits_per_key(n, b))
+        boxed(AtomicBlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
     ("CountingBloom::with_counters_per_key", |n, b| {
         boxed(CountingBloom::with_counters_per_key(n, b))
@@ -200,11 +200,11 @@ fn with_fpr_meets_its_target_or_errs() {
     // The formula FPR at capacity of each kind built for `target`.
     let formulas = |target: f64| {
         [
-            StandardBloom::with_fpr(n, target)
+            StandardBloom::new(n, FilterSizing::Fpr(target))
                 .map(|f| math::standard_bloom_fpr(f.num_bits(), f.num_probes(), n as u64)),
-            BlockedBloom::with_fpr(n, target)
+            BlockedBloom::new(n, FilterSizing::Fpr(target))
                 .map(|f| math::blocked_bloom_fpr(f.num_blocks() as u64 * 512, 512, f.num_probes(), n as u64)),
-            CountingBloom::with_fpr(n, target)
+            CountingBloom::new(n, FilterSizing::Fpr(target))
                 .map(|f| math::standard_bloom_fpr(f.num_counters(), f.num_probes(), n as u64)),
         ]
     };

@@ -137,7 +137,7 @@ const CHECKSUM: &str = "a6246d1d1133c8db";
 
 #[test]
 fn the_byte_forms_of_the_traits_hash_as_parquet_does() {
-    let mut f = ParquetBloom::with_fpr(100, 0.001).unwrap();
+    let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.001)).unwrap();
     Insert::insert(&mut f, b"via the trait").unwrap();
     assert!(f.contains("via the trait"));
     assert!(f.contains_hash(parquet_hash(b"via the trait")));
@@ -160,7 +160,7 @@ fn the_kind_is_never_built_from_key_hashes() {
     let hs = common::hashes(1, 100);
     for sizing in [amq::FilterSizing::Fpr(0.01), amq::FilterSizing::BitsPerKey(10.0)] {
         assert!(matches!(
-            AnyFilter::build(FilterKind::ParquetBloom, sizing, &hs),
+            AnyFilter::build(FilterKind::ParquetBloom, &hs, sizing),
             Err(Error::WrongHashScheme {
                 expected: HashScheme::ParquetXxh64,
                 found: HashScheme::Xxh3Seeded
@@ -210,7 +210,7 @@ proptest! {
         probes in vec(any::<u64>(), 0..300),
     ) {
         let n = values.len().max(1);
-        let mut one = ParquetBloom::with_fpr(n, 10f64.powf(fpr_exp)).unwrap();
+        let mut one = ParquetBloom::new(n, FilterSizing::Fpr(10f64.powf(fpr_exp))).unwrap();
         let mut batch = one.clone();
         let model: HashSet<u64> = values.iter().map(Value::hash).collect();
         let hashes: Vec<u64> = values.iter().map(Value::hash).collect();
@@ -284,7 +284,7 @@ fn the_measured_fpr_follows_the_formula_and_the_specification() {
     const ABSENT: u64 = 2_000_000;
     let present = common::hashes(0x5bbf, N);
     for (bits, spec) in [(6.0, 0.1), (10.5, 0.01), (16.9, 0.001)] {
-        let mut f = ParquetBloom::with_bits_per_key(N, bits).unwrap();
+        let mut f = ParquetBloom::new(N, FilterSizing::BitsPerKey(bits)).unwrap();
         f.insert_hashes(&present);
         common::assert_no_false_negatives(&f, &present);
         let fp = common::false_positives(&f, &present, 0xab5e, ABSENT);
@@ -302,7 +302,7 @@ fn the_measured_fpr_follows_the_formula_and_the_specification() {
 fn sized_for_one_percent() {
     const N: usize = 200_000;
     let present = common::hashes(0x0ce, N);
-    let mut f = ParquetBloom::with_fpr(N, 0.01).unwrap();
+    let mut f = ParquetBloom::new(N, FilterSizing::Fpr(0.01)).unwrap();
     assert!(f.bits_per_key() <= 10.55, "{}", f.bits_per_key());
     f.insert_hashes(&present);
     let fp = common::false_positives(&f, &present, 0x0cf, 2_000_000);

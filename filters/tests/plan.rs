@@ -350,7 +350,7 @@ proptest! {
                 prop_assert!(!is_static(p.kind()));
             }
             if deletes {
-                prop_assert!(matches!(p.kind(), FilterKind::Cuckoo | FilterKind::CountingBloom));
+                prop_assert!(matches!(p.kind(), FilterKind::CuckooFilter | FilterKind::CountingBloom));
             }
             if concurrent {
                 prop_assert_eq!(p.kind(), FilterKind::BlockedBloom);
@@ -412,7 +412,7 @@ fn the_decision_flow() {
     // Deletes: cuckoo down to its 16-bit floor, counting Bloom below it.
     assert_eq!(
         kind(Planner::for_keys(n).fpr(0.01).deletes(true)),
-        FilterKind::Cuckoo
+        FilterKind::CuckooFilter
     );
     assert_eq!(
         kind(Planner::for_keys(n).fpr(1e-5).deletes(true)),
@@ -422,9 +422,9 @@ fn the_decision_flow() {
     // fingerprints to beat 1.44 log2(1/FPR).
     let inserts = Planner::for_keys(n).inserts_after_build(true);
     assert_eq!(kind(inserts.fpr(0.01)), FilterKind::StandardBloom);
-    assert_eq!(kind(inserts.fpr(0.0019)), FilterKind::Cuckoo);
+    assert_eq!(kind(inserts.fpr(0.0019)), FilterKind::CuckooFilter);
     assert_eq!(kind(inserts.fpr(0.0015)), FilterKind::StandardBloom);
-    assert_eq!(kind(inserts.fpr(0.0002)), FilterKind::Cuckoo);
+    assert_eq!(kind(inserts.fpr(0.0002)), FilterKind::CuckooFilter);
     assert_eq!(kind(inserts.fpr(0.0001)), FilterKind::StandardBloom);
     // Throughput first: blocked Bloom.
     assert_eq!(

@@ -117,13 +117,13 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
 
 #[test]
 fn empty_and_single_key_filters() {
-    let empty = Ribbon::build(&[], &bits(7)).unwrap();
+    let empty = Ribbon::build_with(&[], &bits(7)).unwrap();
     assert_eq!(
         (empty.num_keys(), empty.size_in_bytes(), empty.expected_fpr()),
         (0, 0, 0.0)
     );
     assert!(!empty.contains(b"anything"));
-    let one = Ribbon::build(&[amq::hash_key(b"k")], &bits(7)).unwrap();
+    let one = Ribbon::build_with(&[amq::hash_key(b"k")], &bits(7)).unwrap();
     assert!(one.contains(b"k"));
     assert_eq!(one.num_keys(), 1);
 }
@@ -156,7 +156,7 @@ fn random_key_sets_in_the_failure_range_of_other_filters_build() {
     for seed in 0..40u64 {
         let n = 10_000 + (seed as usize * 75);
         let keys = hashes(seed + 1_000, n);
-        let f = Ribbon::build(&keys, &bits(8)).expect("build");
+        let f = Ribbon::build_with(&keys, &bits(8)).expect("build");
         assert_eq!(f.num_keys(), n);
         assert!(
             f.attempts() <= 4 * f.num_shards() as u64,
@@ -177,7 +177,7 @@ fn fpr_and_space_at_100k() {
     let keys = hashes(7, n);
     let absent = absent_hashes(7, 2_000_000, &keys);
     for r in [1u32, 7, 8, 12] {
-        let f = Ribbon::build(&keys, &blocked(r)).unwrap();
+        let f = Ribbon::build_with(&keys, &blocked(r)).unwrap();
         assert!((f.expected_fpr() / (-(r as f64)).exp2() - 1.0).abs() < 1e-12);
         assert!(
             f.bits_per_key() <= r as f64 * 1.035 + 0.02,
@@ -198,13 +198,13 @@ fn fpr_and_space_at_100k() {
     }
     // r = 16: 2M probes expect ~31 false positives, too few for ±15%, so the
     // bound is looser; space is held to the same bar.
-    let f = Ribbon::build(&keys, &bits(16)).unwrap();
+    let f = Ribbon::build_with(&keys, &bits(16)).unwrap();
     assert!(f.bits_per_key() <= 16.0 * 1.035, "{}", f.bits_per_key());
     let fpr = measured_fpr(&f, &absent);
     assert!(fpr < 2.0 * f.expected_fpr(), "{fpr}");
 
     let tight = blocked(7).with_slots_per_key(1.0 + 1.0 / 64.0).unwrap();
-    let f = Ribbon::build(&keys, &tight).unwrap();
+    let f = Ribbon::build_with(&keys, &tight).unwrap();
     assert!(f.bits_per_key() <= 7.0 * 1.02, "{}", f.bits_per_key());
     assert_fpr_close(
         "ribbon r=7 tight",
@@ -222,7 +222,7 @@ fn two_line_layout_fpr_and_space_at_100k() {
     let n = 100_000;
     let keys = hashes(7, n);
     let absent = absent_hashes(7, 2_000_000, &keys);
-    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    let f = Ribbon::build_with(&keys, &two_lines()).unwrap();
     assert!(f.is_two_line_layout());
     assert_eq!(f.num_shards(), n.div_ceil(LINE_SHARD_KEYS));
     assert_eq!(f.expected_fpr(), 1.0 / 128.0);
@@ -241,7 +241,7 @@ fn two_line_layout_fpr_and_space_at_100k() {
     );
     assert_eq!(
         f.query_kernel(),
-        Ribbon::build(&keys, &bits(7)).unwrap().query_kernel()
+        Ribbon::build_with(&keys, &bits(7)).unwrap().query_kernel()
     );
     for n in [
         0,
@@ -272,7 +272,7 @@ fn fractional_bits_per_key_and_fpr_targets() {
     let keys = hashes(11, n);
     let absent = absent_hashes(11, 1_000_000, &keys);
 
-    let f = Ribbon::build(&keys, &RibbonParams::with_bits_per_key(7.5).unwrap()).unwrap();
+    let f = Ribbon::build_with(&keys, &RibbonParams::with_bits_per_key(7.5).unwrap()).unwrap();
     assert!(
         (f.bits_per_key() - 7.5).abs() < 0.05,
         "{} bits/key",
@@ -282,7 +282,7 @@ fn fractional_bits_per_key_and_fpr_targets() {
     assert!(expected < 0.0078125 && expected > 0.00390625, "{expected}");
     assert_fpr_close("ribbon 7.5 bits/key", measured_fpr(&f, &absent), expected, 0.15);
 
-    let f = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
+    let f = Ribbon::build_with(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
     assert!(
         (f.expected_fpr() / 0.01 - 1.0).abs() < 0.01,
         "{}",
@@ -352,7 +352,7 @@ fn format_round_trip() {
         (3 * LINE_SHARD_KEYS + 17, two_lines()),
     ] {
         let keys = hashes(n as u64 + 1, n);
-        let f = Ribbon::build(&keys, &params).unwrap();
+        let f = Ribbon::build_with(&keys, &params).unwrap();
         common::assert_round_trip(&f, &probe);
         let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
         assert_no_false_negatives(&back, &keys);
@@ -361,8 +361,8 @@ fn format_round_trip() {
 
 #[test]
 fn wrong_kind_is_rejected() {
-    let f = Ribbon::build(&hashes(1, 10), &bits(4)).unwrap();
-    let bloom = amq::StandardBloom::with_fpr(10, 0.01).unwrap();
+    let f = Ribbon::build_with(&hashes(1, 10), &bits(4)).unwrap();
+    let bloom = amq::StandardBloom::new(10, FilterSizing::Fpr(0.01)).unwrap();
     assert!(Ribbon::from_bytes(&bloom.to_bytes()).is_err());
     assert!(amq::StandardBloom::from_bytes(&f.to_bytes()).is_err());
     assert_eq!(
@@ -374,9 +374,9 @@ fn wrong_kind_is_rejected() {
 #[test]
 fn corruption_is_detected_or_harmless() {
     let keys = hashes(3, 40);
-    let f = Ribbon::build(&keys, &bits(3)).unwrap();
+    let f = Ribbon::build_with(&keys, &bits(3)).unwrap();
     common::assert_corruption_safe(&f, &keys);
-    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    let f = Ribbon::build_with(&keys, &two_lines()).unwrap();
     common::assert_corruption_safe(&f, &keys);
 }
 
@@ -384,7 +384,7 @@ fn corruption_is_detected_or_harmless() {
 #[test]
 fn golden_bytes() {
     let keys = hashes(1, 3);
-    let f = Ribbon::build(&keys, &bits(2)).unwrap();
+    let f = Ribbon::build_with(&keys, &bits(2)).unwrap();
     let bytes = f.to_bytes();
     common::assert_golden("ribbon r=2, 3 keys", &bytes, GOLDEN_V2);
     // Version 1 (shard records first, without word offsets) still decodes.
@@ -398,7 +398,7 @@ fn golden_bytes() {
 #[test]
 fn golden_bytes_two_line_layout() {
     let keys = hashes(1, 3);
-    let f = Ribbon::build(&keys, &two_lines()).unwrap();
+    let f = Ribbon::build_with(&keys, &two_lines()).unwrap();
     let bytes = f.to_bytes();
     common::assert_golden("ribbon two-line, 3 keys", &bytes, GOLDEN_TWO_LINES);
     assert_eq!(Ribbon::from_bytes(&bytes).unwrap(), f);

@@ -62,17 +62,17 @@ fn tiny<F>(mut f: F, mut insert: impl FnMut(&mut F, u64)) -> (F, Vec<u64>) {
 
 #[test]
 fn every_bloom_filter_round_trips_through_json() {
-    let (s, keys) = tiny(StandardBloom::with_fpr(20, 0.01).unwrap(), |f, h| {
+    let (s, keys) = tiny(StandardBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
         f.insert_hash(h)
     });
     check(&s, &keys);
-    let (b, keys) = tiny(BlockedBloom::with_fpr(20, 0.01).unwrap(), |f, h| f.insert_hash(h));
+    let (b, keys) = tiny(BlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| f.insert_hash(h));
     check(&b, &keys);
-    let (a, keys) = tiny(AtomicBlockedBloom::with_fpr(20, 0.01).unwrap(), |f, h| {
+    let (a, keys) = tiny(AtomicBlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
         f.insert_hash(h)
     });
     check(&a, &keys);
-    let (c, keys) = tiny(CountingBloom::with_fpr(20, 0.01).unwrap(), |f, h| {
+    let (c, keys) = tiny(CountingBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
         f.insert_hash(h)
     });
     check(&c, &keys);
@@ -99,7 +99,7 @@ fn assert_rejected<F: DeserializeOwned + Debug>(json: &str) {
 
 #[test]
 fn malformed_json_is_an_error() {
-    let mut good = StandardBloom::with_fpr(10, 0.01).unwrap();
+    let mut good = StandardBloom::new(10, FilterSizing::Fpr(0.01)).unwrap();
     good.insert(b"k");
     let json = serde_json::to_string(&good).unwrap();
     for bad in [

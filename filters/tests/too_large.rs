@@ -27,7 +27,7 @@ fn oversized_requests() {
         );
     }
     assert_eq!(
-        StandardBloom::with_bits_per_key(1 << 31, 10.0),
+        StandardBloom::new(1 << 31, FilterSizing::BitsPerKey(10.0)),
         Err(Error::TooLarge)
     );
     assert_eq!(

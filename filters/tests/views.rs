@@ -24,7 +24,7 @@ const VIEW_KINDS: [FilterKind; 8] = [
 ];
 
 fn build(kind: FilterKind, keys: &[u64], bits_per_key: f64) -> AnyFilter {
-    AnyFilter::build(kind, FilterSizing::BitsPerKey(bits_per_key), keys).unwrap()
+    AnyFilter::build(kind, keys, FilterSizing::BitsPerKey(bits_per_key)).unwrap()
 }
 
 /// The version-1 frame holding what the version-2 frame `v2` holds (the
@@ -136,7 +136,7 @@ fn two_line_ribbon_views_agree() {
         .unwrap();
     for n in [0usize, 1, 3, 5_000, 20_000] {
         let keys = common::hashes(n as u64 + 11, n);
-        let f = amq::Ribbon::build(&keys, &params).unwrap();
+        let f = amq::Ribbon::build_with(&keys, &params).unwrap();
         assert!(f.is_two_line_layout());
         let owned = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
         let bytes = owned.to_bytes();
@@ -212,7 +212,7 @@ fn kinds_without_a_view_are_a_typed_error() {
     let keys = common::hashes(4, 500);
     for kind in FilterKind::ALL {
         let sizing = FilterSizing::BitsPerKey(12.0);
-        let Ok(owned) = AnyFilter::build(*kind, sizing, &keys) else {
+        let Ok(owned) = AnyFilter::build(*kind, &keys, sizing) else {
             // ParquetBloom takes Parquet hashes: built another way.
             let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
             p.insert(b"x");

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 /// Builds through the trait, as generic callers do.
 fn build<F: StaticFilter<Params = ()>>(keys: &[u64]) -> F {
-    F::build(keys, &()).expect("build")
+    F::build_with(keys, &()).expect("build")
 }
 
 proptest! {

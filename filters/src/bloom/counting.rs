@@ -27,16 +27,22 @@ use super::{
 };
 use crate::format::{self, ByteWriter, Frame};
 use crate::zeroed::zeroed_vec;
-use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert, Remove};
+use crate::{math, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, Insert, KeyHash, Remove};
 
 const SATURATED: u64 = 15;
 
-/// `(words, probes)` of a filter for `expected_keys` at `counters_per_key`
-/// (sixteen counters per word): what
-/// [`CountingBloom::with_counters_per_key`] allocates, and what the planner
-/// (`plan.rs`) predicts from without allocating.
-pub(crate) fn shape(expected_keys: usize, counters_per_key: f64) -> Result<(u64, u32), Error> {
+/// `(words, probes)` of a filter for `expected_keys` at `sizing` (sixteen
+/// counters per word): what [`CountingBloom::new`] allocates, and what the
+/// planner predicts from without allocating.
+///
+/// An FPR takes the standard Bloom sizing in counters; bits per key are the
+/// memory per key, four bits per counter (`b / 4` counters per key).
+pub(crate) fn shape(expected_keys: usize, sizing: FilterSizing) -> Result<(u64, u32), Error> {
     check_keys(expected_keys)?;
+    let counters_per_key = match sizing {
+        FilterSizing::BitsPerKey(b) => b / 4.0,
+        FilterSizing::Fpr(p) => standard_bits_per_key_for_fpr(p)?,
+    };
     check_per_key("counters_per_key", counters_per_key)?;
     let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
     Ok((words, math::optimal_bloom_probes(counters_per_key)))
@@ -58,10 +64,10 @@ pub(crate) fn shape(expected_keys: usize, counters_per_key: f64) -> Result<(u64,
 /// distinct keys (repeated inserts of one key get there much sooner).
 ///
 /// ```
-/// use amq::{CountingBloom, Filter};
-/// let mut f = CountingBloom::with_fpr(1_000, 0.01).unwrap();
-/// f.insert(b"a");
-/// f.insert(b"b");
+/// use amq::{CountingBloom, Filter, FilterSizing, Insert, Remove};
+/// let mut f = CountingBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
+/// f.insert(b"a").unwrap();
+/// f.insert(b"b").unwrap();
 /// f.remove(b"a").unwrap();
 /// assert!(!f.contains(b"a"));
 /// assert!(f.contains(b"b"));
@@ -80,18 +86,21 @@ pub struct CountingBloom {
 }
 
 impl CountingBloom {
-    /// A filter sized for `expected_keys` at false-positive rate `fpr`
-    /// (the standard Bloom sizing, in counters).
-    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        Self::with_counters_per_key(expected_keys, standard_bits_per_key_for_fpr(fpr)?)
-    }
-
-    /// A filter with `expected_keys * counters_per_key` counters (rounded up
-    /// to a multiple of 16) and the optimal probe count. It uses four times
-    /// as many bits as counters.
-    pub fn with_counters_per_key(expected_keys: usize, counters_per_key: f64) -> Result<Self, Error> {
-        let (words, num_probes) = shape(expected_keys, counters_per_key)?;
+    /// An empty filter sized for `expected_keys` keys.
+    ///
+    /// [`FilterSizing::Fpr`]: the standard Bloom sizing, in counters (each
+    /// four bits). [`FilterSizing::BitsPerKey`]: that many bits of memory
+    /// per key, so a quarter as many counters, rounded up to a multiple of
+    /// 16. Either way with the optimal probe count for the counters per key.
+    ///
+    /// ```
+    /// use amq::{CountingBloom, FilterSizing};
+    /// let f = CountingBloom::new(1_000, FilterSizing::BitsPerKey(40.0))?;
+    /// assert_eq!(f.num_counters(), 10_000);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
+        let (words, num_probes) = shape(expected_keys, sizing)?;
         Ok(CountingBloom {
             words: zeroed_vec(words as usize)?,
             num_probes,
@@ -122,9 +131,8 @@ impl CountingBloom {
         *w = w.wrapping_add(delta << shift);
     }
 
-    /// Adds the key with this [`hash_key`](crate::hash_key) value. Counters at
-    /// 15 stay at 15.
-    pub fn insert_hash(&mut self, hash: u64) {
+    /// Raises the key's counters (counters at 15 stay at 15) and counts it.
+    fn increment(&mut self, hash: u64) {
         let m = self.num_counters();
         let mut probes = ProbeSeq::new(hash);
         for _ in 0..self.num_probes {
@@ -136,17 +144,11 @@ impl CountingBloom {
         self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
     }
 
-    /// Adds `key` (hashed once).
-    pub fn insert(&mut self, key: &[u8]) {
-        self.insert_hash(crate::hash_key(key));
-    }
-
-    /// Removes one occurrence of the key with this hash.
-    ///
-    /// Returns [`Error::NotPresent`] and changes nothing if a probed counter
-    /// is zero. Saturated counters are left at 15.
-    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
-        if !self.contains_hash(hash) {
+    /// Lowers the key's counters, unless one is zero
+    /// ([`Error::NotPresent`], nothing changed). Saturated counters are
+    /// left at 15.
+    fn decrement(&mut self, hash: u64) -> Result<(), Error> {
+        if !self.query(hash) {
             return Err(Error::NotPresent);
         }
         let m = self.num_counters();
@@ -164,26 +166,23 @@ impl CountingBloom {
         Ok(())
     }
 
-    /// Removes one occurrence of `key` (hashed once).
-    pub fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
-        self.remove_hash(crate::hash_key(key))
-    }
-
-    /// Whether the key with this hash may be in the set.
+    /// Whether every probed counter of `hash` is non-zero.
     #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
+    fn query(&self, hash: u64) -> bool {
         let m = self.num_counters();
         let mut probes = ProbeSeq::new(hash);
         (0..self.num_probes).all(|_| self.counter(probes.next_in(m)) != 0)
     }
 
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
-    }
-
     /// Number of counters stuck at 15.
+    ///
+    /// ```
+    /// use amq::{CountingBloom, FilterSizing, Insert};
+    /// let mut f = CountingBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"k")?;
+    /// assert_eq!(f.saturated_counters(), 0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn saturated_counters(&self) -> u64 {
         (0..self.num_counters())
             .filter(|&i| self.counter(i) == SATURATED)
@@ -222,14 +221,13 @@ impl CountingBloom {
 
 impl Filter for CountingBloom {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        CountingBloom::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.query(hash.get())
     }
-    /// Interleaves the keys' probes, each prefetched a round ahead
-    /// (`bloom::batched_query`).
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    /// Interleaves the keys' probes, each prefetched a round ahead.
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         super::batched_query(
-            hashes,
+            crate::hash::raw(hashes),
             out,
             self.num_counters(),
             self.num_probes,
@@ -240,7 +238,8 @@ impl Filter for CountingBloom {
     /// Prefetches the words of the key's first two probes (where an absent
     /// key is usually answered).
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
+        let hash = hash.get();
         super::prefetch_probes(&self.words, self.num_counters(), 4, self.num_probes, hash);
     }
     fn size_in_bytes(&self) -> usize {
@@ -270,15 +269,18 @@ impl Filter for CountingBloom {
 }
 
 impl Insert for CountingBloom {
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
-        CountingBloom::insert_hash(self, hash);
+    /// Never fails; counters at 15 stay at 15.
+    fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.increment(hash.get());
         Ok(())
     }
 }
 
+/// [`Error::NotPresent`], changing nothing, if a probed counter is zero.
+/// Saturated counters are left at 15.
 impl Remove for CountingBloom {
-    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
-        CountingBloom::remove_hash(self, hash)
+    fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.decrement(hash.get())
     }
 }
 
@@ -294,17 +296,17 @@ mod tests {
 
     #[test]
     fn counters_saturate_and_never_underflow() {
-        let mut f = CountingBloom::with_counters_per_key(1, 16.0).unwrap();
+        let mut f = CountingBloom::new(1, FilterSizing::BitsPerKey(64.0)).unwrap();
         for _ in 0..40 {
-            f.insert_hash(42);
+            f.increment(42);
         }
         assert!(f.saturated_counters() > 0);
         // Removing more times than inserted-to-saturation keeps the key: its
         // counters are stuck at 15.
         for _ in 0..40 {
-            f.remove_hash(42).unwrap();
+            f.decrement(42).unwrap();
         }
-        assert!(f.contains_hash(42));
+        assert!(f.query(42));
         // Exactly the key's own counters are non-zero: a carry out of a
         // saturated nibble would have changed a neighbour.
         let mut probes = ProbeSeq::new(42);
@@ -317,7 +319,7 @@ mod tests {
     #[test]
     fn errors_name_the_parameter() {
         assert_eq!(
-            CountingBloom::with_counters_per_key(10, 0.0),
+            CountingBloom::new(10, FilterSizing::BitsPerKey(0.0)),
             Err(crate::error::invalid(
                 "counters_per_key",
                 "must be finite, > 0 and <= 1000"
@@ -327,8 +329,8 @@ mod tests {
 
     #[test]
     fn remove_absent_changes_nothing() {
-        let mut f = CountingBloom::with_fpr(100, 0.01).unwrap();
-        f.insert(b"x");
+        let mut f = CountingBloom::new(100, FilterSizing::Fpr(0.01)).unwrap();
+        f.insert(b"x").unwrap();
         let before = f.clone();
         assert_eq!(f.remove(b"y"), Err(Error::NotPresent));
         assert_eq!(f, before);
@@ -336,12 +338,12 @@ mod tests {
 
     #[test]
     fn insert_then_remove_restores_zero() {
-        let mut f = CountingBloom::with_fpr(1000, 0.01).unwrap();
+        let mut f = CountingBloom::new(1000, FilterSizing::Fpr(0.01)).unwrap();
         for i in 0..500u64 {
-            f.insert_hash(crate::hash::remix(i, 5));
+            f.increment(crate::hash::remix(i, 5));
         }
         for i in 0..500u64 {
-            f.remove_hash(crate::hash::remix(i, 5)).unwrap();
+            f.decrement(crate::hash::remix(i, 5)).unwrap();
         }
         assert!(f.words.iter().all(|&w| w == 0));
         assert_eq!(f.num_keys, 0);

@@ -10,7 +10,10 @@ pub(crate) mod standard;
 
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
-pub use blocked::{BlockedBlocks, BlockedBloom, BlockedBloomView, BlockedProbe};
+pub use blocked::{
+    probes_for_bits_per_key as blocked_probes_for_bits_per_key, BlockedBlocks, BlockedBloom, BlockedBloomView,
+    BlockedProbe, PreparedHash,
+};
 pub use counting::CountingBloom;
 pub use standard::{ProbePositions, StandardBloom, StandardBloomView};
 
@@ -253,7 +256,7 @@ pub(crate) fn batched_query(
     prefetch: impl Fn(u64),
     is_set: impl Fn(u64) -> bool,
 ) {
-    assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
     let start = |key: usize, hash: u64| {
         let mut probes = ProbeSeq::new(hash);
         let cell = probes.next_in(cells);

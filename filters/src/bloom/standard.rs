@@ -17,7 +17,7 @@ use super::{
 };
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::zeroed::zeroed_vec;
-use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, Insert};
+use crate::{math, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, Insert, KeyHash};
 
 mod shape;
 mod view;
@@ -25,11 +25,19 @@ mod view;
 pub use shape::ProbePositions;
 pub use view::StandardBloomView;
 
-/// `(words, probes)` of a filter for `expected_keys` at `bits_per_key`: what
-/// [`StandardBloom::with_bits_per_key`] allocates, and what the planner
-/// (`plan.rs`) predicts from without allocating.
-pub(crate) fn shape(expected_keys: usize, bits_per_key: f64) -> Result<(u64, u32), Error> {
+/// `(words, probes)` of a filter for `expected_keys` at `sizing`: what
+/// [`StandardBloom::new`] allocates, and what the planner predicts from
+/// without allocating.
+///
+/// For an FPR, the probe count is the optimal one rounded (at most 30), and
+/// the bits are what that probe count needs for the FPR; for bits per key,
+/// the probe count is `round(bits_per_key · ln 2)` clamped to `1..=30`.
+pub(crate) fn shape(expected_keys: usize, sizing: FilterSizing) -> Result<(u64, u32), Error> {
     check_keys(expected_keys)?;
+    let bits_per_key = match sizing {
+        FilterSizing::BitsPerKey(b) => b,
+        FilterSizing::Fpr(p) => standard_bits_per_key_for_fpr(p)?,
+    };
     check_bits_per_key(bits_per_key)?;
     let words = units_for(expected_keys, bits_per_key, 64, 8, u64::MAX / 64)?;
     Ok((words, math::optimal_bloom_probes(bits_per_key)))
@@ -38,11 +46,11 @@ pub(crate) fn shape(expected_keys: usize, bits_per_key: f64) -> Result<(u64, u32
 /// A standard Bloom filter over `u64` words, probed by double hashing.
 ///
 /// ```
-/// use amq::{Filter, StandardBloom};
+/// use amq::{Filter, FilterSizing, Insert, StandardBloom};
 /// let n = 10_000;
-/// let mut f = StandardBloom::with_fpr(n, 0.01).unwrap();
+/// let mut f = StandardBloom::new(n, FilterSizing::Fpr(0.01)).unwrap();
 /// for i in 0..n as u64 {
-///     f.insert(&i.to_le_bytes());
+///     f.insert(&i.to_le_bytes()).unwrap();
 /// }
 /// assert!((0..n as u64).all(|i| f.contains(&i.to_le_bytes())));
 /// // About 9.6 bits per key at 1% FPR, 7 probes.
@@ -61,22 +69,28 @@ pub struct StandardBloom {
 }
 
 impl StandardBloom {
-    /// A filter sized for `expected_keys` keys at false-positive rate `fpr`.
+    /// An empty filter sized for `expected_keys` keys.
     ///
-    /// The probe count is the optimal one rounded (at most 30), and the bits
-    /// are what that probe count needs for `fpr`. Errors if `expected_keys`
-    /// is 0, `fpr` is not in `(0, 1)` or needs more than 1000 bits per key,
-    /// or the size overflows or cannot be allocated.
-    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        Self::with_bits_per_key(expected_keys, standard_bits_per_key_for_fpr(fpr)?)
-    }
-
-    /// A filter of `expected_keys * bits_per_key` bits (rounded up to whole
-    /// 64-bit words) with the optimal number of probes, `round(bits_per_key ·
-    /// ln 2)` clamped to `1..=30`.
-    pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
-        let (words, num_probes) = shape(expected_keys, bits_per_key)?;
+    /// [`FilterSizing::Fpr`]: the probe count is the optimal one rounded
+    /// (at most 30), and the bits are what that probe count needs for the
+    /// FPR. [`FilterSizing::BitsPerKey`]: `expected_keys * bits_per_key` bits
+    /// (rounded up to whole 64-bit words) with `round(bits_per_key · ln 2)`
+    /// probes, clamped to `1..=30`. More keys than `expected_keys` can be
+    /// inserted; the FPR then rises past the target.
+    ///
+    /// Errors if `expected_keys` is 0, the FPR is not in `(0, 1)`, the
+    /// sizing needs more than 1000 bits per key, or the size overflows or
+    /// cannot be allocated.
+    ///
+    /// ```
+    /// use amq::{FilterSizing, StandardBloom};
+    /// let f = StandardBloom::new(1000, FilterSizing::Fpr(0.01)).unwrap();
+    /// assert_eq!((f.num_bits(), f.num_probes()), (9600, 7));
+    /// let g = StandardBloom::new(1000, FilterSizing::BitsPerKey(20.0)).unwrap();
+    /// assert_eq!(g.num_probes(), 14);
+    /// ```
+    pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
+        let (words, num_probes) = shape(expected_keys, sizing)?;
         Ok(StandardBloom {
             words: zeroed_vec(words as usize)?,
             num_probes,
@@ -94,9 +108,9 @@ impl StandardBloom {
         self.num_probes
     }
 
-    /// Adds the key with this [`hash_key`](crate::hash_key) value.
+    /// Sets the probe bits of `hash` and counts the key.
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) {
+    fn add(&mut self, hash: u64) {
         let m = self.num_bits();
         let mut probes = ProbeSeq::new(hash);
         for _ in 0..self.num_probes {
@@ -106,27 +120,22 @@ impl StandardBloom {
         self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
     }
 
-    /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
-    #[inline]
-    pub fn insert(&mut self, key: &[u8]) {
-        self.insert_hash(crate::hash_key(key));
-    }
-
     /// Adds every key of `other` into `self`: afterwards `self` answers
     /// `true` for every key either filter held. Both filters must have the
     /// same number of bits and probes ([`Error::Incompatible`] otherwise,
     /// and `self` is unchanged).
     ///
     /// ```
-    /// use amq::StandardBloom;
-    /// let mut a = StandardBloom::with_fpr(100, 0.01).unwrap();
+    /// use amq::{Filter, FilterSizing, Insert, StandardBloom};
+    /// let mut a = StandardBloom::new(100, FilterSizing::Fpr(0.01))?;
     /// let mut b = a.clone();
-    /// a.insert(b"x");
-    /// b.insert(b"y");
-    /// a.union(&b).unwrap();
+    /// a.insert(b"x")?;
+    /// b.insert(b"y")?;
+    /// a.union(&b)?;
     /// assert!(a.contains(b"x") && a.contains(b"y"));
-    /// let other = StandardBloom::with_fpr(1000, 0.01).unwrap();
+    /// let other = StandardBloom::new(1000, FilterSizing::Fpr(0.01))?;
     /// assert!(a.union(&other).is_err());
+    /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn union(&mut self, other: &StandardBloom) -> Result<(), Error> {
         if self.words.len() != other.words.len() || self.num_probes != other.num_probes {
@@ -142,29 +151,27 @@ impl StandardBloom {
         Ok(())
     }
 
-    /// Fraction of bits set.
+    /// Fraction of bits set. A query for an absent key finds all its `k`
+    /// probe bits set with probability about `fill_ratio()^k`, which needs
+    /// no key count, so it stays right after [`union`](Self::union) of
+    /// overlapping key sets where [`expected_fpr`](Filter::expected_fpr)
+    /// (which counts both sets' keys) overestimates.
+    ///
+    /// ```
+    /// use amq::{hash_u64, Filter, FilterSizing, Insert, StandardBloom};
+    /// let mut f = StandardBloom::new(10_000, FilterSizing::BitsPerKey(10.0))?;
+    /// for i in 0..10_000 {
+    ///     f.insert_hash(hash_u64(i))?;
+    /// }
+    /// // About half the bits are set at the design load.
+    /// assert!((f.fill_ratio() - 0.5).abs() < 0.02);
+    /// let from_fill = f.fill_ratio().powi(f.num_probes() as i32);
+    /// assert!((from_fill / f.expected_fpr() - 1.0).abs() < 0.1);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         let ones: u64 = self.words.iter().map(|w| w.count_ones() as u64).sum();
         ones as f64 / self.num_bits() as f64
-    }
-
-    /// FPR estimated from the bits actually set: `fill^k`. Unlike
-    /// [`expected_fpr`](Filter::expected_fpr) it needs no key count, so it
-    /// stays right after [`union`](Self::union) of overlapping key sets.
-    pub fn estimated_fpr(&self) -> f64 {
-        libm::pow(self.fill_ratio(), self.num_probes as f64)
-    }
-
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        probes_all_set(|w| self.words[w], self.num_bits(), self.num_probes, hash)
-    }
-
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
     }
 
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
@@ -237,15 +244,14 @@ pub(crate) fn parse_frame(mut frame: Frame<'_>) -> Result<StandardParts<'_>, Err
 
 impl Filter for StandardBloom {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        StandardBloom::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        probes_all_set(|w| self.words[w], self.num_bits(), self.num_probes, hash.get())
     }
-    /// Interleaves the keys' probes, each prefetched a round ahead
-    /// (`bloom::batched_query`).
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    /// Interleaves the keys' probes, each prefetched a round ahead.
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         let words = &self.words[..];
         super::batched_query(
-            hashes,
+            crate::hash::raw(hashes),
             out,
             self.num_bits(),
             self.num_probes,
@@ -256,8 +262,8 @@ impl Filter for StandardBloom {
     /// Prefetches the words of the key's first two probes (where an absent
     /// key is usually answered).
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
-        super::prefetch_probes(&self.words, self.num_bits(), 6, self.num_probes, hash);
+    fn prefetch_hash(&self, hash: KeyHash) {
+        super::prefetch_probes(&self.words, self.num_bits(), 6, self.num_probes, hash.get());
     }
     fn size_in_bytes(&self) -> usize {
         self.words.len() * 8
@@ -286,8 +292,10 @@ impl Filter for StandardBloom {
 }
 
 impl Insert for StandardBloom {
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
-        StandardBloom::insert_hash(self, hash);
+    /// Never fails.
+    #[inline]
+    fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.add(hash.get());
         Ok(())
     }
 }
@@ -302,47 +310,30 @@ impl FromBytes for StandardBloom {
 mod tests {
     use super::*;
 
-    #[test]
-    fn sizing_from_fpr_and_bits() {
-        let f = StandardBloom::with_fpr(1000, 0.01).unwrap();
-        assert_eq!(f.num_bits(), 9600); // ceil(9585.06 / 64) * 64
-        assert_eq!(f.num_probes(), 7);
-        let g = StandardBloom::with_bits_per_key(1000, 20.0).unwrap();
-        assert_eq!(g.num_probes(), 14);
-        assert_eq!(g.num_bits(), 20032);
-        assert!(StandardBloom::with_fpr(0, 0.01).is_err());
-        assert!(StandardBloom::with_fpr(10, 0.0).is_err());
-        assert!(StandardBloom::with_fpr(10, 1.0).is_err());
-        assert!(StandardBloom::with_bits_per_key(10, 0.0).is_err());
-        assert!(StandardBloom::with_bits_per_key(10, -3.0).is_err());
-        assert_eq!(
-            StandardBloom::with_bits_per_key(usize::MAX, 999.0),
-            Err(Error::TooLarge)
-        );
-    }
+    use FilterSizing::{BitsPerKey, Fpr};
 
     #[test]
-    fn fill_and_estimate_track_the_formula() {
-        let n = 20_000u64;
-        let mut f = StandardBloom::with_bits_per_key(n as usize, 10.0).unwrap();
-        for i in 0..n {
-            f.insert_hash(crate::hash::remix(i, 9));
-        }
-        let expected = f.expected_fpr();
-        let estimated = f.estimated_fpr();
-        assert!(
-            (estimated / expected - 1.0).abs() < 0.1,
-            "{estimated} vs {expected}"
-        );
-        assert!((f.fill_ratio() - 0.5).abs() < 0.02);
+    fn sizing_from_fpr_and_bits() {
+        let f = StandardBloom::new(1000, Fpr(0.01)).unwrap();
+        assert_eq!(f.num_bits(), 9600); // ceil(9585.06 / 64) * 64
+        assert_eq!(f.num_probes(), 7);
+        let g = StandardBloom::new(1000, BitsPerKey(20.0)).unwrap();
+        assert_eq!(g.num_probes(), 14);
+        assert_eq!(g.num_bits(), 20032);
+        assert!(StandardBloom::new(0, Fpr(0.01)).is_err());
+        assert!(StandardBloom::new(10, Fpr(0.0)).is_err());
+        assert!(StandardBloom::new(10, Fpr(1.0)).is_err());
+        assert!(StandardBloom::new(10, BitsPerKey(0.0)).is_err());
+        assert!(StandardBloom::new(10, BitsPerKey(-3.0)).is_err());
+        assert_eq!(StandardBloom::new(usize::MAX, BitsPerKey(999.0)), Err(Error::TooLarge));
     }
 
     #[test]
     fn union_rejects_mismatch_and_keeps_self() {
-        let mut a = StandardBloom::with_bits_per_key(100, 10.0).unwrap();
-        a.insert(b"a");
+        let mut a = StandardBloom::new(100, BitsPerKey(10.0)).unwrap();
+        a.insert(b"a").unwrap();
         let before = a.clone();
-        let b = StandardBloom::with_bits_per_key(100, 12.0).unwrap(); // other k
+        let b = StandardBloom::new(100, BitsPerKey(12.0)).unwrap(); // other k
         assert_eq!(a.union(&b), Err(Error::Incompatible));
         assert_eq!(a, before);
     }

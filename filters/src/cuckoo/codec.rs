@@ -33,7 +33,7 @@ impl CuckooFilter {
             .u16(self.stash.fingerprint as u16)
             .u32(self.stash.bucket);
         format::encode(
-            FilterKind::Cuckoo,
+            FilterKind::CuckooFilter,
             &p.into_vec(),
             self.table.payload_bytes(),
             |w| {
@@ -89,6 +89,6 @@ impl CuckooFilter {
 
 impl FromBytes for CuckooFilter {
     fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::from_frame(format::decode_kind(bytes, FilterKind::Cuckoo)?)
+        Self::from_frame(format::decode_kind(bytes, FilterKind::CuckooFilter)?)
     }
 }

@@ -4,11 +4,11 @@
 use core::hint::select_unpredictable;
 
 use super::table::{BucketTable, Lanes, SLOTS};
-use super::{cuckoo_fpr, fingerprint_bits_for_fpr, shape, MAX_KICKS};
+use super::{cuckoo_fpr, fingerprint_bits_for_sizing, shape, MAX_KICKS};
 use crate::hash::reduce32;
-use crate::{Error, Filter, FilterKind, Insert, Remove};
+use crate::{Error, Filter, FilterKind, FilterSizing, Insert, KeyHash, Remove};
 
-/// Batch size of [`Filter::contains_many`]: enough outstanding prefetches to
+/// Batch size of [`Filter::contains_hashes`]: enough outstanding prefetches to
 /// cover memory latency, small enough to live on the stack.
 const BATCH: usize = 32;
 
@@ -18,9 +18,9 @@ const BATCH: usize = 32;
 /// [`Error::Full`] but never forgets one it holds.
 ///
 /// ```
-/// use amq::{CuckooFilter, Filter};
+/// use amq::{CuckooFilter, Filter, FilterSizing, Insert, Remove};
 /// let n = 100_000;
-/// let mut f = CuckooFilter::with_fpr(n, 0.002).unwrap();
+/// let mut f = CuckooFilter::new(n, FilterSizing::Fpr(0.002)).unwrap();
 /// assert_eq!(f.fingerprint_bits(), 12);
 /// for i in 0..n as u64 {
 ///     f.insert(&i.to_le_bytes()).unwrap();
@@ -117,23 +117,29 @@ fn xorshift(mut x: u64) -> u64 {
 }
 
 impl CuckooFilter {
-    /// A filter for `expected_keys` keys at false-positive rate at most `fpr` when
-    /// full: the smallest fingerprint width `f` of 8, 12, 16 whose FPR at 95%
-    /// load ([`cuckoo_fpr`]) is at most `fpr` (2.94%, 0.186%, 0.0116%).
+    /// An empty filter for `expected_keys` keys.
     ///
-    /// Errors: `expected_keys` 0, `fpr` not in `(0, 1)` or below what 16-bit
+    /// [`FilterSizing::Fpr`]: the smallest fingerprint width `f` of 8, 12,
+    /// 16 whose FPR at 95% load ([`cuckoo_fpr`]) is at most the target
+    /// (2.94%, 0.186%, 0.0116%). [`FilterSizing::BitsPerKey`]: the widest
+    /// whose cost at that load (`f / 0.95` bits per key) fits, or 8 if none
+    /// does. The table is sized as [`with_fingerprint_bits`](Self::with_fingerprint_bits)
+    /// sizes it.
+    ///
+    /// Errors: `expected_keys` 0, an FPR not in `(0, 1)` or below what 16-bit
     /// fingerprints reach ([`Error::InvalidParameter`]); a table over `2^32`
     /// buckets ([`Error::TooLarge`]).
     ///
     /// ```
-    /// use amq::{CuckooFilter, Error};
-    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.03).unwrap().fingerprint_bits(), 8);
-    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.01).unwrap().fingerprint_bits(), 12);
-    /// assert_eq!(CuckooFilter::with_fpr(1000, 0.001).unwrap().fingerprint_bits(), 16);
-    /// assert!(matches!(CuckooFilter::with_fpr(1000, 1e-6), Err(Error::InvalidParameter { .. })));
+    /// use amq::{CuckooFilter, Error, FilterSizing};
+    /// assert_eq!(CuckooFilter::new(1000, FilterSizing::Fpr(0.03)).unwrap().fingerprint_bits(), 8);
+    /// assert_eq!(CuckooFilter::new(1000, FilterSizing::Fpr(0.01)).unwrap().fingerprint_bits(), 12);
+    /// assert_eq!(CuckooFilter::new(1000, FilterSizing::Fpr(0.001)).unwrap().fingerprint_bits(), 16);
+    /// assert!(matches!(CuckooFilter::new(1000, FilterSizing::Fpr(1e-6)), Err(Error::InvalidParameter { .. })));
+    /// assert_eq!(CuckooFilter::new(1000, FilterSizing::BitsPerKey(13.0)).unwrap().fingerprint_bits(), 12);
     /// ```
-    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        Self::with_fingerprint_bits(expected_keys, fingerprint_bits_for_fpr(fpr)?)
+    pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
+        Self::with_fingerprint_bits(expected_keys, fingerprint_bits_for_sizing(sizing)?)
     }
 
     /// A filter for `expected_keys` keys with `bits`-bit fingerprints (8, 12
@@ -182,7 +188,7 @@ impl CuckooFilter {
     }
 
     /// Whether the stash holds a fingerprint, that is, whether the table is
-    /// full and [`insert`](Self::insert) fails until a key is removed.
+    /// full and [`insert`](Insert::insert) fails until a key is removed.
     pub fn is_full(&self) -> bool {
         self.stash.is_occupied()
     }
@@ -269,19 +275,9 @@ impl CuckooFilter {
         self.stash = Stash { fingerprint, bucket };
     }
 
-    /// Adds the key with this [`hash_key`](crate::hash_key) value.
-    ///
-    /// [`Error::Full`], with nothing changed, while the stash is occupied
-    /// (see [`is_full`](Self::is_full)). Otherwise the key is stored and will
-    /// be found; if that needed the stash, the next insert fails.
-    ///
-    /// Also [`Error::Full`], with nothing changed and the stash left free,
-    /// when both of the key's buckets hold nothing but copies of its
-    /// fingerprint (a key inserted `2b = 8` times, or 4 when its buckets
-    /// coincide): no eviction can make room for another copy, and parking it
-    /// in the stash would block every other key's insert.
+    /// Adds the key with this hash: see [`Insert::insert_hash`] for `CuckooFilter`.
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
+    fn put(&mut self, hash: u64) -> Result<(), Error> {
         if self.stash.is_occupied() {
             return Err(Error::Full);
         }
@@ -332,7 +328,7 @@ impl CuckooFilter {
         let all = l.zero_lanes(0); // every lane's flag
         let copies_only = |bucket| l.matching_lanes(bucket, loc.fingerprint) == all;
         if copies_only(first) && copies_only(second) {
-            return Err(Error::Full);
+            return Err(Error::TooManyCopies);
         }
         let start = if hash & (1 << 31) == 0 {
             loc.primary
@@ -343,15 +339,9 @@ impl CuckooFilter {
         Ok(())
     }
 
-    /// Adds `key` (hashed once with [`hash_key`](crate::hash_key)).
-    #[inline]
-    pub fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
-        self.insert_hash(crate::hash_key(key))
-    }
-
     /// Whether the key with this hash may be in the set.
     #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
+    fn query(&self, hash: u64) -> bool {
         with_lanes!(self, l => self.probe(l, &self.locate(l, hash)))
     }
 
@@ -365,27 +355,22 @@ impl CuckooFilter {
         hits != 0 || self.stash.holds(loc)
     }
 
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
-    }
-
     /// How many copies of the key's fingerprint its two buckets and the
     /// stash hold: at least the number of times the key was inserted minus
     /// removed, more if other keys share its fingerprint and buckets.
     ///
     /// ```
-    /// use amq::CuckooFilter;
-    /// let mut f = CuckooFilter::with_fingerprint_bits(1000, 16).unwrap();
+    /// use amq::{CuckooFilter, Insert};
+    /// let mut f = CuckooFilter::with_fingerprint_bits(1000, 16)?;
     /// let h = amq::hash_key(b"twice");
-    /// f.insert_hash(h).unwrap();
-    /// f.insert_hash(h).unwrap();
+    /// f.insert_hash(h)?;
+    /// f.insert_hash(h)?;
     /// assert_eq!(f.count_hash(h), 2);
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn count_hash(&self, hash: u64) -> usize {
+    pub fn count_hash(&self, hash: KeyHash) -> usize {
         let l = self.table.lanes();
-        let loc = self.locate(l, hash);
+        let loc = self.locate(l, hash.get());
         let count = |bucket| {
             l.matching_lanes(self.table.bucket(l, bucket), loc.fingerprint)
                 .count_ones() as usize
@@ -397,13 +382,9 @@ impl CuckooFilter {
         total + self.stash.holds(&loc) as usize
     }
 
-    /// Removes one copy of the key with this hash.
-    ///
-    /// [`Error::NotPresent`], with nothing changed, when neither bucket nor
-    /// the stash holds its fingerprint. Removing a key that was never
-    /// inserted but collides with one that was removes that one's
-    /// fingerprint (see the [module docs](super#removal)).
-    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+    /// Removes one copy of the key with this hash: see
+    /// [`Remove::remove_hash`] for `CuckooFilter`.
+    fn take(&mut self, hash: u64) -> Result<(), Error> {
         with_lanes!(self, l => self.remove_with(l, hash))?;
         self.num_keys -= 1;
         Ok(())
@@ -440,11 +421,6 @@ impl CuckooFilter {
         Ok(())
     }
 
-    /// Removes one copy of `key` (hashed once).
-    pub fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
-        self.remove_hash(crate::hash_key(key))
-    }
-
     /// After a slot was freed: moves the stashed fingerprint back into the
     /// table (if the kicks fail again, their last victim takes the stash, so
     /// nothing is lost either way).
@@ -463,14 +439,14 @@ impl CuckooFilter {
 
 impl Filter for CuckooFilter {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        CuckooFilter::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.query(hash.get())
     }
 
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
         with_lanes!(self, l => {
-            let loc = self.locate(l, hash);
+            let loc = self.locate(l, hash.get());
             self.table.prefetch_bucket(l, loc.primary);
             self.table.prefetch_bucket(l, loc.alternate);
         })
@@ -481,13 +457,13 @@ impl Filter for CuckooFilter {
     /// `prefetch::pipelined`, measured 5–13% faster at 100M keys but 10–20%
     /// slower at 1M and 10M, where the cuckoo query's arithmetic, not memory,
     /// sets the pace; `docs/benchmarks.md`, "Batches at 100M".)
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
         let mut locs = [Location::default(); BATCH];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             with_lanes!(self, l => {
                 for (loc, &h) in locs.iter_mut().zip(hs) {
-                    *loc = self.locate(l, h);
+                    *loc = self.locate(l, h.get());
                     self.table.prefetch_bucket(l, loc.primary);
                     self.table.prefetch_bucket(l, loc.alternate);
                 }
@@ -510,7 +486,7 @@ impl Filter for CuckooFilter {
         cuckoo_fpr(self.fingerprint_bits(), self.load_factor())
     }
     fn kind(&self) -> FilterKind {
-        FilterKind::Cuckoo
+        FilterKind::CuckooFilter
     }
     fn to_bytes(&self) -> alloc::vec::Vec<u8> {
         self.encode()
@@ -518,14 +494,29 @@ impl Filter for CuckooFilter {
 }
 
 impl Insert for CuckooFilter {
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
-        CuckooFilter::insert_hash(self, hash)
+    /// [`Error::Full`], with nothing changed, while the stash is occupied
+    /// (see [`is_full`](CuckooFilter::is_full)). Otherwise the key is
+    /// stored and will be found; if that needed the stash, the next insert
+    /// fails.
+    ///
+    /// [`Error::TooManyCopies`], with nothing changed and the stash left
+    /// free, when both of the key's buckets hold nothing but copies of its
+    /// fingerprint (a key inserted `2b = 8` times, or 4 when its buckets
+    /// coincide): no eviction can make room for another copy, and parking it
+    /// in the stash would block every other key's insert.
+    #[inline]
+    fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.put(hash.get())
     }
 }
 
+/// [`Error::NotPresent`], with nothing changed, when neither bucket nor the
+/// stash holds the key's fingerprint. Removing a key that was never
+/// inserted but collides with one that was removes that one's fingerprint
+/// (see the [module docs](super#removal)).
 impl Remove for CuckooFilter {
-    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
-        CuckooFilter::remove_hash(self, hash)
+    fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.take(hash.get())
     }
 }
 
@@ -543,7 +534,7 @@ mod tests {
             Err(invalid("expected_keys", "must be at least 1"))
         );
         assert_eq!(
-            CuckooFilter::with_fpr(0, 0.01),
+            CuckooFilter::new(0, FilterSizing::Fpr(0.01)),
             Err(invalid("expected_keys", "must be at least 1"))
         );
     }
@@ -601,19 +592,19 @@ mod tests {
         assert_eq!(f.num_buckets(), 1);
         let keys: alloc::vec::Vec<u64> = (0..5).map(|i| remix(i, 3)).collect();
         for &k in &keys {
-            f.insert_hash(k).unwrap();
+            f.put(k).unwrap();
         }
         assert!(f.is_full());
-        assert!(keys.iter().all(|&k| f.contains_hash(k)));
+        assert!(keys.iter().all(|&k| f.query(k)));
         let before = f.clone();
-        assert_eq!(f.insert_hash(remix(9, 3)), Err(Error::Full));
+        assert_eq!(f.put(remix(9, 3)), Err(Error::Full));
         assert_eq!(f, before);
         // Any removal frees a slot and the stashed fingerprint moves back.
-        f.remove_hash(keys[0]).unwrap();
+        f.take(keys[0]).unwrap();
         assert!(!f.is_full());
         assert_eq!(f.num_keys, 4);
         assert_eq!(f.table.count_occupied(), 4);
-        assert!(keys[1..].iter().all(|&k| f.contains_hash(k)));
+        assert!(keys[1..].iter().all(|&k| f.query(k)));
     }
 
     /// A key inserted until its two buckets hold only its fingerprint is
@@ -626,29 +617,29 @@ mod tests {
             let loc = f.locate(f.table.lanes(), hot);
             let copies = if loc.primary == loc.alternate { 4 } else { 8 };
             for _ in 0..copies {
-                f.insert_hash(hot).unwrap();
+                f.put(hot).unwrap();
             }
             let before = f.clone();
-            assert_eq!(f.insert_hash(hot), Err(Error::Full));
+            assert_eq!(f.put(hot), Err(Error::Full));
             assert_eq!(f, before, "a refused insert changes nothing");
             assert!(!f.is_full());
             for i in 0..9_000u64 {
-                f.insert_hash(remix(i, 7)).unwrap();
+                f.put(remix(i, 7)).unwrap();
             }
             assert_eq!(f.count_hash(hot), copies);
             for _ in 0..copies {
-                f.remove_hash(hot).unwrap();
+                f.take(hot).unwrap();
             }
-            assert!((0..9_000u64).all(|i| f.contains_hash(remix(i, 7))));
+            assert!((0..9_000u64).all(|i| f.query(remix(i, 7))));
         }
     }
 
     #[test]
     fn remove_of_an_absent_key_changes_nothing() {
         let mut f = CuckooFilter::with_fingerprint_bits(100, 16).unwrap();
-        f.insert_hash(1).unwrap();
+        f.put(1).unwrap();
         let before = f.clone();
-        assert_eq!(f.remove_hash(remix(5, 5)), Err(Error::NotPresent));
+        assert_eq!(f.take(remix(5, 5)), Err(Error::NotPresent));
         assert_eq!(f, before);
     }
 }

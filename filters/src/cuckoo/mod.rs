@@ -82,7 +82,7 @@
 //! is inherent to every filter that forgets keys: only remove keys you
 //! inserted. One key can be inserted at most `2b = 8` times (its two buckets
 //! hold 8 slots; 4 if they coincide): a further copy is refused with
-//! [`Error::Full`] without touching the stash, so a hot
+//! [`Error::TooManyCopies`] without touching the stash, so a hot
 //! duplicate never blocks other keys.
 //!
 //! # False-positive rate
@@ -169,6 +169,16 @@ pub(crate) fn fingerprint_bits_for_budget(bits_per_key: f64) -> Option<u32> {
         .into_iter()
         .rev()
         .find(|&f| f as f64 / DESIGN_LOAD <= bits_per_key)
+}
+
+/// The fingerprint width for `sizing`: the narrowest that meets an FPR; for
+/// bits per key, the widest whose cost at the design load (`f / 0.95` bits
+/// per key) fits, or the narrowest if none does.
+pub(crate) fn fingerprint_bits_for_sizing(sizing: crate::FilterSizing) -> Result<u32, Error> {
+    match sizing.validate()? {
+        crate::FilterSizing::BitsPerKey(b) => Ok(fingerprint_bits_for_budget(b).unwrap_or(FINGERPRINT_BITS[0])),
+        crate::FilterSizing::Fpr(p) => fingerprint_bits_for_fpr(p),
+    }
 }
 
 /// The table of a filter for `expected_keys` keys with `bits`-bit

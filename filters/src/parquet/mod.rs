@@ -10,17 +10,18 @@
 //!
 //! **Hash.** XXH64 with seed 0 of the value's plain encoding
 //! ([`ParquetValue`], [`parquet_hash`]): not amq's
-//! [`hash_key`](crate::hash_key). The filter says so
-//! ([`Filter::hash_scheme`] is [`HashScheme::ParquetXxh64`], and so is the
-//! hash-scheme byte of its amq frame), [`AnyFilter::build`](crate::AnyFilter::build),
-//! which takes amq key hashes, refuses the kind with
-//! [`Error::WrongHashScheme`], and the `&[u8]` forms of [`Filter::contains`]
-//! and [`Insert::insert`] hash with Parquet's hash. `contains_hash` and
-//! `insert_hash` take a Parquet hash.
+//! [`hash_key`](crate::hash_key). So the filter has an API of its own, not
+//! the [`Filter`](crate::Filter) trait: its `contains_hash` and
+//! `insert_hash` take a [`ParquetHash`], which an amq [`KeyHash`](crate::KeyHash)
+//! cannot be passed as, and its `contains` and `insert` take a
+//! [`ParquetValue`] and hash it as Parquet does. Its amq frame names the
+//! scheme ([`HashScheme::ParquetXxh64`](crate::HashScheme::ParquetXxh64)),
+//! and [`AnyFilter`](crate::AnyFilter), which holds filters of amq key
+//! hashes, refuses it with [`Error::WrongHashScheme`].
 //!
 //! **Sizing** by [`math::split_block_bloom_fpr`], which reproduces the
 //! specification's table (6.0 / 10.5 / 16.9 / 26.4 bits per value for 10% /
-//! 1% / 0.1% / 0.01%) and matches measurement: [`ParquetBloom::with_fpr`]
+//! 1% / 0.1% / 0.01%) and matches measurement: [`ParquetBloom::new`]
 //! takes the smallest block count that meets the target, any count, where
 //! arrow-rs, parquet-java and DuckDB round their filters up to a power of two
 //! (up to twice the bytes). Readers do not care: arrow-rs and DuckDB read any
@@ -35,14 +36,14 @@
 //! header alone. Malformed headers and lengths are typed errors
 //! ([`FormatError::InvalidParquetHeader`], [`FormatError::Truncated`], ...);
 //! nothing is allocated before the input is known to hold the bitset. amq's
-//! own frame ([`Filter::to_bytes`], kind 11 of `docs/format.md`) holds the
+//! own frame ([`ParquetBloom::to_bytes`], kind 11 of `docs/format.md`) holds the
 //! same bitset plus the exact insert count.
 //!
 //! **Speed.** Queries and inserts go through a kernel chosen when the filter
 //! is made (`parquet/kernel.rs`): AVX2, where a block is one register (one
 //! multiply, shift and variable shift make the mask, one `vptest` checks it),
 //! else portable, which is the oracle in the tests. Batch queries and inserts
-//! ([`Filter::contains_many`], [`ParquetBloom::contains_values`],
+//! ([`ParquetBloom::contains_hashes`], [`ParquetBloom::contains_values`],
 //! [`ParquetBloom::insert_hashes`], [`ParquetBloom::insert_values`]) compute
 //! and prefetch the blocks of 32 values before touching them.
 //!
@@ -50,11 +51,11 @@
 //! partitions of a distributed job combine into one filter.
 //!
 //! ```
-//! use amq::{Filter, ParquetBloom};
+//! use amq::{FilterSizing, ParquetBloom};
 //! // A column of 10,000 strings, 1% false positives.
-//! let mut f = ParquetBloom::with_fpr(10_000, 0.01).unwrap();
+//! let mut f = ParquetBloom::new(10_000, FilterSizing::Fpr(0.01)).unwrap();
 //! for i in 0..10_000 {
-//!     f.insert(&format!("user-{i}"));
+//!     f.insert(&format!("user-{i}")).unwrap();
 //! }
 //! assert!(f.contains("user-42"));
 //! assert!(f.bits_per_key() < 10.6);
@@ -77,10 +78,10 @@ pub use value::ParquetValue;
 
 use crate::bloom::{check_bits_per_key, check_fpr, check_keys, count_as_usize, max_keys, units_for};
 use crate::format::{self, ByteWriter, Frame};
-use crate::hash::{parquet_hash, reduce32};
+use crate::hash::{reduce32, ParquetHash};
 use crate::prefetch::prefetch;
 use crate::zeroed::zeroed_vec;
-use crate::{math, Error, Filter, FilterKind, FormatError, FromBytes, HashScheme, Insert};
+use crate::{math, Error, FilterKind, FilterSizing, FormatError};
 use kernel::Kernel;
 
 /// The eight salts of the Parquet specification: word `i` of a block gets
@@ -110,7 +111,7 @@ const BATCH: usize = 32;
 
 /// One 256-bit block, aligned so a block never straddles two cache lines
 /// and the AVX2 kernel's aligned loads are valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Zeroable)]
 #[repr(C, align(32))]
 pub(crate) struct Block(pub(crate) [u32; 8]);
 
@@ -205,11 +206,11 @@ fn insert_many_portable(blocks: &mut [Block], hashes: &[u64]) {
 /// queries and SIMD kernel.
 ///
 /// ```
-/// use amq::{Filter, ParquetBloom};
+/// use amq::{FilterSizing, ParquetBloom};
 /// let n = 100_000;
-/// let mut f = ParquetBloom::with_fpr(n, 0.01).unwrap();
+/// let mut f = ParquetBloom::new(n, FilterSizing::Fpr(0.01)).unwrap();
 /// let values: Vec<i64> = (0..n as i64).collect();
-/// f.insert_values(&values);
+/// f.insert_values(&values).unwrap();
 /// assert!(values.iter().all(|v| f.contains(v)));
 /// // The specification's 10.5 bits per value for 1%, not a power of two.
 /// assert!((f.bits_per_key() - 10.5).abs() < 0.1, "{}", f.bits_per_key());
@@ -243,16 +244,29 @@ impl ParquetBloom {
         })
     }
 
-    /// A filter for `expected_values` distinct values at false-positive rate
-    /// `fpr`: the fewest blocks for which [`math::split_block_bloom_fpr`]
-    /// meets the target (about 10.5 bits per value at 1%).
+    /// An empty filter for `expected_values` distinct values.
+    ///
+    /// [`FilterSizing::Fpr`]: the fewest blocks for which
+    /// [`math::split_block_bloom_fpr`] meets the target (about 10.5 bits per
+    /// value at 1%). [`FilterSizing::BitsPerKey`]: `expected_values ·
+    /// bits_per_key` bits rounded up to whole 256-bit blocks.
     ///
     /// ```
-    /// let f = amq::ParquetBloom::with_fpr(1_000_000, 0.01).unwrap();
+    /// use amq::{FilterSizing, ParquetBloom};
+    /// let f = ParquetBloom::new(1_000_000, FilterSizing::Fpr(0.01))?;
     /// assert_eq!(f.num_blocks(), 41_130); // 10.53 bits per value
-    /// assert!(amq::ParquetBloom::with_fpr(1000, 1.0).is_err());
+    /// assert!(ParquetBloom::new(1000, FilterSizing::Fpr(1.0)).is_err());
+    /// assert_eq!(ParquetBloom::new(1000, FilterSizing::BitsPerKey(10.0))?.num_blocks(), 40);
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn with_fpr(expected_values: usize, fpr: f64) -> Result<Self, Error> {
+    pub fn new(expected_values: usize, sizing: FilterSizing) -> Result<Self, Error> {
+        match sizing {
+            FilterSizing::Fpr(p) => Self::for_fpr(expected_values, p),
+            FilterSizing::BitsPerKey(b) => Self::for_bits_per_key(expected_values, b),
+        }
+    }
+
+    fn for_fpr(expected_values: usize, fpr: f64) -> Result<Self, Error> {
         check_keys(expected_values)?;
         check_fpr(fpr)?;
         let n = expected_values as u64;
@@ -274,14 +288,7 @@ impl ParquetBloom {
         Self::with_blocks(lo)
     }
 
-    /// A filter of `expected_values · bits_per_key` bits rounded up to whole
-    /// 256-bit blocks.
-    ///
-    /// ```
-    /// let f = amq::ParquetBloom::with_bits_per_key(1000, 10.0).unwrap();
-    /// assert_eq!(f.num_blocks(), 40);
-    /// ```
-    pub fn with_bits_per_key(expected_values: usize, bits_per_key: f64) -> Result<Self, Error> {
+    fn for_bits_per_key(expected_values: usize, bits_per_key: f64) -> Result<Self, Error> {
         check_keys(expected_values)?;
         check_bits_per_key(bits_per_key)?;
         let blocks = units_for(
@@ -333,59 +340,75 @@ impl ParquetBloom {
     }
 
     /// Adds the value whose Parquet hash ([`ParquetValue::parquet_hash`]) is
-    /// `hash`.
-    #[inline]
-    pub fn insert_hash(&mut self, hash: u64) {
-        self.kernel.insert(&mut self.blocks, hash);
-        self.num_keys = self.num_keys.saturating_add(1).min(self.max_keys());
-    }
-
-    /// Adds a value (hashed once, as Parquet does).
+    /// `hash`. Never fails (a `Result` like every insert of the crate).
     ///
     /// ```
-    /// let mut f = amq::ParquetBloom::with_fpr(100, 0.01).unwrap();
-    /// f.insert(&42i64);
-    /// f.insert("forty-two");
-    /// assert!(f.contains(&42i64) && f.contains("forty-two"));
-    /// assert!(!f.contains(&42i32)); // another physical type (almost surely)
+    /// use amq::{hash::parquet_hash, FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert_hash(parquet_hash(b"abc"))?;
+    /// assert!(f.contains("abc"));
+    /// # Ok::<(), amq::Error>(())
     /// ```
     #[inline]
-    pub fn insert<V: ParquetValue + ?Sized>(&mut self, value: &V) {
-        self.insert_hash(value.parquet_hash());
+    pub fn insert_hash(&mut self, hash: ParquetHash) -> Result<(), Error> {
+        self.kernel.insert(&mut self.blocks, hash.get());
+        self.num_keys = self.num_keys.saturating_add(1).min(self.max_keys());
+        Ok(())
+    }
+
+    /// Adds a value (hashed once, as Parquet does). Never fails.
+    ///
+    /// ```
+    /// use amq::{FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(&42i64)?;
+    /// f.insert("forty-two")?;
+    /// assert!(f.contains(&42i64) && f.contains("forty-two"));
+    /// assert!(!f.contains(&42i32)); // another physical type (almost surely)
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<V: ParquetValue + ?Sized>(&mut self, value: &V) -> Result<(), Error> {
+        self.insert_hash(value.parquet_hash())
     }
 
     /// Adds every hash, prefetching the blocks of each batch of 32 first.
-    /// The bits are exactly those of inserting one at a time.
+    /// The bits are exactly those of inserting one at a time. Never fails.
     ///
     /// ```
-    /// use amq::{ParquetBloom, parquet::ParquetValue};
-    /// let hashes: Vec<u64> = (0..1000u32).map(|v| v.parquet_hash()).collect();
-    /// let mut f = ParquetBloom::with_fpr(1000, 0.01).unwrap();
-    /// f.insert_hashes(&hashes);
+    /// use amq::{hash::ParquetHash, parquet::ParquetValue, FilterSizing, ParquetBloom};
+    /// let hashes: Vec<ParquetHash> = (0..1000u32).map(|v| v.parquet_hash()).collect();
+    /// let mut f = ParquetBloom::new(1000, FilterSizing::Fpr(0.01))?;
+    /// f.insert_hashes(&hashes)?;
     /// assert!(f.contains(&7u32));
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        self.kernel.insert_many(&mut self.blocks, hashes);
+    pub fn insert_hashes(&mut self, hashes: &[ParquetHash]) -> Result<(), Error> {
+        self.kernel.insert_many(&mut self.blocks, bytemuck::cast_slice(hashes));
         self.count(hashes.len());
+        Ok(())
     }
 
     /// Adds every value: hashes a batch of 32, prefetches their blocks, then
-    /// sets their bits.
+    /// sets their bits. Never fails.
     ///
     /// ```
-    /// let mut f = amq::ParquetBloom::with_fpr(3, 0.01).unwrap();
-    /// f.insert_values(&["a", "b", "c"]);
+    /// use amq::{FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(3, FilterSizing::Fpr(0.01))?;
+    /// f.insert_values(&["a", "b", "c"])?;
     /// assert!(f.contains("b"));
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn insert_values<V: ParquetValue>(&mut self, values: &[V]) {
+    pub fn insert_values<V: ParquetValue>(&mut self, values: &[V]) -> Result<(), Error> {
         let mut hashes = [0u64; BATCH];
         for chunk in values.chunks(BATCH) {
             for (h, v) in hashes.iter_mut().zip(chunk) {
-                *h = v.parquet_hash();
+                *h = v.parquet_hash().get();
             }
             self.kernel.insert_many(&mut self.blocks, &hashes[..chunk.len()]);
         }
         self.count(values.len());
+        Ok(())
     }
 
     fn count(&mut self, n: usize) {
@@ -393,9 +416,37 @@ impl ParquetBloom {
     }
 
     /// Whether the value with this Parquet hash may be in the set.
+    ///
+    /// ```
+    /// use amq::{hash::parquet_hash, FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert("abc")?;
+    /// assert!(f.contains_hash(parquet_hash(b"abc")));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        self.kernel.contains(&self.blocks, hash)
+    pub fn contains_hash(&self, hash: ParquetHash) -> bool {
+        self.kernel.contains(&self.blocks, hash.get())
+    }
+
+    /// `out[i] = self.contains_hash(hashes[i])`: computes and prefetches the
+    /// blocks of a batch of 32 first, then probes them.
+    ///
+    /// # Panics
+    /// If `hashes.len() != out.len()`.
+    ///
+    /// ```
+    /// use amq::{parquet::ParquetValue, FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(&1i64)?;
+    /// let mut out = [false; 1];
+    /// f.contains_hashes(&[1i64.parquet_hash()], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn contains_hashes(&self, hashes: &[ParquetHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
+        self.kernel.contains_many(&self.blocks, bytemuck::cast_slice(hashes), out);
     }
 
     /// Whether `value` may be in the set (hashed once, as Parquet does).
@@ -411,8 +462,9 @@ impl ParquetBloom {
     /// If `values.len() != out.len()`.
     ///
     /// ```
-    /// let mut f = amq::ParquetBloom::with_fpr(100, 0.01).unwrap();
-    /// f.insert_values(&[1i64, 2, 3]);
+    /// use amq::{FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(100, FilterSizing::Fpr(0.01)).unwrap();
+    /// f.insert_values(&[1i64, 2, 3]).unwrap();
     /// let mut out = [false; 3];
     /// f.contains_values(&[3i64, 2, 1], &mut out);
     /// assert_eq!(out, [true; 3]);
@@ -422,7 +474,7 @@ impl ParquetBloom {
         let mut hashes = [0u64; BATCH];
         for (vs, os) in values.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (h, v) in hashes.iter_mut().zip(vs) {
-                *h = v.parquet_hash();
+                *h = v.parquet_hash().get();
             }
             self.kernel.contains_many(&self.blocks, &hashes[..vs.len()], os);
         }
@@ -435,8 +487,8 @@ impl ParquetBloom {
     /// ```
     /// let mut a = amq::ParquetBloom::with_num_bytes(4096).unwrap();
     /// let mut b = amq::ParquetBloom::with_num_bytes(4096).unwrap();
-    /// a.insert("left");
-    /// b.insert("right");
+    /// a.insert("left").unwrap();
+    /// b.insert("right").unwrap();
     /// a.union(&b).unwrap();
     /// assert!(a.contains("left") && a.contains("right"));
     /// assert!(a.union(&amq::ParquetBloom::with_num_bytes(32).unwrap()).is_err());
@@ -460,6 +512,11 @@ impl ParquetBloom {
     }
 
     /// Fraction of bits set.
+    ///
+    /// ```
+    /// let f = amq::ParquetBloom::with_num_bytes(64).unwrap();
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         self.ones() as f64 / (self.blocks.len() as f64 * 256.0)
     }
@@ -472,30 +529,11 @@ impl ParquetBloom {
             .sum()
     }
 
-    /// The FPR these exact bits give a random absent value: the mean over
-    /// blocks of the product of the eight words' fill ratios (a random hash
-    /// picks a block uniformly and, in each word, a bit uniformly). Needs no
-    /// key count, so it also holds for a filter read from a Parquet file.
-    ///
-    /// ```
-    /// let mut f = amq::ParquetBloom::with_fpr(10_000, 0.01).unwrap();
-    /// (0..10_000i64).for_each(|v| f.insert(&v));
-    /// let (bits, formula) = (f.estimated_fpr(), amq::Filter::expected_fpr(&f));
-    /// assert!((bits / formula - 1.0).abs() < 0.1, "{bits} {formula}");
-    /// ```
-    pub fn estimated_fpr(&self) -> f64 {
-        let sum: f64 = self
-            .blocks
-            .iter()
-            .map(|b| b.0.iter().map(|w| w.count_ones() as f64 / 32.0).product::<f64>())
-            .sum();
-        sum / self.blocks.len() as f64
-    }
-
     /// The distinct values behind these bits, estimated from the fraction
     /// `Z` of clear bits: with `λ` values per block a word keeps a bit clear
     /// with probability `e^(-λ/32)`, so `n ≈ -32 · blocks · ln Z`. Used for
-    /// filters read from Parquet bytes, whose header records no count.
+    /// filters read from Parquet bytes, whose header records no count (so
+    /// their [`expected_fpr`](Self::expected_fpr) follows the bits).
     fn estimated_values(&self) -> u64 {
         let bits = self.blocks.len() as f64 * 256.0;
         let zero = (bits - self.ones() as f64) / bits;
@@ -552,7 +590,7 @@ impl ParquetBloom {
     /// ```
     /// use amq::{Error, FormatError, ParquetBloom};
     /// let mut f = ParquetBloom::with_num_bytes(64).unwrap();
-    /// f.insert("x");
+    /// f.insert("x").unwrap();
     /// let bytes = f.to_parquet_bytes();
     /// assert!(ParquetBloom::from_parquet_bytes(&bytes).unwrap().contains("x"));
     /// assert_eq!(
@@ -634,46 +672,69 @@ impl ParquetBloom {
     }
 }
 
-impl Filter for ParquetBloom {
-    /// `hash` is a Parquet hash ([`ParquetValue::parquet_hash`]).
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        ParquetBloom::contains_hash(self, hash)
-    }
-
-    /// `key` is a plain-encoded value (a byte array's bytes): hashed with
-    /// Parquet's XXH64, not [`hash_key`](crate::hash_key).
-    #[inline]
-    fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(parquet_hash(key))
-    }
-
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        self.kernel.contains_many(&self.blocks, hashes, out);
-    }
-
-    fn size_in_bytes(&self) -> usize {
+/// What every amq filter reports, for a filter driven by Parquet's hash.
+impl ParquetBloom {
+    /// Heap bytes of the bitset.
+    ///
+    /// ```
+    /// assert_eq!(amq::ParquetBloom::with_num_bytes(64).unwrap().size_in_bytes(), 64);
+    /// ```
+    pub fn size_in_bytes(&self) -> usize {
         self.num_bytes()
     }
 
-    fn num_keys(&self) -> usize {
+    /// Values inserted (a filter read from Parquet bytes: estimated from its
+    /// bits).
+    ///
+    /// ```
+    /// let mut f = amq::ParquetBloom::with_num_bytes(64).unwrap();
+    /// f.insert(&1i32).unwrap();
+    /// assert_eq!(f.num_keys(), 1);
+    /// ```
+    pub fn num_keys(&self) -> usize {
         count_as_usize(self.num_keys)
     }
 
-    fn expected_fpr(&self) -> f64 {
+    /// `size_in_bytes · 8 / num_keys`; zero for an empty filter.
+    ///
+    /// ```
+    /// let mut f = amq::ParquetBloom::with_num_bytes(64).unwrap();
+    /// f.insert(&1i32).unwrap();
+    /// assert_eq!(f.bits_per_key(), 512.0);
+    /// ```
+    pub fn bits_per_key(&self) -> f64 {
+        match self.num_keys {
+            0 => 0.0,
+            n => self.size_in_bytes() as f64 * 8.0 / n as f64,
+        }
+    }
+
+    /// The false-positive rate the formula
+    /// ([`math::split_block_bloom_fpr`]) gives at the current load.
+    ///
+    /// ```
+    /// use amq::{FilterSizing, ParquetBloom};
+    /// let mut f = ParquetBloom::new(10_000, FilterSizing::Fpr(0.01))?;
+    /// f.insert_values(&(0..10_000i64).collect::<Vec<_>>())?;
+    /// assert!((f.expected_fpr() - 0.01).abs() < 0.001);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> f64 {
         math::split_block_bloom_fpr(self.blocks.len() as u64, self.num_keys)
     }
 
-    fn kind(&self) -> FilterKind {
-        FilterKind::ParquetBloom
-    }
-
-    fn hash_scheme(&self) -> HashScheme {
-        HashScheme::ParquetXxh64
-    }
-
-    fn to_bytes(&self) -> Vec<u8> {
+    /// The filter in amq's byte format (kind 11 of `docs/format.md`: the
+    /// bitset and the exact insert count, checksummed); for the bytes a
+    /// Parquet file holds, [`to_parquet_bytes`](Self::to_parquet_bytes).
+    ///
+    /// ```
+    /// use amq::ParquetBloom;
+    /// let mut f = ParquetBloom::with_num_bytes(64)?;
+    /// f.insert("x")?;
+    /// assert_eq!(ParquetBloom::from_bytes(&f.to_bytes())?, f);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut p = ByteWriter::default();
         p.u32(self.blocks.len() as u32).u64(self.num_keys);
         format::encode(FilterKind::ParquetBloom, &p.into_vec(), self.num_bytes(), |w| {
@@ -682,24 +743,10 @@ impl Filter for ParquetBloom {
             }
         })
     }
-}
 
-impl Insert for ParquetBloom {
-    /// `hash` is a Parquet hash.
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
-        ParquetBloom::insert_hash(self, hash);
-        Ok(())
-    }
-
-    /// `key` is a plain-encoded value, hashed with Parquet's XXH64.
-    fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
-        ParquetBloom::insert_hash(self, parquet_hash(key));
-        Ok(())
-    }
-}
-
-impl FromBytes for ParquetBloom {
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+    /// Reads back the bytes of [`to_bytes`](Self::to_bytes), every check
+    /// made: a typed error, never a panic, for any input.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         Self::from_frame(format::decode_kind(bytes, FilterKind::ParquetBloom)?)
     }
 }
@@ -739,15 +786,15 @@ mod tests {
     fn sizing_meets_the_target_with_the_fewest_blocks() {
         for &p in &[0.1, 0.01, 0.001, 0.0001] {
             for n in [1usize, 7, 1000, 1_000_000] {
-                let f = ParquetBloom::with_fpr(n, p).unwrap();
+                let f = ParquetBloom::new(n, FilterSizing::Fpr(p)).unwrap();
                 let z = f.num_blocks() as u64;
                 assert!(math::split_block_bloom_fpr(z, n as u64) <= p);
                 assert!(z == 1 || math::split_block_bloom_fpr(z - 1, n as u64) > p);
             }
         }
-        assert_eq!(ParquetBloom::with_fpr(usize::MAX, 0.01), Err(Error::TooLarge));
-        assert!(ParquetBloom::with_fpr(0, 0.01).is_err());
-        assert!(ParquetBloom::with_fpr(10, 0.0).is_err());
+        assert_eq!(ParquetBloom::new(usize::MAX, FilterSizing::Fpr(0.01)), Err(Error::TooLarge));
+        assert!(ParquetBloom::new(0, FilterSizing::Fpr(0.01)).is_err());
+        assert!(ParquetBloom::new(10, FilterSizing::Fpr(0.0)).is_err());
         assert_eq!(ParquetBloom::with_num_bytes(0).unwrap().num_blocks(), 1);
         assert_eq!(
             ParquetBloom::with_num_bytes(MAX_BLOCKS * 32 + 1),
@@ -757,15 +804,16 @@ mod tests {
 
     #[test]
     fn batched_and_single_operations_agree() {
-        let hashes: Vec<u64> = (0..3000u64).map(|i| remix(i, 4)).collect();
-        let mut a = ParquetBloom::with_bits_per_key(3000, 6.0).unwrap();
+        let h = |i: u64| ParquetHash::from_xxh64(remix(i, 4));
+        let hashes: Vec<ParquetHash> = (0..3000u64).map(h).collect();
+        let mut a = ParquetBloom::new(3000, FilterSizing::BitsPerKey(6.0)).unwrap();
         let mut b = a.clone();
-        hashes.iter().for_each(|&h| a.insert_hash(h));
-        b.insert_hashes(&hashes);
+        hashes.iter().for_each(|&h| a.insert_hash(h).unwrap());
+        b.insert_hashes(&hashes).unwrap();
         assert_eq!(a, b);
-        let probe: Vec<u64> = (0..10_000u64).map(|i| remix(i, 4)).collect();
+        let probe: Vec<ParquetHash> = (0..10_000u64).map(h).collect();
         let mut out = alloc::vec![false; probe.len()];
-        Filter::contains_many(&a, &probe, &mut out);
+        a.contains_hashes(&probe, &mut out);
         for (&h, &o) in probe.iter().zip(&out) {
             assert_eq!(o, a.contains_hash(h));
         }
@@ -774,8 +822,8 @@ mod tests {
 
     #[test]
     fn the_key_count_estimate_is_close() {
-        let mut f = ParquetBloom::with_fpr(50_000, 0.01).unwrap();
-        (0..50_000u64).for_each(|i| f.insert_hash(remix(i, 9)));
+        let mut f = ParquetBloom::new(50_000, FilterSizing::Fpr(0.01)).unwrap();
+        (0..50_000u64).for_each(|i| f.insert_hash(ParquetHash::from_xxh64(remix(i, 9))).unwrap());
         let est = f.estimated_values() as f64;
         assert!((est / 50_000.0 - 1.0).abs() < 0.02, "{est}");
         assert_eq!(ParquetBloom::with_num_bytes(64).unwrap().estimated_values(), 0);

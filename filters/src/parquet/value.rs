@@ -17,7 +17,7 @@
 //! hashed by their bits, so `0.0` and `-0.0` (and NaNs with different
 //! payloads) are different values, as in every Parquet writer.
 
-use crate::hash::parquet_hash;
+use crate::hash::{parquet_hash, ParquetHash};
 
 /// A value that can be looked up in (or added to) a Parquet Bloom filter:
 /// it knows its plain encoding's hash.
@@ -34,7 +34,7 @@ use crate::hash::parquet_hash;
 /// ```
 pub trait ParquetValue {
     /// XXH64, seed 0, of the value's plain encoding.
-    fn parquet_hash(&self) -> u64;
+    fn parquet_hash(&self) -> ParquetHash;
 }
 
 /// Integers and floats: their little-endian bytes, after widening to the
@@ -43,7 +43,7 @@ macro_rules! fixed_width {
     ($($t:ty => $wide:ty),* $(,)?) => {$(
         impl ParquetValue for $t {
             #[inline]
-            fn parquet_hash(&self) -> u64 {
+            fn parquet_hash(&self) -> ParquetHash {
                 parquet_hash(&(<$wide>::from(*self)).to_le_bytes())
             }
         }
@@ -65,42 +65,42 @@ fixed_width!(
 
 impl ParquetValue for [u8] {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         parquet_hash(self)
     }
 }
 
 impl ParquetValue for str {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         parquet_hash(self.as_bytes())
     }
 }
 
 impl<const N: usize> ParquetValue for [u8; N] {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         parquet_hash(self)
     }
 }
 
 impl ParquetValue for alloc::vec::Vec<u8> {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         parquet_hash(self)
     }
 }
 
 impl ParquetValue for alloc::string::String {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         parquet_hash(self.as_bytes())
     }
 }
 
 impl<T: ParquetValue + ?Sized> ParquetValue for &T {
     #[inline]
-    fn parquet_hash(&self) -> u64 {
+    fn parquet_hash(&self) -> ParquetHash {
         (**self).parquet_hash()
     }
 }

@@ -140,8 +140,8 @@ impl RibbonParams {
     /// ```
     /// use amq::{Filter, Ribbon, RibbonParams};
     /// let p = RibbonParams::with_result_bits(7)?.with_two_line_layout()?;
-    /// let keys: Vec<u64> = (0..50_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-    /// let f = Ribbon::build(&keys, &p)?;
+    /// let keys: Vec<amq::KeyHash> = (0..50_000u64).map(amq::hash_u64).collect();
+    /// let f = Ribbon::build_with(&keys, &p)?;
     /// assert!(f.is_two_line_layout());
     /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
     /// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
@@ -182,9 +182,9 @@ impl RibbonParams {
     ///
     /// ```
     /// use amq::{Filter, Ribbon, RibbonParams};
-    /// let keys: Vec<u64> = (0..50_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-    /// let two = Ribbon::build(&keys, &RibbonParams::with_result_bits(7)?)?;
-    /// let blocked = Ribbon::build(&keys, &RibbonParams::with_result_bits(7)?.with_blocked_layout())?;
+    /// let keys: Vec<amq::KeyHash> = (0..50_000u64).map(amq::hash_u64).collect();
+    /// let two = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7)?)?;
+    /// let blocked = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7)?.with_blocked_layout())?;
     /// assert!(two.is_two_line_layout() && !blocked.is_two_line_layout());
     /// assert!(blocked.bits_per_key() < two.bits_per_key());
     /// # Ok::<(), amq::Error>(())

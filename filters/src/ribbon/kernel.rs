@@ -24,7 +24,7 @@
 #![allow(unsafe_code)]
 
 use super::lines::portable_pair;
-use super::solution::{portable_group, Window};
+use super::solution::portable_group;
 use super::Ribbon;
 
 /// A whole single query.
@@ -37,10 +37,6 @@ type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
 /// beforehand ([`Ribbon::row_matches`]).
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type PairFn = unsafe fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32;
-/// Whether a blocked-layout window located beforehand matches its result
-/// bits ([`Ribbon::window_matches`]), given the filter's words.
-#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-type WindowFn = unsafe fn(&[u64], &Window, u32) -> bool;
 
 /// A query kernel the running CPU supports.
 ///
@@ -57,8 +53,6 @@ pub(super) struct Kernel {
     many: ManyFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     pair: PairFn,
-    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-    window: WindowFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -70,11 +64,6 @@ impl core::fmt::Debug for Kernel {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_one(r: &Ribbon, hash: u64) -> bool {
     r.contains_by(hash, portable_group, portable_pair)
-}
-
-#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-fn portable_window(words: &[u64], window: &Window, result: u32) -> bool {
-    window.matches(words, result, portable_group)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
@@ -113,8 +102,6 @@ impl Kernel {
             },
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
             pair: portable_pair,
-            #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-            window: portable_window,
         }
     }
 
@@ -170,7 +157,6 @@ impl Kernel {
                         avx512::contains_many
                     },
                     pair: avx512::pair,
-                    window: avx512::window,
                 }),
                 avx2.then_some(Kernel {
                     name: "avx2",
@@ -185,7 +171,6 @@ impl Kernel {
                         avx2::contains_many
                     },
                     pair: avx2::pair,
-                    window: avx2::window,
                 }),
                 Some(Self::portable(two_lines)),
             ]
@@ -220,18 +205,6 @@ impl Kernel {
         portable_pair(a, b, coeff)
     }
 
-    /// Whether the blocked-layout `window` of a filter whose words are
-    /// `words` matches `result` (the second half of a query located
-    /// beforehand; the portable group off x86-64).
-    #[inline(always)]
-    pub(super) fn window(self, words: &[u64], window: &Window, result: u32) -> bool {
-        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        // SAFETY: as in `contains`.
-        return unsafe { (self.window)(words, window, result) };
-        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        window.matches(words, result, portable_group)
-    }
-
     #[inline(always)]
     pub(super) fn contains_many(self, r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
@@ -242,11 +215,9 @@ impl Kernel {
     }
 }
 
-/// The five query entry points of a SIMD module, for the module's target
+/// The four query entry points of a SIMD module, for the module's target
 /// features: the query of any layout and of the two-line layout, single and
-/// batched, and the second half of a blocked-layout query whose window was
-/// located beforehand, each the portable code with the module's `group`
-/// and `pair`.
+/// batched, each the portable code with the module's `group` and `pair`.
 /// Each is `unsafe` only because the CPU must support those features.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 macro_rules! ribbon_entry_points {
@@ -280,16 +251,6 @@ macro_rules! ribbon_entry_points {
         /// # Safety
         /// As for [`contains`].
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn window(words: &[u64], window: &Window, result: u32) -> bool {
-            // SAFETY: as in `contains`.
-            window.matches(words, result, |blocks, coeff| unsafe {
-                group(blocks, coeff)
-            })
-        }
-
-        /// # Safety
-        /// As for [`contains`].
-        #[target_feature(enable = $features)]
         pub(super) unsafe fn contains_lines(r: &Ribbon, hash: u64) -> bool {
             // SAFETY: as in `contains`.
             r.contains_lines_by(hash, |a, b, coeff| unsafe { pair(a, b, coeff) })
@@ -314,7 +275,7 @@ mod avx512 {
         _mm512_srlv_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
     };
 
-    use super::super::solution::{GroupWords, Window};
+    use super::super::solution::GroupWords;
     use super::Ribbon;
 
     ribbon_entry_points!("avx512f,avx512vpopcntdq");
@@ -396,7 +357,7 @@ mod avx2 {
         _mm256_slli_epi32, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_xor_si256,
     };
 
-    use super::super::solution::{GroupWords, Window};
+    use super::super::solution::GroupWords;
     use super::Ribbon;
 
     ribbon_entry_points!("avx2");
@@ -616,7 +577,7 @@ mod tests {
                 .with_two_line_layout()
                 .unwrap(),
         ] {
-            let f = Ribbon::build(&keys, &params).unwrap();
+            let f = Ribbon::build_with(&keys, &params).unwrap();
             let portable: Vec<bool> = queries
                 .iter()
                 .map(|&h| f.contains_by(h, portable_group, portable_pair))
@@ -631,11 +592,6 @@ mod tests {
                     assert_eq!(out, portable, "{kernel:?} batched, two_lines {two_lines}");
                     for (&h, &p) in queries.iter().zip(&portable) {
                         assert_eq!(kernel.contains(&f, h), p, "{kernel:?}, two_lines {two_lines}");
-                        // A window located beforehand (a `ProbeSite`'s),
-                        // answered by this kernel's second half.
-                        if let Some((window, result)) = f.locate(h) {
-                            assert_eq!(kernel.window(&f.words, &window, result), p, "{kernel:?} window");
-                        }
                     }
                 }
             }

@@ -226,7 +226,7 @@ use self::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, 
 pub(crate) use self::solution::Window;
 use self::solution::{padding_words, solve_into, GroupWords, BLOCK_SLOTS};
 use crate::format::{self, ByteWriter, Frame, Reader};
-use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
+use crate::{Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, KeyHash, StaticFilter};
 
 /// Seeds tried per shard before construction gives up with
 /// [`Error::BuildFailed`]. The shard's extra slots double every 8 attempts,
@@ -247,10 +247,10 @@ const LINE_DEPTH: usize = 16;
 /// cache lines per query). See the [module docs](self) for the design.
 ///
 /// ```
-/// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
+/// use amq::{hash_u64, Filter, FilterSizing, KeyHash, Ribbon, RibbonParams};
 ///
-/// let keys: Vec<u64> = (0..100_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-/// let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+/// let keys: Vec<KeyHash> = (0..100_000u64).map(hash_u64).collect();
+/// let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
 /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
 ///
 /// // 7 bits of fingerprint: FPR 2^-7 = 0.78% at under 7.35 bits per key.
@@ -265,7 +265,7 @@ const LINE_DEPTH: usize = 16;
 ///
 /// // Any FPR, not only powers of two: 1% at about 6.9 bits per key
 /// // (Bloom needs 9.6).
-/// let g = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01).unwrap()).unwrap();
+/// let g = Ribbon::build(&keys, FilterSizing::Fpr(0.01)).unwrap();
 /// assert!((g.expected_fpr() - 0.01).abs() < 1e-4);
 /// assert!(g.bits_per_key() < 7.0, "{}", g.bits_per_key());
 /// ```
@@ -421,12 +421,6 @@ impl Ribbon {
         matches!(self.layout, Layout::Lines(_))
     }
 
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        self.kernel.contains(self, hash)
-    }
-
     /// The query kernel this filter chose for the running CPU when it was
     /// made: `"avx512"` (AVX-512F with `VPOPCNTDQ`: the eight parities of a
     /// column group in a handful of vector instructions), `"avx2"` (two
@@ -434,9 +428,10 @@ impl Ribbon {
     /// identically.
     ///
     /// ```
-    /// use amq::{Ribbon, RibbonParams, StaticFilter};
-    /// let f = Ribbon::build(&[1, 2, 3], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+    /// use amq::{hash_u64, FilterSizing, Ribbon};
+    /// let f = Ribbon::build(&[1, 2, 3].map(hash_u64), FilterSizing::Fpr(0.01))?;
     /// assert!(["avx512", "avx2", "portable"].contains(&f.query_kernel()));
+    /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn query_kernel(&self) -> &'static str {
         self.kernel.name()
@@ -614,14 +609,6 @@ impl Ribbon {
         Some(located)
     }
 
-    /// Whether a window [`locate_window`](Self::locate_window) found in
-    /// this filter matches its result bits, as
-    /// [`contains_hash`](Self::contains_hash) answers.
-    #[inline(always)]
-    pub(crate) fn window_matches(&self, window: &Window, result: u32) -> bool {
-        self.kernel.window(&self.words, window, result)
-    }
-
     /// The second half: whether the located row's fingerprint matches, as
     /// [`contains_hash`](Self::contains_hash) answers. (A row can only come
     /// from a two-line filter; any other layout answers "maybe".)
@@ -635,10 +622,17 @@ impl Ribbon {
         }
     }
 
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
+    /// `contains_hash(hash)` as a caller walking many filters with one hash
+    /// asks it: a two-line filter's row is located and read in place (two
+    /// lines, no kernel call), which costs less per filter in that walk than
+    /// the kernel's whole query; the other layouts answer through their
+    /// query.
+    #[inline(always)]
+    pub(crate) fn contains_in_walk(&self, hash: KeyHash) -> bool {
+        match self.locate_row(hash.get()) {
+            Some(row) => row.is_some_and(|row| self.row_matches(&row)),
+            None => self.kernel.contains(self, hash.get()),
+        }
     }
 
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
@@ -1008,9 +1002,26 @@ fn grow_exact(v: &mut Vec<u64>, n: usize) -> Result<(), Error> {
 }
 
 impl Ribbon {
-    /// Builds the filter from [`hash_key`](crate::hash_key) values
-    /// (duplicates allowed): the same as [`StaticFilter::build`], without
-    /// importing the trait.
+    /// Builds the filter from key hashes (duplicates allowed), sized by
+    /// `sizing`: the result bits and layout of
+    /// [`RibbonParams::with_fpr`] or [`RibbonParams::with_bits_per_key`].
+    ///
+    /// ```
+    /// use amq::{hash_u64, Filter, FilterSizing, KeyHash, Ribbon};
+    /// let keys: Vec<KeyHash> = (0..10_000u64).map(hash_u64).collect();
+    /// let f = Ribbon::build(&keys, FilterSizing::Fpr(0.01))?;
+    /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// assert!(f.expected_fpr() <= 0.01);
+    /// assert!(f.bits_per_key() < 7.5);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build(hashes: &[KeyHash], sizing: FilterSizing) -> Result<Self, Error> {
+        Self::build_with(hashes, &crate::build::ribbon_params(sizing)?)
+    }
+
+    /// Builds the filter from key hashes (duplicates allowed) with every
+    /// parameter given ([`RibbonParams`]: result bits, slots per key,
+    /// layout).
     ///
     /// The column rule is chosen once, from every shard's first-attempt
     /// size; the words are allocated once, for every shard solved at that
@@ -1020,13 +1031,15 @@ impl Ribbon {
     /// holds.
     ///
     /// ```
-    /// use amq::{Filter, Ribbon, RibbonParams};
-    /// let keys: Vec<u64> = (0..1000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-    /// let f = Ribbon::build(&keys, &RibbonParams::with_fpr(0.01)?)?;
+    /// use amq::{hash_u64, Filter, KeyHash, Ribbon, RibbonParams};
+    /// let keys: Vec<KeyHash> = (0..1000u64).map(hash_u64).collect();
+    /// let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(10)?)?;
     /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// assert_eq!(f.expected_fpr(), 1.0 / 1024.0);
     /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
+    pub fn build_with(hashes: &[KeyHash], params: &RibbonParams) -> Result<Self, Error> {
+        let hashes = crate::hash::raw(hashes);
         if params.two_lines() {
             let (shards, num_keys) = lines::build(hashes, params)?;
             return Ok(Ribbon {
@@ -1153,22 +1166,23 @@ fn words_end(starts: &[u32]) -> usize {
 impl StaticFilter for Ribbon {
     type Params = RibbonParams;
 
-    fn build(hashes: &[u64], params: &RibbonParams) -> Result<Self, Error> {
-        Ribbon::build(hashes, params)
+    fn build_with(hashes: &[KeyHash], params: &RibbonParams) -> Result<Self, Error> {
+        Ribbon::build_with(hashes, params)
     }
 }
 
 impl Filter for Ribbon {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        Ribbon::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.kernel.contains(self, hash.get())
     }
 
     /// Locates the key's row (through its shard's start and seed) and asks
     /// for the lines it reads: up to four for the blocked layouts, two for
     /// the two-line one.
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
+        let hash = hash.get();
         // Each prefetches what it locates; one of them is for this layout.
         if self.locate_row(hash).is_none() {
             let _ = self.locate_window(hash);
@@ -1180,9 +1194,9 @@ impl Filter for Ribbon {
     ///
     /// # Panics
     /// If `hashes.len() != out.len()`.
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
-        self.kernel.contains_many(self, hashes, out);
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
+        self.kernel.contains_many(self, crate::hash::raw(hashes), out);
     }
 
     /// The words (with the few zero words of query padding after them) and
@@ -1397,38 +1411,40 @@ mod tests {
     #[test]
     fn empty_shards_answer_no() {
         // Two shards of input but one distinct key: one shard stays empty.
-        let keys = vec![7u64; SHARD_KEYS + 1];
-        let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(4).unwrap()).unwrap();
+        let k = KeyHash::from_well_mixed;
+        let keys = vec![k(7); SHARD_KEYS + 1];
+        let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(4).unwrap()).unwrap();
         assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-        assert!(f.contains_hash(7));
+        assert!(f.contains_hash(k(7)));
         let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(back, f);
-        let absent = (0..10_000u64).filter(|&h| f.contains_hash(h)).count();
+        let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
         assert!(absent < 2_000, "{absent}");
         // The batch path agrees, keys in the empty shard included.
-        let probe: Vec<u64> = (0..10_000u64).collect();
+        let probe: Vec<KeyHash> = (0..10_000u64).map(k).collect();
         let mut out = vec![false; probe.len()];
-        f.contains_many(&probe, &mut out);
+        f.contains_hashes(&probe, &mut out);
         assert!(probe.iter().zip(&out).all(|(&h, &o)| f.contains_hash(h) == o));
     }
 
     #[test]
     fn empty_shards_answer_no_in_the_two_line_layout() {
-        let keys = vec![7u64; lines::LINE_SHARD_KEYS + 1];
+        let k = KeyHash::from_well_mixed;
+        let keys = vec![k(7); lines::LINE_SHARD_KEYS + 1];
         let params = RibbonParams::with_result_bits(7)
             .unwrap()
             .with_two_line_layout()
             .unwrap();
-        let f = Ribbon::build(&keys, &params).unwrap();
+        let f = Ribbon::build_with(&keys, &params).unwrap();
         assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-        assert!(f.contains_hash(7));
-        let absent = (0..10_000u64).filter(|&h| f.contains_hash(h)).count();
+        assert!(f.contains_hash(k(7)));
+        let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
         assert!(absent < 500, "{absent}");
         // The batch path agrees at every length around its pipeline depth
         // (head, steady loop and tail), keys in the empty shard included.
-        let probe: Vec<u64> = (0..10_000u64).chain([7]).collect();
-        let shard = |h: u64| row::shard_of(row::mixed(h), 2);
-        let empty_shard = probe.iter().filter(|&&h| shard(h) != shard(7)).count();
+        let probe: Vec<KeyHash> = (0..10_000u64).chain([7]).map(k).collect();
+        let shard = |h: KeyHash| row::shard_of(row::mixed(h.get()), 2);
+        let empty_shard = probe.iter().filter(|&&h| shard(h) != shard(k(7))).count();
         assert!(empty_shard > 1_000, "{empty_shard}");
         for len in [
             0,
@@ -1441,7 +1457,7 @@ mod tests {
         ] {
             let probe = &probe[probe.len() - len..];
             let mut out = vec![true; len];
-            f.contains_many(probe, &mut out);
+            f.contains_hashes(probe, &mut out);
             assert!(
                 probe.iter().zip(&out).all(|(&h, &o)| f.contains_hash(h) == o),
                 "{len}"

@@ -13,7 +13,7 @@
 //! or two lines (16 words) are copied to the stack and read by
 //! [`portable_pair`].
 //! Version-1 payloads have no block starts (each shard's place is the sum
-//! of the sizes before it), so they cannot be viewed: [`Error::NoView`].
+//! of the sizes before it), so they cannot be viewed: [`Error::Unsupported`].
 //!
 //! Making a view checks the whole shard table (O(shards): 1,221 shards for
 //! 10M keys), checksum or not, so no byte string can make a query read out
@@ -27,7 +27,7 @@ use super::solution::{portable_group, Window, GATHERED_WORDS};
 use super::{check_shards, locate_compact, parse_frame_v2, u32_at, Ribbon, BATCH};
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
-use crate::{Error, Filter, FilterKind};
+use crate::{Error, Filter, FilterKind, KeyHash};
 
 /// A [`Ribbon`] filter read in place from its bytes ([`Filter::to_bytes`],
 /// format version 2). [`new`](Self::new) checks everything, checksum
@@ -37,8 +37,8 @@ use crate::{Error, Filter, FilterKind};
 /// use amq::ribbon::RibbonView;
 /// use amq::{Filter, Ribbon, RibbonParams, StaticFilter};
 ///
-/// let keys: Vec<u64> = (0..20_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-/// let f = Ribbon::build(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+/// let keys: Vec<amq::KeyHash> = (0..20_000u64).map(amq::hash_u64).collect();
+/// let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
 /// let bytes = f.to_bytes();
 /// let view = RibbonView::new(&bytes).unwrap();
 /// assert!(keys.iter().all(|&h| view.contains_hash(h)));
@@ -76,7 +76,7 @@ impl<'a> RibbonView<'a> {
     fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<Self, Error> {
         let frame = format::decode_kind_with(bytes, FilterKind::Ribbon, checksum)?;
         if frame.version < 2 {
-            return Err(Error::NoView(FilterKind::Ribbon));
+            return Err(crate::error::unsupported(FilterKind::Ribbon, "view of a version-1 frame"));
         }
         let parts = parse_frame_v2(frame)?;
         let fpr_sum = match parts.lines {
@@ -189,7 +189,7 @@ impl<'a> RibbonView<'a> {
 
     /// Whether the key with this hash may be in the set.
     #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
+    fn query(&self, hash: u64) -> bool {
         if self.lines {
             return match self.locate_lines(hash) {
                 Some((window, result)) => self.matches_lines(&window, result),
@@ -219,14 +219,15 @@ impl<'a> RibbonView<'a> {
 
 impl Filter for RibbonView<'_> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        RibbonView::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.query(hash.get())
     }
 
     /// Locates a batch of keys first, prefetching their blocks, then reads
     /// them, as the owned filter does.
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
+        let hashes = crate::hash::raw(hashes);
         if self.lines {
             let mut located = [None; BATCH];
             for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
@@ -264,7 +265,8 @@ impl Filter for RibbonView<'_> {
     }
 
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
+        let hash = hash.get();
         if self.lines {
             if let Some((window, _)) = self.locate_lines(hash) {
                 self.prefetch_lines(&window);

@@ -47,7 +47,7 @@ use super::peel::{self, Geometry};
 use super::query;
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce;
-use crate::{Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter};
+use crate::{Error, Filter, FilterKind, FormatError, FromBytes, KeyHash, StaticFilter};
 
 /// The largest segment length (the reference's cap): `2^18`.
 pub const MAX_SEGMENT_LEN: u32 = 1 << 18;
@@ -274,7 +274,7 @@ fn size_factor(n: usize, arity: FuseArity) -> f64 {
 /// use amq::{hash_key, BinaryFuse8, Filter};
 /// use amq::xor::FuseParams;
 ///
-/// let keys: Vec<u64> = (0..100_000u64).map(|i| hash_key(&i.to_le_bytes())).collect();
+/// let keys: Vec<KeyHash> = (0..100_000u64).map(hash_u64).collect();
 /// let three = BinaryFuse8::build(&keys).unwrap();
 /// let four = BinaryFuse8::build_with(&keys, &FuseParams::FOUR_WISE).unwrap();
 /// for f in [&three, &four] {
@@ -299,7 +299,7 @@ pub struct BinaryFuse<F: FuseFingerprint> {
 ///
 /// ```
 /// use amq::{BinaryFuse8, Filter};
-/// let keys: Vec<u64> = (0..1_000_000u64).map(|i| amq::hash::remix(i, 1)).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000_000u64).map(amq::hash_u64).collect();
 /// let f = BinaryFuse8::build(&keys).unwrap();
 /// assert!(f.bits_per_key() < 9.1, "{}", f.bits_per_key());
 /// assert_eq!(f.expected_fpr(), 1.0 / 256.0);
@@ -311,7 +311,7 @@ pub type BinaryFuse8 = BinaryFuse<u8>;
 ///
 /// ```
 /// use amq::{BinaryFuse16, Filter};
-/// let keys: Vec<u64> = (0..1_000_000u64).map(|i| amq::hash::remix(i, 1)).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000_000u64).map(amq::hash_u64).collect();
 /// let f = BinaryFuse16::build(&keys).unwrap();
 /// assert!(f.bits_per_key() < 18.2, "{}", f.bits_per_key());
 /// assert_eq!(f.expected_fpr(), 1.0 / 65536.0);
@@ -323,7 +323,7 @@ pub type BinaryFuse16 = BinaryFuse<u16>;
 ///
 /// ```
 /// use amq::{BinaryFuse32, Filter};
-/// let keys: Vec<u64> = (0..1_000_000u64).map(|i| amq::hash::remix(i, 1)).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000_000u64).map(amq::hash_u64).collect();
 /// let f = BinaryFuse32::build(&keys).unwrap();
 /// assert!(f.bits_per_key() < 36.4, "{}", f.bits_per_key());
 /// assert_eq!(f.expected_fpr(), 1.0 / 4294967296.0);
@@ -331,19 +331,20 @@ pub type BinaryFuse16 = BinaryFuse<u16>;
 pub type BinaryFuse32 = BinaryFuse<u32>;
 
 impl<F: FuseFingerprint> BinaryFuse<F> {
-    /// Builds a 3-wise filter from [`hash_key`](crate::hash_key) values.
-    /// Duplicates are allowed (removed first) and counted once.
+    /// Builds a 3-wise filter from key hashes. Duplicates are allowed
+    /// (removed first) and counted once.
     ///
     /// Takes expected linear time and about 24 bytes per key of temporary
     /// memory (see [`crate::xor`]).
     ///
     /// ```
-    /// use amq::{BinaryFuse16, Filter};
-    /// let f = BinaryFuse16::build(&[5, 6, 7, 7, 7]).unwrap();
+    /// use amq::{hash_u64, BinaryFuse16, Filter};
+    /// let f = BinaryFuse16::build(&[5, 6, 7, 7, 7].map(hash_u64))?;
     /// assert_eq!(f.num_keys(), 3);
-    /// assert!(f.contains_hash(5) && f.contains_hash(7));
+    /// assert!(f.contains_hash(hash_u64(5)) && f.contains_hash(hash_u64(7)));
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn build(hashes: &[u64]) -> Result<Self, Error> {
+    pub fn build(hashes: &[KeyHash]) -> Result<Self, Error> {
         Self::build_with(hashes, &FuseParams::THREE_WISE)
     }
 
@@ -354,12 +355,13 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     /// ```
     /// use amq::{BinaryFuse16, Filter};
     /// use amq::xor::{FuseArity, FuseParams};
-    /// let keys: Vec<u64> = (0..50_000u64).map(|i| amq::hash::remix(i, 7)).collect();
+    /// let keys: Vec<amq::KeyHash> = (0..50_000u64).map(amq::hash_u64).collect();
     /// let f = BinaryFuse16::build_with(&keys, &FuseParams::FOUR_WISE).unwrap();
     /// assert_eq!(f.arity(), FuseArity::Four);
     /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
     /// ```
-    pub fn build_with(hashes: &[u64], params: &FuseParams) -> Result<Self, Error> {
+    pub fn build_with(hashes: &[KeyHash], params: &FuseParams) -> Result<Self, Error> {
+        let hashes = crate::hash::raw(hashes);
         let arity = params.arity;
         let layout = |n| Segments::for_keys(n, arity);
         let built = match arity {
@@ -374,8 +376,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
         })
     }
 
-    /// Whether the key with this [`hash_key`](crate::hash_key) value may be
-    /// in the set.
+    /// Whether the key with this hash may be in the set.
     ///
     /// Only the default 3-wise query is inlined into the caller; the 4-wise
     /// one is a call. With both inlined the function grew past what callers'
@@ -383,7 +384,7 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     /// the arity (the benchmark report measured 3-wise queries 20–40% slower
     /// than the same code inlined).
     #[inline(always)]
-    pub fn contains_hash(&self, hash: u64) -> bool {
+    fn query(&self, hash: u64) -> bool {
         match self.segments.arity {
             FuseArity::Three => {
                 query::contains::<F, _, _, 3>(&self.fingerprints, &self.segments, self.seed, hash)
@@ -395,13 +396,6 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     #[inline(never)]
     fn contains_hash_four_wise(&self, hash: u64) -> bool {
         query::contains::<F, _, _, 4>(&self.fingerprints, &self.segments, self.seed, hash)
-    }
-
-    /// Whether `key` may be in the set (hashed once with
-    /// [`hash_key`](crate::hash_key)).
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
     }
 
     /// Slots per key.
@@ -482,10 +476,11 @@ pub(crate) fn parse_frame<F: FuseFingerprint>(
 
 impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
     #[inline(always)]
-    fn contains_hash(&self, hash: u64) -> bool {
-        BinaryFuse::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.query(hash.get())
     }
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        let hashes = crate::hash::raw(hashes);
         let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
         match self.segments.arity {
             FuseArity::Three => query::contains_many::<F, _, _, 3>(fps, segs, seed, hashes, out),
@@ -493,7 +488,8 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
         }
     }
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
+        let hash = hash.get();
         let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
         match self.segments.arity {
             FuseArity::Three => query::prefetch_slots::<F, _, _, 3>(fps, segs, seed, hash),
@@ -533,7 +529,7 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
 impl<F: FuseFingerprint> StaticFilter for BinaryFuse<F> {
     type Params = FuseParams;
 
-    fn build(hashes: &[u64], params: &FuseParams) -> Result<Self, Error> {
+    fn build_with(hashes: &[KeyHash], params: &FuseParams) -> Result<Self, Error> {
         BinaryFuse::build_with(hashes, params)
     }
 }
@@ -615,7 +611,7 @@ mod tests {
             "more than 2^32 slots"
         );
         let empty = BinaryFuse8::from_bytes(&frame(3, 1, 0, 0, &[])).unwrap();
-        assert!(!empty.contains_hash(0));
+        assert!(!empty.contains_hash(KeyHash::from_well_mixed(0)));
     }
 
     #[test]

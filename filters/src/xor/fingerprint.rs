@@ -17,7 +17,7 @@ use crate::{Error, FormatError};
 mod sealed {
     /// Keeps the set of widths closed: the byte format and the filter kinds
     /// know exactly these three.
-    pub trait Sealed: crate::zeroed::Zeroable {}
+    pub trait Sealed: bytemuck::Zeroable {}
     impl Sealed for u8 {}
     impl Sealed for u16 {}
     impl Sealed for u32 {}

@@ -145,7 +145,7 @@ impl SlotState for SplitState {
 /// anyway, and this makes it one miss instead of two.
 pub(crate) struct JointState(Vec<Joint>);
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, bytemuck::Zeroable)]
 pub(crate) struct Joint {
     xor: u64,
     count: u32,

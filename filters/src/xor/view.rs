@@ -14,7 +14,7 @@ use super::query;
 use super::xor::{self as xor_filter, Xor, XorFingerprint, XorParts};
 use super::{fingerprint_fpr, FuseArity};
 use crate::format::{self, Checksum};
-use crate::{Error, Filter, FilterKind};
+use crate::{Error, Filter, FilterKind, KeyHash};
 
 /// An [`Xor`] filter read in place from its bytes ([`Filter::to_bytes`]).
 /// [`new`](Self::new) checks everything, checksum included;
@@ -25,7 +25,7 @@ use crate::{Error, Filter, FilterKind};
 /// use amq::xor::Xor8View;
 /// use amq::{Filter, StaticFilter, Xor8};
 ///
-/// let keys: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000u64).map(amq::hash_u64).collect();
 /// let f = Xor8::build(&keys).unwrap();
 /// let bytes = f.to_bytes();
 /// let view = Xor8View::new(&bytes).unwrap();
@@ -66,12 +66,6 @@ impl<'a, F: XorFingerprint> XorView<'a, F> {
         })
     }
 
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        query::contains::<F, _, _, 3>(&self.table, &self.parts.blocks, self.parts.seed, hash)
-    }
-
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<Xor<F>, Error> {
         Xor::from_frame(format::decode_kind_with(
@@ -84,15 +78,16 @@ impl<'a, F: XorFingerprint> XorView<'a, F> {
 
 impl<F: XorFingerprint> Filter for XorView<'_, F> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        XorView::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        query::contains::<F, _, _, 3>(&self.table, &self.parts.blocks, self.parts.seed, hash.get())
     }
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        let hashes = crate::hash::raw(hashes);
         query::contains_many::<F, _, _, 3>(&self.table, &self.parts.blocks, self.parts.seed, hashes, out);
     }
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
-        query::prefetch_slots::<F, _, _, 3>(&self.table, &self.parts.blocks, self.parts.seed, hash);
+    fn prefetch_hash(&self, hash: KeyHash) {
+        query::prefetch_slots::<F, _, _, 3>(&self.table, &self.parts.blocks, self.parts.seed, hash.get());
     }
     fn size_in_bytes(&self) -> usize {
         self.table.byte_len()
@@ -120,7 +115,7 @@ impl<F: XorFingerprint> Filter for XorView<'_, F> {
 /// use amq::xor::BinaryFuse8View;
 /// use amq::{BinaryFuse8, Filter, StaticFilter};
 ///
-/// let keys: Vec<u64> = (0..1_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
+/// let keys: Vec<amq::KeyHash> = (0..1_000u64).map(amq::hash_u64).collect();
 /// let f = BinaryFuse8::build(&keys).unwrap();
 /// let bytes = f.to_bytes();
 /// let view = BinaryFuse8View::new(&bytes).unwrap();
@@ -163,16 +158,6 @@ impl<'a, F: FuseFingerprint> BinaryFuseView<'a, F> {
         })
     }
 
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
-        match s.arity() {
-            FuseArity::Three => query::contains::<F, _, _, 3>(t, s, seed, hash),
-            FuseArity::Four => query::contains::<F, _, _, 4>(t, s, seed, hash),
-        }
-    }
-
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<BinaryFuse<F>, Error> {
         BinaryFuse::from_frame(format::decode_kind_with(
@@ -185,10 +170,16 @@ impl<'a, F: FuseFingerprint> BinaryFuseView<'a, F> {
 
 impl<F: FuseFingerprint> Filter for BinaryFuseView<'_, F> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        BinaryFuseView::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        let hash = hash.get();
+        let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
+        match s.arity() {
+            FuseArity::Three => query::contains::<F, _, _, 3>(t, s, seed, hash),
+            FuseArity::Four => query::contains::<F, _, _, 4>(t, s, seed, hash),
+        }
     }
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        let hashes = crate::hash::raw(hashes);
         let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
         match s.arity() {
             FuseArity::Three => query::contains_many::<F, _, _, 3>(t, s, seed, hashes, out),
@@ -196,7 +187,8 @@ impl<F: FuseFingerprint> Filter for BinaryFuseView<'_, F> {
         }
     }
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
+    fn prefetch_hash(&self, hash: KeyHash) {
+        let hash = hash.get();
         let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
         match s.arity() {
             FuseArity::Three => query::prefetch_slots::<F, _, _, 3>(t, s, seed, hash),

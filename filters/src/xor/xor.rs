@@ -23,7 +23,7 @@ use super::peel::{self, Geometry};
 use super::query;
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::reduce;
-use crate::{Error, Filter, FilterKind, FromBytes, StaticFilter};
+use crate::{Error, Filter, FilterKind, FromBytes, KeyHash, StaticFilter};
 
 /// A fingerprint width that has an xor-filter kind: `u8` ([`Xor8`]) and
 /// `u16` ([`Xor16`]).
@@ -99,9 +99,9 @@ impl Geometry<3> for Blocks {
 /// smaller (9.0 bits/key) and builds faster at the same FPR.
 ///
 /// ```
-/// use amq::{hash_key, Filter, Xor8};
+/// use amq::{hash_key, Filter, KeyHash, Xor8};
 ///
-/// let keys: Vec<u64> = (0..100_000u64).map(|i| hash_key(&i.to_le_bytes())).collect();
+/// let keys: Vec<KeyHash> = (0..100_000u64).map(|i| hash_key(&i.to_le_bytes())).collect();
 /// let filter = Xor8::build(&keys).unwrap();
 /// assert!(keys.iter().all(|&h| filter.contains_hash(h)));
 /// assert!(filter.bits_per_key() < 9.9);
@@ -121,7 +121,7 @@ pub struct Xor<F: XorFingerprint> {
 /// Xor filter with 8-bit fingerprints: 9.84 bits/key, FPR `2^-8 ≈ 0.39%`.
 ///
 /// ```
-/// let keys: Vec<u64> = (0..10_000u64).map(|i| amq::hash::remix(i, 1)).collect();
+/// let keys: Vec<amq::KeyHash> = (0..10_000u64).map(amq::hash_u64).collect();
 /// let f = amq::Xor8::build(&keys).unwrap();
 /// assert!((amq::Filter::bits_per_key(&f) - 9.87).abs() < 0.01);
 /// assert_eq!(amq::Filter::expected_fpr(&f), 1.0 / 256.0);
@@ -131,7 +131,7 @@ pub type Xor8 = Xor<u8>;
 /// Xor filter with 16-bit fingerprints: 19.7 bits/key, FPR `2^-16 ≈ 0.0015%`.
 ///
 /// ```
-/// let keys: Vec<u64> = (0..10_000u64).map(|i| amq::hash::remix(i, 1)).collect();
+/// let keys: Vec<amq::KeyHash> = (0..10_000u64).map(amq::hash_u64).collect();
 /// let f = amq::Xor16::build(&keys).unwrap();
 /// assert!((amq::Filter::bits_per_key(&f) - 19.74).abs() < 0.01);
 /// assert_eq!(amq::Filter::expected_fpr(&f), 1.0 / 65536.0);
@@ -139,8 +139,8 @@ pub type Xor8 = Xor<u8>;
 pub type Xor16 = Xor<u16>;
 
 impl<F: XorFingerprint> Xor<F> {
-    /// Builds the filter from [`hash_key`](crate::hash_key) values.
-    /// Duplicates are allowed (removed first) and counted once.
+    /// Builds the filter from key hashes. Duplicates are allowed (removed
+    /// first) and counted once.
     ///
     /// Takes expected linear time and about 34 bytes per key of temporary
     /// memory (see [`crate::xor`]). Fails only with [`Error::TooLarge`] (more
@@ -148,35 +148,22 @@ impl<F: XorFingerprint> Xor<F> {
     /// which random hashes never hit in practice.
     ///
     /// ```
-    /// use amq::{Filter, Xor16};
-    /// let f = Xor16::build(&[1, 2, 3, 3, 3]).unwrap();
+    /// use amq::{hash_u64, Filter, Xor16};
+    /// let f = Xor16::build(&[hash_u64(1), hash_u64(2), hash_u64(3), hash_u64(3)])?;
     /// assert_eq!(f.num_keys(), 3);
-    /// assert!(f.contains_hash(1) && f.contains_hash(3));
-    /// let empty = Xor16::build(&[]).unwrap();
-    /// assert!(!empty.contains_hash(1));
+    /// assert!(f.contains_hash(hash_u64(1)) && f.contains_hash(hash_u64(3)));
+    /// let empty = Xor16::build(&[])?;
+    /// assert!(!empty.contains_hash(hash_u64(1)));
+    /// # Ok::<(), amq::Error>(())
     /// ```
-    pub fn build(hashes: &[u64]) -> Result<Self, Error> {
-        let built = peel::build::<F, _, 3>(hashes, Blocks::for_keys)?;
+    pub fn build(hashes: &[KeyHash]) -> Result<Self, Error> {
+        let built = peel::build::<F, _, 3>(crate::hash::raw(hashes), Blocks::for_keys)?;
         Ok(Xor {
             fingerprints: built.fingerprints,
             blocks: built.geometry,
             seed: built.seed,
             num_keys: built.num_keys as u64,
         })
-    }
-
-    /// Whether the key with this [`hash_key`](crate::hash_key) value may be
-    /// in the set.
-    #[inline(always)]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        query::contains(&self.fingerprints, &self.blocks, self.seed, hash)
-    }
-
-    /// Whether `key` may be in the set (hashed once with
-    /// [`hash_key`](crate::hash_key)).
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
     }
 
     /// Slots in the table (`3·B`): 0 for an empty filter.
@@ -233,15 +220,16 @@ pub(crate) fn parse_frame<F: XorFingerprint>(
 
 impl<F: XorFingerprint> Filter for Xor<F> {
     #[inline(always)]
-    fn contains_hash(&self, hash: u64) -> bool {
-        Xor::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        query::contains(&self.fingerprints, &self.blocks, self.seed, hash.get())
     }
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        let hashes = crate::hash::raw(hashes);
         query::contains_many(&self.fingerprints, &self.blocks, self.seed, hashes, out);
     }
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
-        query::prefetch_slots(&self.fingerprints, &self.blocks, self.seed, hash);
+    fn prefetch_hash(&self, hash: KeyHash) {
+        query::prefetch_slots(&self.fingerprints, &self.blocks, self.seed, hash.get());
     }
     fn size_in_bytes(&self) -> usize {
         self.fingerprints.len() * F::BYTES
@@ -272,7 +260,7 @@ impl<F: XorFingerprint> StaticFilter for Xor<F> {
     /// Nothing to choose: the fingerprint width is the type parameter.
     type Params = ();
 
-    fn build(hashes: &[u64], _params: &()) -> Result<Self, Error> {
+    fn build_with(hashes: &[KeyHash], _params: &()) -> Result<Self, Error> {
         Xor::build(hashes)
     }
 }
@@ -332,12 +320,12 @@ mod tests {
         assert!(bad(frame(1, 1 << 31, 3, &[0; 6])), "more than 2^32 slots");
         // The empty filter is valid and contains nothing.
         let empty = Xor8::from_bytes(&frame(1, 0, 0, &[])).unwrap();
-        assert!(!empty.contains_hash(0));
+        assert!(!empty.contains_hash(KeyHash::from_well_mixed(0)));
     }
 
     #[test]
     fn rejects_inconsistent_parameters() {
-        let f = Xor8::build(&[1, 2, 3]).unwrap();
+        let f = Xor8::build(&[1, 2, 3].map(crate::hash_u64)).unwrap();
         let good = f.to_bytes();
         assert_eq!(Xor8::from_bytes(&good).unwrap(), f);
         // Wrong width: Xor16 refuses Xor8 bytes by kind.

@@ -142,7 +142,7 @@ pub fn assert_contains_many_agrees(f: &dyn Filter, probes: &[u64]) {
 /// and an empty filter contains nothing at no space and no FPR.
 pub fn check_static_model<F: StaticFilter>(keys: &[u64], probes: &[u64], params: &F::Params) -> F {
     let model: HashSet<u64> = keys.iter().copied().collect();
-    let f = F::build(keys, params).expect("build");
+    let f = F::build_with(keys, params).expect("build");
     assert_eq!(f.num_keys(), model.len());
     assert_no_false_negatives(&f, keys);
     let mut out = vec![false; probes.len()];

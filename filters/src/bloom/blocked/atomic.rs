@@ -16,15 +16,16 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::{bits_per_key_for, block_matches, block_of, probe_mask, size, Block, BlockedBloom, Kernel};
-use super::{BLOCK_BITS, QUERY_DEPTH, WORDS};
-use crate::bloom::{check_keys, count_as_usize, max_keys};
+use super::batch::QUERY_DEPTH;
+use super::probe::{block_matches, block_of, probe_mask, Block, BLOCK_BITS, WORDS};
+use super::{frame, size, BlockedBloom, Kernel};
+use crate::bloom::{count_as_usize, max_keys};
 use crate::prefetch::prefetch;
 use crate::zeroed::zeroed_vec;
-use crate::{math, Error, Filter, FilterKind, FromBytes, Insert};
+use crate::{hash, math, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, KeyHash};
 
 /// A [`Block`] with atomic words.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, bytemuck::Zeroable)]
 #[repr(C, align(64))]
 pub(crate) struct AtomicBlock([AtomicU64; WORDS]);
 
@@ -57,14 +58,14 @@ struct Stripe(AtomicU64);
 /// them have finished.
 ///
 /// ```
-/// use amq::{AtomicBlockedBloom, Filter};
-/// let f = AtomicBlockedBloom::with_bits_per_key(4_000, 10.0).unwrap();
+/// use amq::{AtomicBlockedBloom, Filter, FilterSizing};
+/// let f = AtomicBlockedBloom::new(4_000, FilterSizing::BitsPerKey(10.0)).unwrap();
 /// std::thread::scope(|s| {
 ///     for t in 0..4u64 {
 ///         let f = &f;
 ///         s.spawn(move || {
 ///             for i in 0..1_000u64 {
-///                 f.insert(&(t * 1_000 + i).to_le_bytes());
+///                 f.insert(&(t * 1_000 + i).to_le_bytes()).unwrap();
 ///             }
 ///         });
 ///     }
@@ -82,15 +83,16 @@ pub struct AtomicBlockedBloom {
 }
 
 impl AtomicBlockedBloom {
-    /// As [`BlockedBloom::with_fpr`].
-    pub fn with_fpr(expected_keys: usize, fpr: f64) -> Result<Self, Error> {
-        check_keys(expected_keys)?;
-        Self::with_bits_per_key(expected_keys, bits_per_key_for(expected_keys, fpr)?)
-    }
-
-    /// As [`BlockedBloom::with_bits_per_key`].
-    pub fn with_bits_per_key(expected_keys: usize, bits_per_key: f64) -> Result<Self, Error> {
-        let (blocks, num_probes) = size(expected_keys, bits_per_key)?;
+    /// An empty filter sized as [`BlockedBloom::new`] sizes it.
+    ///
+    /// ```
+    /// use amq::{AtomicBlockedBloom, FilterSizing};
+    /// let f = AtomicBlockedBloom::new(1_000, FilterSizing::BitsPerKey(10.0))?;
+    /// assert_eq!(f.num_probes(), 6);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
+        let (blocks, num_probes) = size(expected_keys, sizing)?;
         Ok(AtomicBlockedBloom {
             blocks: zeroed_vec(blocks as usize)?,
             num_probes,
@@ -99,8 +101,23 @@ impl AtomicBlockedBloom {
     }
 
     /// Adds the key with this hash; callable from many threads at once.
+    /// Never fails (a `Result` like every insert of the crate).
     #[inline]
-    pub fn insert_hash(&self, hash: u64) {
+    pub fn insert_hash(&self, hash: KeyHash) -> Result<(), Error> {
+        self.add(hash.get());
+        Ok(())
+    }
+
+    /// Adds `key` (hashed once); callable from many threads at once. Never
+    /// fails.
+    #[inline]
+    pub fn insert(&self, key: &[u8]) -> Result<(), Error> {
+        self.insert_hash(crate::hash_key(key))
+    }
+
+    /// Sets the probe bits of `hash` and counts the key.
+    #[inline]
+    fn add(&self, hash: u64) {
         let mask = probe_mask(hash, self.num_probes);
         let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
         for w in 0..WORDS {
@@ -114,32 +131,10 @@ impl AtomicBlockedBloom {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Adds `key` (hashed once); callable from many threads at once.
-    #[inline]
-    pub fn insert(&self, key: &[u8]) {
-        self.insert_hash(crate::hash_key(key));
-    }
-
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        Self::matches(
-            &self.blocks[block_of(hash, self.blocks.len() as u32)],
-            hash,
-            self.num_probes,
-        )
-    }
-
     #[inline(always)]
     fn matches(block: &AtomicBlock, hash: u64, num_probes: u32) -> bool {
         let words = core::array::from_fn(|w| block.0[w].load(Ordering::Relaxed));
         block_matches(&words, hash, num_probes)
-    }
-
-    /// Whether `key` may be in the set.
-    #[inline]
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(crate::hash_key(key))
     }
 
     /// Number of probes `k` per key.
@@ -196,16 +191,20 @@ impl From<BlockedBloom> for AtomicBlockedBloom {
 
 impl Filter for AtomicBlockedBloom {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        AtomicBlockedBloom::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        let hash = hash.get();
+        Self::matches(
+            &self.blocks[block_of(hash, self.blocks.len() as u32)],
+            hash,
+            self.num_probes,
+        )
     }
 
-    /// The pipeline of [`BlockedBloom`] (`pipelined`), with the portable
-    /// probe.
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    /// The pipeline of [`BlockedBloom`], with the portable probe.
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         let n = self.blocks.len() as u32;
         crate::prefetch::pipelined::<_, QUERY_DEPTH>(
-            hashes,
+            hash::raw(hashes),
             out,
             |h| {
                 let i = block_of(h, n);
@@ -232,15 +231,16 @@ impl Filter for AtomicBlockedBloom {
     }
     /// A snapshot: see the type's docs for what concurrent inserts do to it.
     fn to_bytes(&self) -> Vec<u8> {
-        BlockedBloom::encode(self.num_probes, self.count(), self.words(), self.blocks.len())
+        frame::encode(self.num_probes, self.count(), self.words(), self.blocks.len())
     }
 }
 
 /// For code generic over [`Insert`]; through `&mut self`, so without
 /// concurrency. Never fails.
 impl Insert for AtomicBlockedBloom {
-    fn insert_hash(&mut self, hash: u64) -> Result<(), Error> {
-        AtomicBlockedBloom::insert_hash(self, hash);
+    #[inline]
+    fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
+        self.add(hash.get());
         Ok(())
     }
 }
@@ -260,7 +260,7 @@ mod tests {
     fn layout_keeps_counts_off_the_read_line() {
         assert_eq!(core::mem::align_of::<AtomicBlock>(), 64);
         assert_eq!(core::mem::size_of::<Stripe>(), 128);
-        let f = AtomicBlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
+        let f = AtomicBlockedBloom::new(1000, FilterSizing::BitsPerKey(10.0)).unwrap();
         let base = &f as *const _ as usize;
         let read = [&f.blocks as *const _ as usize, &f.num_probes as *const _ as usize];
         for c in &f.counts {
@@ -275,21 +275,22 @@ mod tests {
 
     #[test]
     fn atomic_and_plain_agree_bit_for_bit() {
-        let mut plain = BlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
-        let mut atomic = AtomicBlockedBloom::with_bits_per_key(5000, 8.0).unwrap();
+        let mut plain = BlockedBloom::new(5000, FilterSizing::BitsPerKey(8.0)).unwrap();
+        let mut atomic = AtomicBlockedBloom::new(5000, FilterSizing::BitsPerKey(8.0)).unwrap();
+        let h = |i: u64| KeyHash::from_well_mixed(remix(i, 3));
         for i in 0..5000u64 {
-            plain.insert_hash(remix(i, 3));
+            plain.insert_hash(h(i)).unwrap();
             if i % 2 == 0 {
-                atomic.insert_hash(remix(i, 3));
+                atomic.insert_hash(h(i)).unwrap();
             } else {
-                Insert::insert_hash(&mut atomic, remix(i, 3)).unwrap();
+                Insert::insert_hash(&mut atomic, h(i)).unwrap();
             }
         }
         assert_eq!(atomic.num_keys(), 5000);
         assert_eq!(atomic.to_bytes(), plain.to_bytes());
-        let hashes: Vec<u64> = (0..20_000u64).map(|i| remix(i, 3)).collect();
+        let hashes: Vec<KeyHash> = (0..20_000u64).map(h).collect();
         let mut out = alloc::vec![false; hashes.len()];
-        atomic.contains_many(&hashes, &mut out);
+        atomic.contains_hashes(&hashes, &mut out);
         for (&h, &o) in hashes.iter().zip(&out) {
             assert_eq!(o, atomic.contains_hash(h));
             assert_eq!(o, plain.contains_hash(h));
@@ -299,9 +300,9 @@ mod tests {
 
     #[test]
     fn count_survives_the_round_trip() {
-        let f = AtomicBlockedBloom::with_bits_per_key(100, 10.0).unwrap();
+        let f = AtomicBlockedBloom::new(100, FilterSizing::BitsPerKey(10.0)).unwrap();
         for i in 0..77u64 {
-            f.insert_hash(remix(i, 8));
+            f.insert_hash(KeyHash::from_well_mixed(remix(i, 8))).unwrap();
         }
         let back = AtomicBlockedBloom::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(back.num_keys(), 77);

@@ -28,7 +28,7 @@ use core::arch::x86_64::{
     _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_store_si256, _mm256_sub_epi32, _mm256_testc_ps,
 };
 
-use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
+use super::probe::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
 simd_entry_points!("avx2", set_block);
 
@@ -129,7 +129,7 @@ unsafe fn round_found(lo: __m256i, hi: __m256i, hash: u64, round: usize, num_pro
 #[inline]
 #[allow(unused_unsafe)]
 pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
-    let probes = super::kernel_probes::<PROBES>(num_probes);
+    let probes = super::probe::kernel_probes::<PROBES>(num_probes);
     // SAFETY: register-only AVX / AVX2 intrinsics, and the loads and stores
     // justified where they happen.
     unsafe {

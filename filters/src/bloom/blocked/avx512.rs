@@ -26,7 +26,7 @@ use core::arch::x86_64::{
     _mm512_srli_epi32, _mm512_store_si512, _mm512_sub_epi32, _mm512_ternarylogic_epi32,
 };
 
-use super::{block_of, Block, MAX_PROBES, PROBE_POWERS};
+use super::probe::{block_of, Block, MAX_PROBES, PROBE_POWERS};
 
 simd_entry_points!("avx512f", set_block_permuted);
 
@@ -108,7 +108,7 @@ unsafe fn round_missing(words: __m512i, hash: u64, round: usize, num_probes: u32
 #[inline]
 #[allow(unused_unsafe)]
 pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
-    let probes = super::kernel_probes::<PROBES>(num_probes);
+    let probes = super::probe::kernel_probes::<PROBES>(num_probes);
     // SAFETY: register-only AVX-512F intrinsics; `or_into_block` needs
     // AVX-512F, which this function has.
     unsafe {
@@ -133,7 +133,7 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
 #[inline]
 #[allow(unused_unsafe)]
 pub(super) unsafe fn set_block_permuted<const PROBES: u32>(block: &mut Block, hash: u64, num_probes: u32) {
-    let probes = super::kernel_probes::<PROBES>(num_probes);
+    let probes = super::probe::kernel_probes::<PROBES>(num_probes);
     if probes > 16 {
         // SAFETY: this function runs only with AVX-512F, which `set_block` needs.
         return unsafe { set_block::<PROBES>(block, hash, num_probes) };

@@ -15,7 +15,7 @@
 //! inlined, with no pointer at all.
 #![allow(unsafe_code)]
 
-use super::Block;
+use super::probe::Block;
 
 /// A whole single query: `(blocks, hash, num_probes) -> maybe present`.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
@@ -60,22 +60,22 @@ impl core::fmt::Debug for Kernel {
 /// The portable kernel as a whole query, with the signature of the SIMD ones.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_one(blocks: &[Block], hash: u64, num_probes: u32) -> bool {
-    super::contains_portable(blocks, hash, num_probes)
+    super::batch::contains_portable(blocks, hash, num_probes)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_many(blocks: &[Block], num_probes: u32, hashes: &[u64], out: &mut [bool]) {
-    super::contains_many_portable(blocks, num_probes, hashes, out)
+    super::batch::contains_many_portable(blocks, num_probes, hashes, out)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_insert(blocks: &mut [Block], hash: u64, num_probes: u32) {
-    super::insert_portable(blocks, hash, num_probes)
+    super::batch::insert_portable(blocks, hash, num_probes)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_insert_many(blocks: &mut [Block], num_probes: u32, hashes: &[u64]) {
-    super::insert_many_portable(blocks, num_probes, hashes)
+    super::batch::insert_many_portable(blocks, num_probes, hashes)
 }
 
 /// The kernels of one SIMD module: entry `k` (1..) is the kernel compiled
@@ -181,7 +181,7 @@ impl Kernel {
         // the kernels' other inputs are checked by safe indexing inside.
         return unsafe { (self.one)(blocks, hash, num_probes) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::contains_portable(blocks, hash, num_probes)
+        super::batch::contains_portable(blocks, hash, num_probes)
     }
 
     /// Sets the probe bits of the key with `hash` in its block.
@@ -191,7 +191,7 @@ impl Kernel {
         // SAFETY: as in `contains`.
         return unsafe { (self.insert)(blocks, hash, num_probes) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::insert_portable(blocks, hash, num_probes)
+        super::batch::insert_portable(blocks, hash, num_probes)
     }
 
     /// [`insert`](Self::insert) for every hash, batched.
@@ -201,7 +201,7 @@ impl Kernel {
         // SAFETY: as in `contains`.
         return unsafe { (self.insert_many)(blocks, num_probes, hashes) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::insert_many_portable(blocks, num_probes, hashes)
+        super::batch::insert_many_portable(blocks, num_probes, hashes)
     }
 
     /// [`contains`](Self::contains) for every hash, into `out`
@@ -212,7 +212,7 @@ impl Kernel {
         // SAFETY: as in `contains`.
         return unsafe { (self.many)(blocks, num_probes, hashes, out) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::contains_many_portable(blocks, num_probes, hashes, out)
+        super::batch::contains_many_portable(blocks, num_probes, hashes, out)
     }
 }
 
@@ -220,7 +220,7 @@ impl Kernel {
 pub(super) mod tests {
     use alloc::vec::Vec;
 
-    use super::super::{block_matches, block_of, Block, MAX_PROBES};
+    use super::super::probe::{block_matches, block_of, Block, MAX_PROBES};
     use super::*;
     use crate::hash::remix;
 
@@ -303,12 +303,12 @@ pub(super) mod tests {
             let mut expected = blocks.clone();
             hashes
                 .iter()
-                .for_each(|&h| super::super::insert_portable(&mut expected, h, k));
+                .for_each(|&h| super::super::batch::insert_portable(&mut expected, h, k));
             // The oracle itself: each key's bits are its probe mask.
             let mut by_mask = blocks.clone();
             for &h in hashes {
                 let i = block_of(h, by_mask.len() as u32);
-                let mask = super::super::probe_mask(h, k);
+                let mask = super::super::probe::probe_mask(h, k);
                 by_mask[i].0.iter_mut().zip(mask).for_each(|(w, m)| *w |= m);
             }
             assert!(expected == by_mask, "portable insert, k {k}");

@@ -16,14 +16,14 @@
 
 use alloc::vec::Vec;
 
-use super::{
-    block_matches_by, block_of, mask_matches, parse_frame, BlockedBloom, BlockedProbe, BLOCK_BITS,
-    BLOCK_BYTES, QUERY_DEPTH, WORDS,
-};
+use super::batch::QUERY_DEPTH;
+use super::frame::parse_frame;
+use super::probe::{block_matches_by, block_of, mask_matches, BLOCK_BITS, BLOCK_BYTES, WORDS};
+use super::{BlockedBloom, PreparedHash};
 use crate::bloom::count_as_usize;
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
-use crate::{math, Error, Filter, FilterKind};
+use crate::{hash, math, Error, Filter, FilterKind, KeyHash};
 
 /// A [`BlockedBloom`] read in place from its bytes ([`Filter::to_bytes`]).
 ///
@@ -36,15 +36,16 @@ use crate::{math, Error, Filter, FilterKind};
 ///
 /// ```
 /// use amq::bloom::BlockedBloomView;
-/// use amq::{hash_key, BlockedBloom, Filter};
+/// use amq::{hash_key, BlockedBloom, Filter, FilterSizing, Insert};
 ///
-/// let mut f = BlockedBloom::with_fpr(1_000, 0.01).unwrap();
-/// f.insert(b"apple");
+/// let mut f = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+/// f.insert(b"apple")?;
 /// let bytes = f.to_bytes();
-/// let view = BlockedBloomView::new(&bytes).unwrap();
+/// let view = BlockedBloomView::new(&bytes)?;
 /// assert!(view.contains(b"apple"));
 /// assert_eq!(view.contains_hash(hash_key(b"pear")), f.contains_hash(hash_key(b"pear")));
 /// assert_eq!(view.size_in_bytes(), f.size_in_bytes());
+/// # Ok::<(), amq::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct BlockedBloomView<'a> {
@@ -98,20 +99,29 @@ impl<'a> BlockedBloomView<'a> {
         })
     }
 
-    /// Whether the key with this hash may be in the set.
+    /// The portable query on the bytes.
     #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
+    fn query(&self, hash: u64) -> bool {
         let block = self.words(block_of(hash, self.num_blocks));
         block_matches_by(|w| block[w], hash, self.num_probes)
     }
 
     /// [`BlockedBloom::contains_prepared`] on the bytes: one block load and
-    /// an 8-word compare when the probe was prepared for this probe count.
+    /// an 8-word compare.
+    ///
+    /// ```
+    /// use amq::bloom::BlockedBloomView;
+    /// use amq::{BlockedBloom, Filter, FilterSizing, Insert, PreparedHash};
+    /// let mut f = BlockedBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"k")?;
+    /// let bytes = f.to_bytes();
+    /// let view = BlockedBloomView::new(&bytes)?;
+    /// assert!(view.contains_prepared(&mut PreparedHash::new(amq::hash_key(b"k"))));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     #[inline]
-    pub fn contains_prepared(&self, probe: &BlockedProbe) -> bool {
-        if probe.num_probes != self.num_probes {
-            return self.contains_hash(probe.hash);
-        }
+    pub fn contains_prepared(&self, key: &mut PreparedHash) -> bool {
+        let probe = key.blocked(self.num_probes);
         let block = self.words(block_of(probe.hash, self.num_blocks));
         mask_matches(&probe.mask, |w| block[w])
     }
@@ -138,14 +148,14 @@ impl<'a> BlockedBloomView<'a> {
 
 impl Filter for BlockedBloomView<'_> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        BlockedBloomView::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.query(hash.get())
     }
 
-    /// The owned filter's pipeline (`pipelined`), with the portable probe.
-    fn contains_many(&self, hashes: &[u64], out: &mut [bool]) {
+    /// The owned filter's pipeline, with the portable probe.
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         crate::prefetch::pipelined::<_, QUERY_DEPTH>(
-            hashes,
+            hash::raw(hashes),
             out,
             |h| {
                 let b = block_of(h, self.num_blocks);
@@ -160,8 +170,8 @@ impl Filter for BlockedBloomView<'_> {
     }
 
     #[inline]
-    fn prefetch_hash(&self, hash: u64) {
-        prefetch(&self.payload[block_of(hash, self.num_blocks) * BLOCK_BYTES]);
+    fn prefetch_hash(&self, hash: KeyHash) {
+        prefetch(&self.payload[block_of(hash.get(), self.num_blocks) * BLOCK_BYTES]);
     }
 
     fn size_in_bytes(&self) -> usize {

@@ -15,7 +15,7 @@
 use super::{ProbeSeq, StandardBloom};
 use crate::error::invalid;
 use crate::zeroed::zeroed_vec;
-use crate::Error;
+use crate::{Error, KeyHash};
 
 /// The `k` bit positions of one key in a filter of `m` bits, in probe order:
 /// from [`StandardBloom::probe_positions`].
@@ -125,9 +125,9 @@ impl StandardBloom {
     /// assert!(positions.iter().all(|&b| b < 1 << 16));
     /// ```
     #[inline]
-    pub fn probe_positions(&self, hash: u64) -> ProbePositions {
+    pub fn probe_positions(&self, hash: KeyHash) -> ProbePositions {
         ProbePositions {
-            seq: ProbeSeq::new(hash),
+            seq: ProbeSeq::new(hash.get()),
             num_bits: self.num_bits(),
             left: self.num_probes,
         }

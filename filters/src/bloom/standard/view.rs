@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use super::{parse_frame, probes_all_set, StandardBloom};
 use crate::bloom::count_as_usize;
 use crate::format::{self, Checksum};
-use crate::{math, Error, Filter, FilterKind};
+use crate::{math, Error, Filter, FilterKind, KeyHash};
 
 /// A [`StandardBloom`] read in place from its bytes ([`Filter::to_bytes`]).
 /// [`new`](Self::new) checks everything, checksum included;
@@ -22,7 +22,7 @@ use crate::{math, Error, Filter, FilterKind};
 /// use amq::bloom::StandardBloomView;
 /// use amq::{hash_key, Filter, StandardBloom};
 ///
-/// let mut f = StandardBloom::with_fpr(1_000, 0.01).unwrap();
+/// let mut f = StandardBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
 /// f.insert(b"apple");
 /// let bytes = f.to_bytes();
 /// let view = StandardBloomView::new(&bytes).unwrap();
@@ -79,12 +79,6 @@ impl<'a> StandardBloomView<'a> {
         self.num_probes
     }
 
-    /// Whether the key with this hash may be in the set.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        probes_all_set(|w| self.word(w), self.num_bits(), self.num_probes, hash)
-    }
-
     /// The filter copied out of the bytes.
     pub fn to_filter(&self) -> Result<StandardBloom, Error> {
         StandardBloom::from_frame(format::decode_kind_with(
@@ -97,8 +91,8 @@ impl<'a> StandardBloomView<'a> {
 
 impl Filter for StandardBloomView<'_> {
     #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        StandardBloomView::contains_hash(self, hash)
+    fn contains_hash(&self, hash: KeyHash) -> bool {
+        probes_all_set(|w| self.word(w), self.num_bits(), self.num_probes, hash.get())
     }
 
     fn size_in_bytes(&self) -> usize {
