@@ -452,7 +452,7 @@ mod tests {
         b[40] = 1;
         assert_eq!(
             decode_with(&b, Checksum::Trusted).unwrap_err(),
-            FormatError::NonZeroPadding
+            Error::Format(FormatError::NonZeroPadding)
         );
         for n in 0..b.len() {
             assert!(decode_with(&b[..n], Checksum::Trusted).is_err(), "prefix {n}");

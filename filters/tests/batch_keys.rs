@@ -1,4 +1,4 @@
-//! `Filter::contains_many_keys` (hash a batch of byte keys, then probe it with
+//! `Filter::contains_keys` (hash a batch of byte keys, then probe it with
 //! `contains_many`) against the one-key path `contains` and a `HashSet` model,
 //! for every kind (through `AnyFilter`, through `&dyn Filter`, and on the
 //! concrete types), with batch lengths around the internal batch of 64.
@@ -11,12 +11,12 @@ use amq::{hash_key, AnyFilter, BlockedBloom, Filter, FilterKind, FilterSizing, I
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-/// Checks `contains_many_keys` on `f` answers as `contains` key by key, with
+/// Checks `contains_keys` on `f` answers as `contains` key by key, with
 /// every key of `model` found.
 fn check(f: &dyn Filter, queries: &[Vec<u8>], model: &HashSet<Vec<u8>>) {
     let refs: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
     let mut out = vec![false; refs.len()];
-    f.contains_many_keys(&refs, &mut out);
+    f.contains_keys(&refs, &mut out);
     for (k, &o) in refs.iter().zip(&out) {
         assert_eq!(o, f.contains(k), "{:?} key {k:?}", f.kind());
         if model.contains(*k) {
@@ -33,7 +33,7 @@ proptest! {
     #![proptest_config(common::proptest_config(48))]
 
     #[test]
-    fn contains_many_keys_agrees_with_contains_for_every_kind(
+    fn contains_keys_agrees_with_contains_for_every_kind(
         keys in byte_keys(),
         extra in byte_keys(),
         query_len in 0..400usize,
@@ -67,7 +67,7 @@ proptest! {
 
 #[test]
 #[should_panic(expected = "length mismatch")]
-fn contains_many_keys_checks_lengths() {
+fn contains_keys_checks_lengths() {
     let f = BlockedBloom::new(10, FilterSizing::Fpr(0.01)).unwrap();
-    f.contains_many_keys(&[b"a"], &mut [false, false]);
+    f.contains_keys(&[b"a"], &mut [false, false]);
 }

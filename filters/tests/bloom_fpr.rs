@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, StandardBloom};
+use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, FilterSizing, StandardBloom};
 
 const N: usize = 100_000;
 const ABSENT: usize = 1_000_000;
@@ -35,7 +35,7 @@ fn measure(f: &dyn Filter) -> f64 {
     common::assert_no_false_negatives(f, present);
     let single = common::measured_fpr(f, absent);
     let mut out = vec![false; absent.len()];
-    f.contains_many(absent, &mut out);
+    f.contains_hashes(absent, &mut out);
     let batch = out.iter().filter(|&&b| b).count() as f64 / absent.len() as f64;
     assert_eq!(
         single,

@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashMap;
 
 use amq::hash::remix;
-use amq::{AnyFilter, CuckooFilter, Error, Filter, FilterKind, FromBytes, Insert, Remove};
+use amq::{AnyFilter, CuckooFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, Remove};
 use proptest::prelude::*;
 
 const WIDTHS: [u32; 3] = [8, 12, 16];
@@ -285,7 +285,7 @@ fn contains_many_matches_single_queries() {
         let mut probe = keys.clone();
         probe.extend(common::absent_hashes(3, 20_000, &keys));
         let mut out = vec![false; probe.len()];
-        f.contains_many(&probe, &mut out);
+        f.contains_hashes(&probe, &mut out);
         for (&h, &o) in probe.iter().zip(&out) {
             assert_eq!(o, f.contains_hash(h));
         }

@@ -20,7 +20,7 @@ fn replay(bytes: &[u8]) {
     assert_eq!(any.to_bytes(), bytes);
     let h = hash_key(b"inserted after decoding");
     let mut probes = vec![false; 3];
-    any.contains_many(&[1, 2, 3], &mut probes);
+    any.contains_hashes(&[1, 2, 3], &mut probes);
     let after: Option<Box<dyn Filter>> = match any {
         AnyFilter::StandardBloom(mut f) => {
             f.insert_hash(h);

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use amq::{AtomicBlockedBloom, BlockedBloom, Filter, FromBytes, Insert, ParquetBloom, Ribbon, RibbonParams};
+use amq::{AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, ParquetBloom, Ribbon, RibbonParams};
 
 /// Set in a child: check the kernels against its `AMQ_KERNEL`.
 const CHILD: &str = "AMQ_KERNELS_CHILD";
@@ -37,7 +37,7 @@ fn check_kernels() {
     for f in [&b as &dyn Filter, &r, &p, &p_decoded] {
         assert!(keys.iter().all(|&h| f.contains_hash(h)));
         let mut out = vec![false; keys.len()];
-        f.contains_many(&keys, &mut out);
+        f.contains_hashes(&keys, &mut out);
         assert!(out.iter().all(|&o| o));
     }
     let a = AtomicBlockedBloom::from(b);

@@ -1,7 +1,7 @@
 //! Impossible construction parameters give a typed error, never a panic,
 //! an abort or a hang, for every Bloom constructor.
 
-use amq::{math, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, StandardBloom};
+use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterSizing, StandardBloom, math};
 
 /// Every Bloom constructor that takes a target FPR, by name, reduced to
 /// "did it build, and what does the formula promise at capacity".

@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashSet;
 
 use amq::ribbon::{LINE_SHARD_KEYS, SHARD_KEYS};
-use amq::{AnyFilter, Error, Filter, FilterKind, FromBytes, Ribbon, RibbonParams};
+use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Ribbon, RibbonParams};
 use common::{absent_hashes, assert_fpr_close, assert_no_false_negatives, hashes, measured_fpr};
 use proptest::prelude::*;
 
@@ -45,14 +45,14 @@ proptest! {
         let model: HashSet<u64> = keys.iter().copied().collect();
         let probe: Vec<u64> = (0..200u64).map(|i| amq::hash::remix(i, 99)).filter(|h| !model.contains(h)).collect();
         let mut out = vec![false; probe.len()];
-        f.contains_many(&probe, &mut out);
+        f.contains_hashes(&probe, &mut out);
         for (h, o) in probe.iter().zip(out) {
             prop_assert_eq!(f.contains_hash(*h), o);
         }
         // The batch path finds every stored key too (batches of 16 plus a
         // partial one).
         let mut found = vec![false; keys.len()];
-        f.contains_many(&keys, &mut found);
+        f.contains_hashes(&keys, &mut found);
         prop_assert!(found.iter().all(|&b| b));
     }
 

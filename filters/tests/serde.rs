@@ -7,7 +7,7 @@ mod common;
 
 use std::fmt::Debug;
 
-use amq::{AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, StandardBloom};
+use amq::{AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, FilterSizing, StandardBloom};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 

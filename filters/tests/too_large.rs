@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use amq::{BinaryFuse8, CountingBloom, CuckooFilter, Error, StandardBloom, Xor8};
+use amq::{BinaryFuse8, CountingBloom, CuckooFilter, Error, FilterSizing, StandardBloom, Xor8};
 
 /// Set in the child: run the allocations instead of spawning.
 const CHILD: &str = "AMQ_TOO_LARGE_CHILD";

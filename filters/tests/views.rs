@@ -59,7 +59,7 @@ fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[u64]) {
     assert_eq!(view.expected_fpr().to_bits(), owned.expected_fpr().to_bits());
     assert_eq!(view.to_bytes(), owned.to_bytes());
     let mut many = vec![false; probes.len()];
-    view.contains_many(probes, &mut many);
+    view.contains_hashes(probes, &mut many);
     let mut prepared_owned = PreparedHash::new(0);
     for (&h, &m) in probes.iter().zip(&many) {
         let want = owned.contains_hash(h);
@@ -256,7 +256,7 @@ fn damaged_bytes_never_panic() {
                 assert!(FilterView::new(&b).is_err(), "{kind:?} byte {i} bit {bit}");
                 if let Ok(v) = FilterView::trusted(&b) {
                     let mut out = vec![false; probes.len()];
-                    v.contains_many(&probes, &mut out);
+                    v.contains_hashes(&probes, &mut out);
                     for &h in &probes {
                         v.contains_hash(h);
                         v.contains_prepared(&mut PreparedHash::new(h));

@@ -620,13 +620,13 @@ mod tests {
                 f.put(hot).unwrap();
             }
             let before = f.clone();
-            assert_eq!(f.put(hot), Err(Error::Full));
+            assert_eq!(f.put(hot), Err(Error::TooManyCopies));
             assert_eq!(f, before, "a refused insert changes nothing");
             assert!(!f.is_full());
             for i in 0..9_000u64 {
                 f.put(remix(i, 7)).unwrap();
             }
-            assert_eq!(f.count_hash(hot), copies);
+            assert_eq!(f.count_hash(KeyHash::from_well_mixed(hot)), copies);
             for _ in 0..copies {
                 f.take(hot).unwrap();
             }

@@ -8,26 +8,32 @@ use std::collections::HashSet;
 use std::fmt::Debug;
 
 use amq::hash::remix;
-use amq::{AnyFilter, Filter, FromBytes, StaticFilter};
+use amq::{AnyFilter, Filter, FromBytes, KeyHash, StaticFilter};
+
+/// The well-mixed hash `remix(i, seed)` (SplitMix64's finaliser) as a
+/// [`KeyHash`].
+pub fn mixed(i: u64, seed: u64) -> KeyHash {
+    KeyHash::from_well_mixed(remix(i, seed))
+}
 
 /// `n` distinct pseudo-random key hashes, reproducible from `seed`.
 /// (`remix` is a bijection for a fixed seed, so distinct inputs stay distinct.)
-pub fn hashes(seed: u64, n: usize) -> Vec<u64> {
-    (0..n as u64).map(|i| remix(i, seed)).collect()
+pub fn hashes(seed: u64, n: usize) -> Vec<KeyHash> {
+    (0..n as u64).map(|i| mixed(i, seed)).collect()
 }
 
 /// `n` hashes disjoint from `present` (checked, not assumed).
-pub fn absent_hashes(seed: u64, n: usize, present: &[u64]) -> Vec<u64> {
-    let present: HashSet<u64> = present.iter().copied().collect();
+pub fn absent_hashes(seed: u64, n: usize, present: &[KeyHash]) -> Vec<KeyHash> {
+    let present: HashSet<KeyHash> = present.iter().copied().collect();
     (0..u64::MAX)
-        .map(|i| remix(i, seed ^ 0xA5A5_5A5A_DEAD_BEEF))
+        .map(|i| mixed(i, seed ^ 0xA5A5_5A5A_DEAD_BEEF))
         .filter(|h| !present.contains(h))
         .take(n)
         .collect()
 }
 
 /// Fraction of `absent` that the filter (wrongly) reports as present.
-pub fn measured_fpr(f: &dyn Filter, absent: &[u64]) -> f64 {
+pub fn measured_fpr(f: &dyn Filter, absent: &[KeyHash]) -> f64 {
     absent.iter().filter(|&&h| f.contains_hash(h)).count() as f64 / absent.len() as f64
 }
 
@@ -41,27 +47,28 @@ pub fn assert_fpr_close(name: &str, measured: f64, expected: f64, rel: f64) {
 }
 
 /// Asserts the filter reports every hash in `keys` as present.
-pub fn assert_no_false_negatives(f: &dyn Filter, keys: &[u64]) {
+pub fn assert_no_false_negatives(f: &dyn Filter, keys: &[KeyHash]) {
     for &h in keys {
         assert!(
             f.contains_hash(h),
-            "false negative for hash {h:#018x} in {:?}",
+            "false negative for hash {:#018x} in {:?}",
+            h.get(),
             f.kind()
         );
     }
     // The batch path must agree.
     let mut out = vec![false; keys.len()];
-    f.contains_many(keys, &mut out);
+    f.contains_hashes(keys, &mut out);
     assert!(
         out.iter().all(|&b| b),
-        "contains_many gave a false negative in {:?}",
+        "contains_hashes gave a false negative in {:?}",
         f.kind()
     );
 }
 
 /// `to_bytes` → `from_bytes` gives an equal filter, and `AnyFilter` decodes
 /// the same bytes to a filter of the same kind with the same answers.
-pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[u64]) {
+pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[KeyHash]) {
     let bytes = f.to_bytes();
     let back = F::from_bytes(&bytes).expect("round trip");
     assert_eq!(&back, f);
@@ -79,7 +86,7 @@ pub fn assert_round_trip<F: FromBytes + PartialEq + Debug>(f: &F, probe: &[u64])
 /// change (all 255 other values of every byte) is an `Err` or decodes to a
 /// filter that still finds every key of `keys`. Never a panic (a panic fails
 /// the test). Meant for small filters: it decodes `255 · len` inputs.
-pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
+pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[KeyHash]) {
     let bytes = f.to_bytes();
     for n in 0..bytes.len() {
         assert!(
@@ -109,17 +116,17 @@ pub fn assert_corruption_safe<F: FromBytes>(f: &F, keys: &[u64]) {
     }
 }
 
-/// `contains_many` answers exactly what `contains_hash` answers, for the
+/// `contains_hashes` answers exactly what `contains_hash` answers, for the
 /// whole of `probes` and for suffixes of several lengths (so batches that end
 /// part-way through a prefetch group are covered too).
-pub fn assert_contains_many_agrees(f: &dyn Filter, probes: &[u64]) {
+pub fn assert_contains_hashes_agrees(f: &dyn Filter, probes: &[KeyHash]) {
     let single: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
     let mut out = vec![false; probes.len()];
-    f.contains_many(probes, &mut out);
+    f.contains_hashes(probes, &mut out);
     assert_eq!(
         out,
         single,
-        "contains_many disagrees with contains_hash in {:?}",
+        "contains_hashes disagrees with contains_hash in {:?}",
         f.kind()
     );
     for len in [0, 1, probes.len() / 3, probes.len().saturating_sub(1)] {
@@ -127,26 +134,26 @@ pub fn assert_contains_many_agrees(f: &dyn Filter, probes: &[u64]) {
         let tail = &probes[probes.len() - len..];
         // Pre-fill with `true` so an untouched slot would show up as a mismatch.
         let mut out = vec![true; len];
-        f.contains_many(tail, &mut out);
+        f.contains_hashes(tail, &mut out);
         assert_eq!(
             out,
             single[probes.len() - len..],
-            "contains_many on a suffix of {len}"
+            "contains_hashes on a suffix of {len}"
         );
     }
 }
 
 /// Builds a static filter and checks it against the set model: every key is
-/// found, the key count is the number of distinct hashes, `contains_many`
+/// found, the key count is the number of distinct hashes, `contains_hashes`
 /// agrees with `contains_hash` on `probes` (and finds every key among them),
 /// and an empty filter contains nothing at no space and no FPR.
-pub fn check_static_model<F: StaticFilter>(keys: &[u64], probes: &[u64], params: &F::Params) -> F {
-    let model: HashSet<u64> = keys.iter().copied().collect();
+pub fn check_static_model<F: StaticFilter>(keys: &[KeyHash], probes: &[KeyHash], params: &F::Params) -> F {
+    let model: HashSet<KeyHash> = keys.iter().copied().collect();
     let f = F::build_with(keys, params).expect("build");
     assert_eq!(f.num_keys(), model.len());
     assert_no_false_negatives(&f, keys);
     let mut out = vec![false; probes.len()];
-    f.contains_many(probes, &mut out);
+    f.contains_hashes(probes, &mut out);
     for (&h, &o) in probes.iter().zip(&out) {
         assert_eq!(o, f.contains_hash(h));
         if model.contains(&h) {
@@ -230,11 +237,11 @@ pub fn to_hex(bytes: &[u8]) -> String {
 /// False positives among `count` hashes `remix(i, seed)` that are absent
 /// from `keys`. Streamed, so a large `count` needs no allocation; the few
 /// positives are checked against the sorted keys.
-pub fn false_positives(f: &dyn Filter, keys: &[u64], seed: u64, count: u64) -> u64 {
+pub fn false_positives(f: &dyn Filter, keys: &[KeyHash], seed: u64, count: u64) -> u64 {
     let mut sorted = keys.to_vec();
     sorted.sort_unstable();
     (0..count)
-        .map(|i| remix(i, seed))
+        .map(|i| mixed(i, seed))
         .filter(|h| f.contains_hash(*h) && sorted.binary_search(h).is_err())
         .count() as u64
 }
@@ -253,7 +260,7 @@ pub fn exercise(f: &dyn Filter, forged: &[u8]) {
     assert_eq!(f.to_bytes(), forged, "decoding is not faithful");
     let probes = hashes(5, 100);
     let mut out = vec![false; probes.len()];
-    f.contains_many(&probes, &mut out);
+    f.contains_hashes(&probes, &mut out);
     for (&h, &o) in probes.iter().zip(&out) {
         assert_eq!(f.contains_hash(h), o);
     }

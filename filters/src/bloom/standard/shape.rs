@@ -137,17 +137,16 @@ impl StandardBloom {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Filter;
+    use crate::{Filter, Insert};
 
     #[test]
     fn positions_agree_with_insert_and_contains() {
         let mut f = StandardBloom::with_shape(64 * 37, 6).unwrap();
         for i in 0..200u64 {
-            let h = crate::hash::remix(i, 3);
-            f.insert_hash(h);
+            f.insert_hash(crate::hash_u64(i)).unwrap();
         }
         for i in 0..2000u64 {
-            let h = crate::hash::remix(i, 3);
+            let h = crate::hash_u64(i);
             let by_positions = f
                 .probe_positions(h)
                 .all(|b| f.words()[(b / 64) as usize] >> (b % 64) & 1 == 1);
