@@ -32,6 +32,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// whole 2 MiB page once aligned, and a small filter usually sits in cache.
 ///
 /// ```
+/// use amq::FilterSizing;
 /// // A blocked Bloom filter of 10 bits/key reaches it at about 3.4M keys.
 /// assert_eq!(amq::huge_pages::MIN_BYTES, 4 << 20);
 /// let f = amq::BlockedBloom::new(3_400_000, FilterSizing::BitsPerKey(10.0)).unwrap();
@@ -48,6 +49,7 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 /// with the feature). Tables already allocated keep what they have.
 ///
 /// ```
+/// use amq::FilterSizing;
 /// amq::huge_pages::set_enabled(false); // ordinary pages from here on
 /// let f = amq::BlockedBloom::new(1 << 20, FilterSizing::BitsPerKey(40.0)).unwrap();
 /// amq::huge_pages::set_enabled(true);

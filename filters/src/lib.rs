@@ -28,7 +28,7 @@
 //!
 //! ```
 //! use amq::plan::Planner;
-//! use amq::{hash_key, BlockedBloom, Filter, FilterKind, StandardBloom};
+//! use amq::{hash_key, BlockedBloom, Filter, FilterKind, FilterSizing, Insert, StandardBloom};
 //!
 //! // Which filter? A static set of 1,000 keys at 1%: Ribbon.
 //! let plan = Planner::for_keys(1_000).fpr(0.01).plan().unwrap();
@@ -36,8 +36,8 @@
 //!
 //! let mut a = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
 //! let mut b = StandardBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
-//! a.insert(b"apple");
-//! b.insert(b"pear");
+//! a.insert(b"apple").unwrap();
+//! b.insert(b"pear").unwrap();
 //!
 //! // One hash, many filters: what an LSM read does for each SSTable.
 //! let h = hash_key(b"apple");

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use amq::plan::Planner;
-//! use amq::{hash_key, Filter, FilterKind};
+//! use amq::{hash_key, hash_u64, Filter, FilterKind, KeyHash};
 //!
 //! // A static set of 10,000 keys at 1% FPR: Ribbon, within 5% of the
 //! // log2(1/FPR) limit.
@@ -180,6 +180,7 @@ impl fmt::Display for Params {
 /// ```
 /// use amq::plan::{Planner, Priority};
 /// use amq::FilterKind;
+/// use amq::Filter;
 ///
 /// // A set that grows after it is built, where speed matters most.
 /// let plan = Planner::for_keys(1_000_000)
@@ -309,6 +310,7 @@ impl Planner {
     /// ```
     /// use amq::plan::Planner;
     /// use amq::FilterKind;
+    /// use amq::Filter;
     /// let r = Planner::for_keys(1_000_000).fpr(0.001).deletes(true).rank()?;
     /// let kinds: Vec<FilterKind> = r.plans().iter().map(|p| p.kind()).collect();
     /// assert_eq!(kinds, [FilterKind::CuckooFilter, FilterKind::CountingBloom]);
@@ -714,7 +716,7 @@ impl Shape {
 /// predicted by [`predict`] without building it.
 ///
 /// ```
-/// use amq::{plan, FilterKind, FilterSizing};
+/// use amq::{plan, Filter, FilterKind, FilterSizing};
 /// let p = plan::predict(FilterKind::Ribbon, 1_000_000, FilterSizing::Fpr(0.01))?;
 /// assert!(p.bits_per_key() < 7.0);
 /// # Ok::<(), amq::Error>(())
@@ -731,9 +733,9 @@ impl Prediction {
     /// filter with the keys predicted for.
     ///
     /// ```
-    /// use amq::{plan, FilterKind, FilterSizing};
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
     /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
-    /// assert_eq!(p.size_in_bytes(), 1_230);
+    /// assert_eq!(p.size_in_bytes(), 1_263);
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> u64 {
@@ -743,7 +745,7 @@ impl Prediction {
     /// Bits per key: `size_in_bytes · 8 / keys`.
     ///
     /// ```
-    /// use amq::{plan, FilterKind, FilterSizing};
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
     /// let p = plan::predict(FilterKind::BlockedBloom, 1000, FilterSizing::BitsPerKey(10.0))?;
     /// assert_eq!(p.bits_per_key(), 10.24);
     /// # Ok::<(), amq::Error>(())
@@ -756,7 +758,7 @@ impl Prediction {
     /// filled with the keys predicted for.
     ///
     /// ```
-    /// use amq::{plan, FilterKind, FilterSizing};
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
     /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
     /// assert_eq!(p.expected_fpr(), 1.0 / 256.0);
     /// # Ok::<(), amq::Error>(())
@@ -775,7 +777,7 @@ impl Prediction {
 /// `amq-lsm`'s Monkey allocation does.
 ///
 /// ```
-/// use amq::{plan, FilterKind, FilterSizing};
+/// use amq::{plan, Filter, FilterKind, FilterSizing};
 /// let p = plan::predict(FilterKind::BlockedBloom, 1_000_000, FilterSizing::Fpr(0.01))?;
 /// assert!(p.size_in_bytes() > 1_000_000 && p.size_in_bytes() < 1_400_000);
 /// assert!((p.expected_fpr() / 0.01 - 1.0).abs() < 0.05);
@@ -969,11 +971,12 @@ impl Plan {
     /// ```
     /// use amq::plan::Planner;
     /// use amq::Filter;
+    /// use amq::Insert;
     /// let plan = Planner::for_keys(1000).fpr(0.01).concurrent_inserts(true).plan()?;
     /// let f = plan.new_concurrent_filter()?;
     /// std::thread::scope(|s| {
-    ///     s.spawn(|| f.insert(b"a"));
-    ///     s.spawn(|| f.insert(b"b"));
+    ///     s.spawn(|| f.insert(b"a").unwrap());
+    ///     s.spawn(|| f.insert(b"b").unwrap());
     /// });
     /// assert!(f.contains(b"a") && f.contains(b"b"));
     /// # Ok::<(), amq::Error>(())
@@ -1012,6 +1015,7 @@ impl Excluded {
 ///
 /// ```
 /// use amq::plan::Planner;
+/// use amq::Filter;
 /// let r = Planner::for_keys(1_000_000).fpr(0.01).rank()?;
 /// let table = r.to_string();
 /// assert!(table.contains("| 1 | Ribbon |"));

@@ -271,7 +271,7 @@ fn size_factor(n: usize, arity: FuseArity) -> f64 {
 /// Use the aliases [`BinaryFuse8`], [`BinaryFuse16`] and [`BinaryFuse32`].
 ///
 /// ```
-/// use amq::{hash_key, BinaryFuse8, Filter};
+/// use amq::{hash_key, hash_u64, BinaryFuse8, Filter, KeyHash};
 /// use amq::xor::FuseParams;
 ///
 /// let keys: Vec<KeyHash> = (0..100_000u64).map(hash_u64).collect();

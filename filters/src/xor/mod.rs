@@ -51,7 +51,7 @@
 //!
 //! ```
 //! use amq::{BinaryFuse8, Filter, Xor8};
-//! let keys: Vec<u64> = (0..10_000u64).map(|i| amq::hash::remix(i, 42)).collect();
+//! let keys: Vec<amq::KeyHash> = (0..10_000u64).map(amq::hash_u64).collect();
 //! let mut with_dups = keys.clone();
 //! with_dups.extend_from_slice(&keys); // every key twice
 //! let x = Xor8::build(&with_dups).unwrap();

@@ -190,7 +190,7 @@ impl BlockedBloom {
     /// this says which speed to expect.
     ///
     /// ```
-    /// use amq::{BlockedBloom, FilterSizing};
+    /// use amq::{BlockedBloom, Filter, FilterSizing};
     /// let f = BlockedBloom::new(1000, FilterSizing::BitsPerKey(10.0))?;
     /// assert!(["avx512", "avx2", "portable"].contains(&f.query_kernel()));
     /// # Ok::<(), amq::Error>(())

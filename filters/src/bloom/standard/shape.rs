@@ -72,10 +72,11 @@ impl StandardBloom {
     ///
     /// ```
     /// use amq::StandardBloom;
+    /// use amq::{Filter, Insert};
     /// let mut a = StandardBloom::with_shape(2048, 4).unwrap();
     /// let mut b = StandardBloom::with_shape(2048, 4).unwrap();
-    /// a.insert(b"x");
-    /// b.insert(b"y");
+    /// a.insert(b"x").unwrap();
+    /// b.insert(b"y").unwrap();
     /// a.union(&b).unwrap();
     /// assert!(a.contains(b"x") && a.contains(b"y"));
     /// assert_eq!((a.num_bits(), a.num_probes()), (2048, 4));
@@ -101,9 +102,10 @@ impl StandardBloom {
     ///
     /// ```
     /// use amq::StandardBloom;
+    /// use amq::Insert;
     /// let mut f = StandardBloom::with_shape(256, 3).unwrap();
     /// let h = amq::hash_key(b"k");
-    /// f.insert_hash(h);
+    /// f.insert_hash(h).unwrap();
     /// for b in f.probe_positions(h) {
     ///     assert_eq!(f.words()[(b / 64) as usize] >> (b % 64) & 1, 1);
     /// }

@@ -20,10 +20,10 @@ use crate::{math, Error, Filter, FilterKind, KeyHash};
 ///
 /// ```
 /// use amq::bloom::StandardBloomView;
-/// use amq::{hash_key, Filter, StandardBloom};
+/// use amq::{hash_key, Filter, FilterSizing, Insert, StandardBloom};
 ///
 /// let mut f = StandardBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
-/// f.insert(b"apple");
+/// f.insert(b"apple").unwrap();
 /// let bytes = f.to_bytes();
 /// let view = StandardBloomView::new(&bytes).unwrap();
 /// assert!(view.contains(b"apple"));
