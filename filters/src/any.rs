@@ -342,7 +342,11 @@ mod tests {
                 assert!(!f.contains_hash(h), "{kind:?}");
             }
         }
-        assert_eq!(built, FilterKind::ALL.len() - 1, "every key-hashed kind builds from no keys");
+        assert_eq!(
+            built,
+            FilterKind::ALL.len() - 1,
+            "every key-hashed kind builds from no keys"
+        );
     }
 
     #[test]
@@ -376,11 +380,17 @@ mod tests {
         let before = x.clone();
         assert_eq!(
             x.insert_hash(crate::hash_u64(2)),
-            Err(Error::Unsupported { kind: FilterKind::Ribbon, operation: "insert" })
+            Err(Error::Unsupported {
+                kind: FilterKind::Ribbon,
+                operation: "insert"
+            })
         );
         assert_eq!(
             x.remove_hash(crate::hash_u64(1)),
-            Err(Error::Unsupported { kind: FilterKind::Ribbon, operation: "remove" })
+            Err(Error::Unsupported {
+                kind: FilterKind::Ribbon,
+                operation: "remove"
+            })
         );
         assert_eq!(x, before);
         let _ = vec![0u8]; // `vec!` is used by the proptest above

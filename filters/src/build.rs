@@ -10,60 +10,9 @@
 use alloc::vec::Vec;
 
 use crate::{
-    AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
-    CuckooFilter, Error, FilterKind, HashScheme, Insert, KeyHash, Ribbon, RibbonParams, StandardBloom, Xor16,
-    Xor8,
+    AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
+    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, Ribbon, StandardBloom, Xor16, Xor8,
 };
-
-/// How big a filter should be: about this many bits per key, or a target
-/// false-positive rate. Every constructor that sizes a filter takes one:
-/// `new(expected_keys, sizing)` for the kinds that take inserts,
-/// `build(hashes, sizing)` for Ribbon, and [`AnyFilter::new`] /
-/// [`AnyFilter::build`] for a kind chosen at run time.
-///
-/// Xor and binary fuse filters have a fixed fingerprint width (8, 16 or 32
-/// bits), which alone sets their space and false-positive rate, so their
-/// `build` takes no sizing and [`AnyFilter::build`] ignores it for them.
-///
-/// ```
-/// use amq::{BlockedBloom, FilterSizing};
-/// assert!(FilterSizing::BitsPerKey(10.0).validate().is_ok());
-/// assert!(FilterSizing::Fpr(0.01).validate().is_ok());
-/// assert!(FilterSizing::Fpr(1.5).validate().is_err());
-/// let f = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
-/// # Ok::<(), amq::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FilterSizing {
-    /// About this many bits of filter per key, in `(0, 1000]`.
-    BitsPerKey(f64),
-    /// A target false-positive rate in `(0, 1)`.
-    Fpr(f64),
-}
-
-impl FilterSizing {
-    /// Checks the number is in its domain: bits/key in `(0, 1000]`, an FPR in
-    /// `(0, 1)`. Each kind may narrow the domain further when it builds.
-    ///
-    /// ```
-    /// use amq::FilterSizing;
-    /// assert!(FilterSizing::BitsPerKey(f64::NAN).validate().is_err());
-    /// ```
-    pub fn validate(self) -> Result<Self, Error> {
-        match self {
-            FilterSizing::BitsPerKey(b) if b > 0.0 && b <= 1000.0 => Ok(self),
-            FilterSizing::BitsPerKey(_) => Err(Error::InvalidParameter {
-                name: "bits_per_key",
-                reason: "must be in (0, 1000]",
-            }),
-            FilterSizing::Fpr(p) if p > 0.0 && p < 1.0 => Ok(self),
-            FilterSizing::Fpr(_) => Err(Error::InvalidParameter {
-                name: "fpr",
-                reason: "must be strictly between 0 and 1",
-            }),
-        }
-    }
-}
 
 impl AnyFilter {
     /// Builds a filter of `kind` holding every hash in `hashes`, sized by
@@ -168,14 +117,6 @@ fn parquet_from_key_hashes() -> Error {
     Error::WrongHashScheme {
         expected: HashScheme::ParquetXxh64,
         found: HashScheme::Xxh3Seeded,
-    }
-}
-
-/// The Ribbon parameters for `sizing`.
-pub(crate) fn ribbon_params(sizing: FilterSizing) -> Result<RibbonParams, Error> {
-    match sizing {
-        FilterSizing::BitsPerKey(b) => RibbonParams::with_bits_per_key(b),
-        FilterSizing::Fpr(p) => RibbonParams::with_fpr(p),
     }
 }
 

@@ -138,7 +138,9 @@ impl fmt::Display for Error {
             }
             Error::TooLarge => f.write_str("requested filter size is too large"),
             Error::Full => f.write_str("filter is full; no key was lost"),
-            Error::TooManyCopies => f.write_str("the filter holds as many copies of this key as it can; no key was lost"),
+            Error::TooManyCopies => {
+                f.write_str("the filter holds as many copies of this key as it can; no key was lost")
+            }
             Error::NotPresent => f.write_str("key is definitely not in the filter"),
             Error::Incompatible => f.write_str("filters have different parameters"),
             Error::BuildFailed { attempts } => {
@@ -148,7 +150,9 @@ impl fmt::Display for Error {
             Error::WrongHashScheme { expected, found } => {
                 write!(f, "the filter takes {expected:?} hashes, not {found:?} hashes")
             }
-            Error::Unsupported { kind, operation } => write!(f, "a {kind:?} filter does not support {operation}"),
+            Error::Unsupported { kind, operation } => {
+                write!(f, "a {kind:?} filter does not support {operation}")
+            }
         }
     }
 }

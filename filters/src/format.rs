@@ -354,6 +354,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What a borrowed view's `to_bytes` returns: the frame itself when it is
+/// in the current format version (the encoders are deterministic, so
+/// that is what the owned filter would write), else the owned filter's
+/// bytes (`reencode`). Should a trusted frame no longer decode, the frame
+/// is returned as it is: `to_bytes` has no error to give, and the bytes
+/// will fail their checksum wherever they are read next.
+pub(crate) fn current_bytes(frame: &[u8], reencode: impl FnOnce() -> Result<Vec<u8>, Error>) -> Vec<u8> {
+    if frame.get(4..6) == Some(&FORMAT_VERSION.to_le_bytes()[..]) {
+        return frame.to_vec();
+    }
+    reencode().unwrap_or_else(|_| frame.to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,7 +408,10 @@ mod tests {
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(decode(&longer).unwrap_err(), Error::Format(FormatError::TrailingBytes));
+        assert_eq!(
+            decode(&longer).unwrap_err(),
+            Error::Format(FormatError::TrailingBytes)
+        );
     }
 
     /// The same frame in version 1: no padding, version bytes `01 00`.
@@ -433,12 +449,18 @@ mod tests {
         let end = b.len() - CHECKSUM_LEN;
         let sum = xxh3_64(&b[..end]);
         b[end..].copy_from_slice(&sum.to_le_bytes());
-        assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::NonZeroPadding));
+        assert_eq!(
+            decode(&b).unwrap_err(),
+            Error::Format(FormatError::NonZeroPadding)
+        );
         // Versions 0 and 3 are not this build's.
         for v in [0u16, 3] {
             let mut b = sample();
             b[4..6].copy_from_slice(&v.to_le_bytes());
-            assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::UnsupportedVersion(v)));
+            assert_eq!(
+                decode(&b).unwrap_err(),
+                Error::Format(FormatError::UnsupportedVersion(v))
+            );
         }
     }
 
@@ -447,7 +469,10 @@ mod tests {
         let mut b = sample();
         let end = b.len() - 1;
         b[end] ^= 1;
-        assert_eq!(decode(&b).unwrap_err(), Error::Format(FormatError::ChecksumMismatch));
+        assert_eq!(
+            decode(&b).unwrap_err(),
+            Error::Format(FormatError::ChecksumMismatch)
+        );
         assert!(decode_with(&b, Checksum::Trusted).is_ok());
         b[40] = 1;
         assert_eq!(

@@ -37,7 +37,10 @@ impl<'de, F> Visitor<'de> for BytesVisitor<F> {
     }
 }
 
-fn deserialize<'de, F, D: Deserializer<'de>>(d: D, decode: fn(&[u8]) -> Result<F, Error>) -> Result<F, D::Error> {
+fn deserialize<'de, F, D: Deserializer<'de>>(
+    d: D,
+    decode: fn(&[u8]) -> Result<F, Error>,
+) -> Result<F, D::Error> {
     d.deserialize_bytes(BytesVisitor(decode))
 }
 

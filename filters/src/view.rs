@@ -42,7 +42,7 @@
 use alloc::vec::Vec;
 
 use crate::bloom::{BlockedBloomView, StandardBloomView};
-use crate::format::{self, Checksum, FORMAT_VERSION};
+use crate::format::{self, Checksum};
 use crate::ribbon::RibbonView;
 use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
 use crate::{Error, Filter, FilterKind, KeyHash, PreparedHash};
@@ -201,17 +201,4 @@ impl Filter for FilterView<'_> {
     fn to_bytes(&self) -> Vec<u8> {
         dispatch!(self, v => v.to_bytes())
     }
-}
-
-/// What a view's [`Filter::to_bytes`] returns: the frame itself when it is
-/// in the current format version (the encoders are deterministic, so
-/// that is what the owned filter would write), else the owned filter's
-/// bytes (`reencode`). Should a trusted frame no longer decode, the frame
-/// is returned as it is: `to_bytes` has no error to give, and the bytes
-/// will fail their checksum wherever they are read next.
-pub(crate) fn current_bytes(frame: &[u8], reencode: impl FnOnce() -> Result<Vec<u8>, Error>) -> Vec<u8> {
-    if frame.get(4..6) == Some(&FORMAT_VERSION.to_le_bytes()[..]) {
-        return frame.to_vec();
-    }
-    reencode().unwrap_or_else(|_| frame.to_vec())
 }

@@ -9,7 +9,10 @@ mod common;
 
 use amq::format::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use amq::hash::{reduce, reduce32};
-use amq::{AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, HashScheme, StandardBloom, hash_key};
+use amq::{
+    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind,
+    FilterSizing, FormatError, FromBytes, HashScheme, StandardBloom,
+};
 use xxhash_rust::xxh3::xxh3_64;
 
 const KEYS: [&[u8]; 3] = [b"apple", b"banana", b"cherry"];

@@ -11,7 +11,10 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use amq::{AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind, FilterSizing, Insert, Remove, StandardBloom, hash_key};
+use amq::{
+    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind,
+    FilterSizing, Insert, Remove, StandardBloom,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -307,7 +307,10 @@ fn impossible_parameters_are_errors() {
     }
     assert!(invalid(CuckooFilter::with_fingerprint_bits(0, 12)));
     for fpr in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY, 1e-5] {
-        assert!(invalid(CuckooFilter::new(100, FilterSizing::Fpr(fpr))), "fpr {fpr}");
+        assert!(
+            invalid(CuckooFilter::new(100, FilterSizing::Fpr(fpr))),
+            "fpr {fpr}"
+        );
     }
     assert!(invalid(CuckooFilter::new(0, FilterSizing::Fpr(0.01))));
     // More than 2^32 buckets.
@@ -315,7 +318,10 @@ fn impossible_parameters_are_errors() {
         CuckooFilter::with_fingerprint_bits(usize::MAX, 8),
         Err(Error::TooLarge)
     );
-    assert_eq!(CuckooFilter::new(usize::MAX, FilterSizing::Fpr(0.01)), Err(Error::TooLarge));
+    assert_eq!(
+        CuckooFilter::new(usize::MAX, FilterSizing::Fpr(0.01)),
+        Err(Error::TooLarge)
+    );
     // Just over 2^32 - 1 buckets.
     assert_eq!(
         CuckooFilter::with_fingerprint_bits((u32::MAX as f64 * 3.8) as usize + 4, 8),
@@ -325,7 +331,11 @@ fn impossible_parameters_are_errors() {
 
 #[test]
 fn fpr_target_picks_the_smallest_sufficient_width() {
-    let bits = |fpr| CuckooFilter::new(10_000, FilterSizing::Fpr(fpr)).unwrap().fingerprint_bits();
+    let bits = |fpr| {
+        CuckooFilter::new(10_000, FilterSizing::Fpr(fpr))
+            .unwrap()
+            .fingerprint_bits()
+    };
     assert_eq!(bits(0.5), 8);
     assert_eq!(bits(0.0295), 8);
     assert_eq!(bits(0.029), 12);

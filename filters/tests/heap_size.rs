@@ -4,7 +4,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use amq::{AnyFilter, AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Filter, FilterSizing, FuseParams, ParquetBloom, Ribbon, RibbonParams, StandardBloom, Xor16, Xor8};
+use amq::{
+    AnyFilter, AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
+    CuckooFilter, Filter, FilterSizing, FuseParams, ParquetBloom, Ribbon, RibbonParams, StandardBloom, Xor16,
+    Xor8,
+};
 
 /// The system allocator, counting the live bytes each thread allocated
 /// (a thread's count, so tests running on other threads do not disturb it).

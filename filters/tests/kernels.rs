@@ -4,7 +4,10 @@
 
 use std::process::Command;
 
-use amq::{AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, ParquetBloom, Ribbon, RibbonParams};
+use amq::{
+    AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, ParquetBloom, Ribbon,
+    RibbonParams,
+};
 
 /// Set in a child: check the kernels against its `AMQ_KERNEL`.
 const CHILD: &str = "AMQ_KERNELS_CHILD";

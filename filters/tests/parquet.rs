@@ -15,7 +15,10 @@ use std::collections::HashSet;
 
 use amq::hash::{parquet_hash, remix};
 use amq::parquet::{ParquetHeader, ParquetValue, MAX_BLOCKS};
-use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, HashScheme, Insert, ParquetBloom};
+use amq::{
+    AnyFilter, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, HashScheme, Insert,
+    ParquetBloom,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

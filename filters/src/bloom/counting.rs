@@ -25,6 +25,7 @@ use alloc::vec::Vec;
 use super::{
     check_keys, check_per_key, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for, ProbeSeq,
 };
+use crate::cost::{CostModel, Params, QueryCost, Shape, Traits};
 use crate::format::{self, ByteWriter, Frame};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, Insert, KeyHash, Remove};
@@ -265,6 +266,25 @@ impl Filter for CountingBloom {
                 w.u64s(&self.words);
             },
         )
+    }
+}
+
+impl CostModel for CountingBloom {
+    const TRAITS: Traits = Traits {
+        removes: true,
+        cost: QueryCost::High,
+        reason: "removes keys at any FPR, at four times a Bloom filter's space",
+        ..super::BLOOM_TRAITS
+    };
+
+    fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
+        let (words, probes) = shape(n, sizing)?;
+        Ok(Shape {
+            bytes: words * 8,
+            fpr: math::standard_bloom_fpr(words * 16, probes, n as u64),
+            fpr_floor: super::DOUBLE_HASHING_FLOOR / (words * 16) as f64,
+            params: Params::Counting { probes },
+        })
     }
 }
 

@@ -11,84 +11,30 @@ pub(crate) mod standard;
 #[cfg(target_has_atomic = "64")]
 pub use blocked::AtomicBlockedBloom;
 pub use blocked::{
-    probes_for_bits_per_key as blocked_probes_for_bits_per_key, BlockedBlocks, BlockedBloom, BlockedBloomView,
-    BlockedProbe, PreparedHash,
+    probes_for_bits_per_key as blocked_probes_for_bits_per_key, BlockedBlocks, BlockedBloom,
+    BlockedBloomView, BlockedProbe, PreparedHash,
 };
 pub use counting::CountingBloom;
 pub use standard::{ProbePositions, StandardBloom, StandardBloomView};
 
 use crate::error::invalid;
 use crate::math;
+/// The planner's row every Bloom filter of this crate starts from: takes
+/// inserts for ever, sized by bits per key.
+pub(crate) const BLOOM_TRAITS: crate::cost::Traits = crate::cost::Traits {
+    is_static: false,
+    why_no_removes: "cannot remove keys (the counting Bloom filter can)",
+    knob: crate::cost::Knob::BitsPerKey {
+        min: 1.0 / 64.0,
+        max: 1000.0,
+    },
+    ..crate::cost::Traits::FIXED
+};
+
+pub(crate) use crate::sizing::{
+    check_bits_per_key, check_fpr, check_keys, check_per_key, count_as_usize, max_keys, units_for,
+};
 use crate::Error;
-
-/// Checks a target false-positive rate: it must lie strictly in `(0, 1)`.
-pub(crate) fn check_fpr(fpr: f64) -> Result<(), Error> {
-    if fpr > 0.0 && fpr < 1.0 {
-        Ok(())
-    } else {
-        Err(invalid("fpr", "must be strictly between 0 and 1"))
-    }
-}
-
-/// Checks an expected key count used for sizing: at least one key.
-pub(crate) fn check_keys(n: usize) -> Result<(), Error> {
-    if n == 0 {
-        Err(invalid("expected_keys", "must be at least 1"))
-    } else {
-        Ok(())
-    }
-}
-
-/// Checks a bits-per-key figure: finite and positive, and at most 1,000
-/// (beyond which no probe count helps).
-pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<(), Error> {
-    check_per_key("bits_per_key", bits_per_key)
-}
-
-/// [`check_bits_per_key`] for a parameter named `name` (the counting
-/// filter's `counters_per_key`).
-pub(crate) fn check_per_key(name: &'static str, per_key: f64) -> Result<(), Error> {
-    if per_key.is_finite() && per_key > 0.0 && per_key <= 1000.0 {
-        Ok(())
-    } else {
-        Err(invalid(name, "must be finite, > 0 and <= 1000"))
-    }
-}
-
-/// Number of units (words, blocks) needed for `n * per_key` bits or
-/// counters when a unit holds `per_unit` of them in `unit_bytes` bytes: at
-/// least one, or [`Error::TooLarge`] beyond `limit` units or beyond what the
-/// address space (`isize::MAX` bytes) can hold.
-pub(crate) fn units_for(
-    n: usize,
-    per_key: f64,
-    per_unit: u64,
-    unit_bytes: u64,
-    limit: u64,
-) -> Result<u64, Error> {
-    let wanted = libm::ceil(libm::ceil(n as f64 * per_key) / per_unit as f64).max(1.0);
-    // Compare as integers: near 2^64 a float comparison would round the
-    // limit up to the wanted size. `as` saturates, so sizes beyond u64 fail.
-    let units = wanted as u64;
-    if units > limit.min(isize::MAX as u64 / unit_bytes) {
-        return Err(Error::TooLarge);
-    }
-    Ok(units)
-}
-
-/// Largest key count a Bloom-family filter with `cells` bits (or counters)
-/// records: 64 keys per cell. Past it the expected FPR is 1.0 in `f64` for
-/// every probe count (`1 - e^-64` rounds to 1), so the count saturates there
-/// instead of overflowing, and decoding refuses a larger one: a count read
-/// from bytes is then always one the filter could have reached.
-pub(crate) fn max_keys(cells: u64) -> u64 {
-    cells.saturating_mul(64)
-}
-
-/// `n` as a `usize`, saturating on targets where it does not fit.
-pub(crate) fn count_as_usize(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
-}
 
 /// The optimal-standard-Bloom bits per key for `fpr` (validated).
 pub(crate) fn bits_per_key_for_fpr(fpr: f64) -> Result<f64, Error> {
@@ -302,37 +248,6 @@ pub(crate) fn batched_query(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn validation() {
-        assert!(check_fpr(0.0).is_err());
-        assert!(check_fpr(1.0).is_err());
-        assert!(check_fpr(f64::NAN).is_err());
-        assert!(check_fpr(0.5).is_ok());
-        assert!(check_bits_per_key(0.0).is_err());
-        assert!(check_bits_per_key(-1.0).is_err());
-        assert!(check_bits_per_key(f64::INFINITY).is_err());
-        assert!(check_keys(0).is_err());
-        assert_eq!(
-            units_for(usize::MAX, 1000.0, 64, 8, u64::MAX),
-            Err(Error::TooLarge)
-        );
-        assert_eq!(units_for(1, 0.001, 64, 8, u64::MAX), Ok(1));
-        assert_eq!(units_for(100, 10.0, 64, 8, u64::MAX), Ok(16));
-        // 2^64 bits is 2^58 words, one more than a u64 bit count allows;
-        // as floats the two are equal.
-        assert_eq!(
-            units_for(usize::MAX, 1.0, 64, 8, u64::MAX / 64),
-            Err(Error::TooLarge)
-        );
-        // 2^65 counters, 16 per word, are 2^61 words: addressable as 2-byte
-        // units, not as 8-byte words.
-        assert_eq!(units_for(usize::MAX / 2, 4.0, 16, 2, u64::MAX), Ok(1 << 61));
-        assert_eq!(
-            units_for(usize::MAX / 2, 4.0, 16, 8, u64::MAX),
-            Err(Error::TooLarge)
-        );
-    }
 
     #[test]
     fn probes_spread_over_range() {

@@ -15,6 +15,7 @@ use super::{
     check_bits_per_key, check_keys, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for,
     ProbeSeq,
 };
+use crate::cost::{CostModel, Params, QueryCost, Shape, Traits};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, Filter, FilterKind, FilterSizing, FormatError, FromBytes, Insert, KeyHash};
@@ -291,6 +292,24 @@ impl Filter for StandardBloom {
     }
 }
 
+impl CostModel for StandardBloom {
+    const TRAITS: Traits = Traits {
+        cost: QueryCost::High,
+        reason: "takes inserts for ever, its FPR rising gently past n; one cache miss per probe",
+        ..super::BLOOM_TRAITS
+    };
+
+    fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
+        let (words, probes) = shape(n, sizing)?;
+        Ok(Shape {
+            bytes: words * 8,
+            fpr: math::standard_bloom_fpr(words * 64, probes, n as u64),
+            fpr_floor: super::DOUBLE_HASHING_FLOOR / (words * 64) as f64,
+            params: Params::Bloom { probes },
+        })
+    }
+}
+
 impl Insert for StandardBloom {
     /// Never fails.
     #[inline]
@@ -325,7 +344,10 @@ mod tests {
         assert!(StandardBloom::new(10, Fpr(1.0)).is_err());
         assert!(StandardBloom::new(10, BitsPerKey(0.0)).is_err());
         assert!(StandardBloom::new(10, BitsPerKey(-3.0)).is_err());
-        assert_eq!(StandardBloom::new(usize::MAX, BitsPerKey(999.0)), Err(Error::TooLarge));
+        assert_eq!(
+            StandardBloom::new(usize::MAX, BitsPerKey(999.0)),
+            Err(Error::TooLarge)
+        );
     }
 
     #[test]

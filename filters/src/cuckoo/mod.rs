@@ -114,6 +114,7 @@ pub(crate) mod table;
 pub use filter::CuckooFilter;
 pub use table::SLOTS;
 
+use crate::cost::{CostModel, Knob, Params, QueryCost, Shape, Traits};
 use crate::error::invalid;
 use crate::Error;
 use table::{BucketTable, Lanes};
@@ -176,7 +177,9 @@ pub(crate) fn fingerprint_bits_for_budget(bits_per_key: f64) -> Option<u32> {
 /// per key) fits, or the narrowest if none does.
 pub(crate) fn fingerprint_bits_for_sizing(sizing: crate::FilterSizing) -> Result<u32, Error> {
     match sizing.validate()? {
-        crate::FilterSizing::BitsPerKey(b) => Ok(fingerprint_bits_for_budget(b).unwrap_or(FINGERPRINT_BITS[0])),
+        crate::FilterSizing::BitsPerKey(b) => {
+            Ok(fingerprint_bits_for_budget(b).unwrap_or(FINGERPRINT_BITS[0]))
+        }
         crate::FilterSizing::Fpr(p) => fingerprint_bits_for_fpr(p),
     }
 }
@@ -208,4 +211,30 @@ pub(crate) fn shape(expected_keys: usize, bits: u32) -> Result<(Lanes, u32), Err
 pub(crate) fn table_size(expected_keys: usize, bits: u32) -> Result<(usize, u32), Error> {
     let (lanes, buckets) = shape(expected_keys, bits)?;
     Ok((BucketTable::bytes_for(lanes, buckets)?, buckets))
+}
+
+impl CostModel for CuckooFilter {
+    const TRAITS: Traits = Traits {
+        is_static: false,
+        removes: true,
+        knob: Knob::BitsPerKey {
+            min: 8.0 / DESIGN_LOAD,
+            max: 1000.0,
+        },
+        cost: QueryCost::Medium,
+        reason: "inserts and removes in two buckets; refuses inserts (Error::Full) a few percent past n keys",
+        ..Traits::FIXED
+    };
+
+    fn shape(n: usize, sizing: crate::FilterSizing) -> Result<Shape, Error> {
+        let fingerprint_bits = fingerprint_bits_for_sizing(sizing)?;
+        let (bytes, buckets) = table_size(n, fingerprint_bits)?;
+        let load = n as f64 / (buckets as f64 * SLOTS as f64);
+        Ok(Shape {
+            bytes: bytes as u64,
+            fpr: cuckoo_fpr(fingerprint_bits, load),
+            fpr_floor: 0.0,
+            params: Params::Cuckoo { fingerprint_bits },
+        })
+    }
 }

@@ -76,10 +76,10 @@ mod value;
 pub use thrift::{ParquetHeader, MAX_DEPTH};
 pub use value::ParquetValue;
 
-use crate::bloom::{check_bits_per_key, check_fpr, check_keys, count_as_usize, max_keys, units_for};
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::{reduce32, ParquetHash};
 use crate::prefetch::prefetch;
+use crate::sizing::{check_bits_per_key, check_fpr, check_keys, count_as_usize, max_keys, units_for};
 use crate::zeroed::zeroed_vec;
 use crate::{math, Error, FilterKind, FilterSizing, FormatError};
 use kernel::Kernel;
@@ -384,7 +384,8 @@ impl ParquetBloom {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn insert_hashes(&mut self, hashes: &[ParquetHash]) -> Result<(), Error> {
-        self.kernel.insert_many(&mut self.blocks, bytemuck::cast_slice(hashes));
+        self.kernel
+            .insert_many(&mut self.blocks, bytemuck::cast_slice(hashes));
         self.count(hashes.len());
         Ok(())
     }
@@ -446,7 +447,8 @@ impl ParquetBloom {
     /// ```
     pub fn contains_hashes(&self, hashes: &[ParquetHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
-        self.kernel.contains_many(&self.blocks, bytemuck::cast_slice(hashes), out);
+        self.kernel
+            .contains_many(&self.blocks, bytemuck::cast_slice(hashes), out);
     }
 
     /// Whether `value` may be in the set (hashed once, as Parquet does).
@@ -792,7 +794,10 @@ mod tests {
                 assert!(z == 1 || math::split_block_bloom_fpr(z - 1, n as u64) > p);
             }
         }
-        assert_eq!(ParquetBloom::new(usize::MAX, FilterSizing::Fpr(0.01)), Err(Error::TooLarge));
+        assert_eq!(
+            ParquetBloom::new(usize::MAX, FilterSizing::Fpr(0.01)),
+            Err(Error::TooLarge)
+        );
         assert!(ParquetBloom::new(0, FilterSizing::Fpr(0.01)).is_err());
         assert!(ParquetBloom::new(10, FilterSizing::Fpr(0.0)).is_err());
         assert_eq!(ParquetBloom::with_num_bytes(0).unwrap().num_blocks(), 1);

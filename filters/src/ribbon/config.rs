@@ -54,6 +54,25 @@ enum Target {
 }
 
 impl RibbonParams {
+    /// The parameters [`Ribbon::build`](crate::Ribbon::build) uses for
+    /// `sizing`: [`with_fpr`](Self::with_fpr) or
+    /// [`with_bits_per_key`](Self::with_bits_per_key).
+    ///
+    /// ```
+    /// use amq::{FilterSizing, RibbonParams};
+    /// assert_eq!(
+    ///     RibbonParams::for_sizing(FilterSizing::Fpr(0.01))?,
+    ///     RibbonParams::with_fpr(0.01)?
+    /// );
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn for_sizing(sizing: crate::FilterSizing) -> Result<Self, Error> {
+        match sizing {
+            crate::FilterSizing::BitsPerKey(b) => Self::with_bits_per_key(b),
+            crate::FilterSizing::Fpr(p) => Self::with_fpr(p),
+        }
+    }
+
     /// `r` result bits per key (FPR `2^-r`), for integer `r` in `1..=32`.
     pub fn with_result_bits(r: u32) -> Result<Self, Error> {
         if !(1..=MAX_RESULT_BITS).contains(&r) {

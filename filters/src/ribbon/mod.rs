@@ -1016,7 +1016,7 @@ impl Ribbon {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn build(hashes: &[KeyHash], sizing: FilterSizing) -> Result<Self, Error> {
-        Self::build_with(hashes, &crate::build::ribbon_params(sizing)?)
+        Self::build_with(hashes, &RibbonParams::for_sizing(sizing)?)
     }
 
     /// Builds the filter from key hashes (duplicates allowed) with every
@@ -1161,6 +1161,33 @@ fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
 /// The block after the last shard placed so far.
 fn words_end(starts: &[u32]) -> usize {
     starts.last().map_or(0, |&b| b as usize)
+}
+
+impl crate::cost::CostModel for Ribbon {
+    const TRAITS: crate::cost::Traits = crate::cost::Traits {
+        knob: crate::cost::Knob::Fpr {
+            min: 1.0 / (1u64 << MAX_RESULT_BITS) as f64,
+            max: 0.5,
+        },
+        // Its shards hold a binomial share of the keys, each rounded to
+        // whole 64-slot blocks (the prediction spreads them evenly).
+        size_spread: 0.005,
+        cost: crate::cost::QueryCost::High,
+        reason: "static, any FPR, within a few percent of log2(1/FPR) bits per key; slower build and query",
+        ..crate::cost::Traits::FIXED
+    };
+
+    fn shape(n: usize, sizing: FilterSizing) -> Result<crate::cost::Shape, Error> {
+        let predicted = predict(n, &RibbonParams::for_sizing(sizing)?)?;
+        Ok(crate::cost::Shape {
+            bytes: predicted.bytes as u64,
+            fpr: predicted.fpr,
+            fpr_floor: 0.0,
+            params: crate::cost::Params::Ribbon {
+                result_bits: predicted.mean_columns,
+            },
+        })
+    }
 }
 
 impl StaticFilter for Ribbon {

@@ -76,7 +76,10 @@ impl<'a> RibbonView<'a> {
     fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<Self, Error> {
         let frame = format::decode_kind_with(bytes, FilterKind::Ribbon, checksum)?;
         if frame.version < 2 {
-            return Err(crate::error::unsupported(FilterKind::Ribbon, "view of a version-1 frame"));
+            return Err(crate::error::unsupported(
+                FilterKind::Ribbon,
+                "view of a version-1 frame",
+            ));
         }
         let parts = parse_frame_v2(frame)?;
         let fpr_sum = match parts.lines {
@@ -297,6 +300,6 @@ impl Filter for RibbonView<'_> {
 
     /// The bytes in the current format version.
     fn to_bytes(&self) -> Vec<u8> {
-        crate::view::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
+        crate::format::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
     }
 }

@@ -526,6 +526,19 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
     }
 }
 
+impl<F: FuseFingerprint> crate::cost::CostModel for BinaryFuse<F> {
+    const TRAITS: crate::cost::Traits = crate::cost::Traits {
+        why_fixed_fpr: <F as super::fingerprint::sealed::Sealed>::ABOVE_TARGET,
+        reason: "static, fixed FPR, fast to build; three slots per query, 1.125 slots per key",
+        ..crate::cost::Traits::FIXED
+    };
+
+    /// The default 3-wise layout, what [`BinaryFuse::build`] makes.
+    fn shape(n: usize, _sizing: crate::FilterSizing) -> Result<crate::cost::Shape, Error> {
+        Ok(super::fingerprint_shape::<F>(slots_for(n, FuseArity::Three)?, n))
+    }
+}
+
 impl<F: FuseFingerprint> StaticFilter for BinaryFuse<F> {
     type Params = FuseParams;
 

@@ -14,14 +14,24 @@ use crate::format::{ByteWriter, Reader};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, FormatError};
 
-mod sealed {
-    /// Keeps the set of widths closed: the byte format and the filter kinds
-    /// know exactly these three.
-    pub trait Sealed: bytemuck::Zeroable {}
-    impl Sealed for u8 {}
-    impl Sealed for u16 {}
-    impl Sealed for u32 {}
+pub(crate) mod sealed {
+    /// Keeps the set of widths closed (the byte format and the filter kinds
+    /// know exactly these three), and holds what only the crate uses.
+    pub trait Sealed: bytemuck::Zeroable + Sized {
+        /// Why a filter of this width misses a target FPR below its own
+        /// (the planner's reason to leave it out).
+        const ABOVE_TARGET: &'static str;
+
+        /// Writes the fingerprint as `BYTES` little-endian bytes into
+        /// `out[..BYTES]`.
+        fn write_le(self, out: &mut [u8]);
+
+        /// Reads a fingerprint from exactly `BYTES` little-endian bytes.
+        fn read_le(bytes: &[u8]) -> Self;
+    }
 }
+
+use sealed::Sealed;
 
 /// An unsigned integer used as a table slot and key fingerprint: `u8`, `u16`
 /// or `u32`. A filter with `BITS`-bit fingerprints has a false-positive rate
@@ -48,18 +58,10 @@ pub trait Fingerprint:
     /// bits of `hash ^ (hash >> 32)`, so the high half, which also chooses
     /// table positions, still changes the fingerprint.
     fn from_hash(hash: u64) -> Self;
-
-    /// Writes the fingerprint as `BYTES` little-endian bytes into `out[..BYTES]`.
-    #[doc(hidden)]
-    fn write_le(self, out: &mut [u8]);
-
-    /// Reads a fingerprint from exactly `BYTES` little-endian bytes.
-    #[doc(hidden)]
-    fn read_le(bytes: &[u8]) -> Self;
 }
 
 macro_rules! fingerprint_impl {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $above:literal),*) => {$(
         impl Fingerprint for $t {
             const BITS: u32 = <$t>::BITS;
             const BYTES: usize = core::mem::size_of::<$t>();
@@ -68,6 +70,10 @@ macro_rules! fingerprint_impl {
             fn from_hash(hash: u64) -> Self {
                 (hash ^ (hash >> 32)) as $t
             }
+        }
+
+        impl Sealed for $t {
+            const ABOVE_TARGET: &'static str = $above;
 
             #[inline]
             fn write_le(self, out: &mut [u8]) {
@@ -85,7 +91,11 @@ macro_rules! fingerprint_impl {
 }
 
 // Only the trivial per-width glue is generated; no algorithm lives here.
-fingerprint_impl!(u8, u16, u32);
+fingerprint_impl!(
+    u8 => "its FPR is fixed at 2^-8 = 0.39%, above the target",
+    u16 => "its FPR is fixed at 2^-16 = 0.0015%, above the target",
+    u32 => "its FPR is fixed at 2^-32 = 2.3e-8%, above the target"
+);
 
 /// Appends `fps` to a payload as little-endian integers.
 pub(crate) fn write_all<F: Fingerprint>(w: &mut ByteWriter, fps: &[F]) {

@@ -79,15 +79,15 @@ pub use view::{
 };
 pub use xor::{Xor, Xor16, Xor8, XorFingerprint};
 
-/// Table slots of an xor filter of `n` distinct keys.
-pub(crate) fn xor_slots(n: usize) -> Result<usize, crate::Error> {
-    xor::slots_for(n)
-}
-
-/// Table slots of a 3-wise binary fuse filter (what
-/// [`BinaryFuse::build`] makes) of `n` distinct keys.
-pub(crate) fn fuse_slots(n: usize) -> Result<u64, crate::Error> {
-    binary_fuse::slots_for(n, FuseArity::Three)
+/// The planner's shape of a fingerprint filter of `slots` slots of `F`
+/// holding `n` keys.
+pub(crate) fn fingerprint_shape<F: Fingerprint>(slots: u64, n: usize) -> crate::cost::Shape {
+    crate::cost::Shape {
+        bytes: slots * F::BYTES as u64,
+        fpr: fingerprint_fpr::<F>(n as u64),
+        fpr_floor: 0.0,
+        params: crate::cost::Params::Fingerprint { bits: F::BITS },
+    }
 }
 
 /// `2^-F` for a filter with keys; 0 for an empty one.

@@ -103,7 +103,7 @@ impl<F: XorFingerprint> Filter for XorView<'_, F> {
     }
     /// The bytes in the current format version.
     fn to_bytes(&self) -> Vec<u8> {
-        crate::view::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
+        crate::format::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
     }
 }
 
@@ -209,6 +209,6 @@ impl<F: FuseFingerprint> Filter for BinaryFuseView<'_, F> {
     }
     /// The bytes in the current format version.
     fn to_bytes(&self) -> Vec<u8> {
-        crate::view::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
+        crate::format::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
     }
 }

@@ -256,6 +256,18 @@ impl<F: XorFingerprint> Filter for Xor<F> {
     }
 }
 
+impl<F: XorFingerprint> crate::cost::CostModel for Xor<F> {
+    const TRAITS: crate::cost::Traits = crate::cost::Traits {
+        why_fixed_fpr: <F as super::fingerprint::sealed::Sealed>::ABOVE_TARGET,
+        reason: "static, fixed FPR; three slots per query, 1.23 slots per key",
+        ..crate::cost::Traits::FIXED
+    };
+
+    fn shape(n: usize, _sizing: crate::FilterSizing) -> Result<crate::cost::Shape, Error> {
+        Ok(super::fingerprint_shape::<F>(slots_for(n)? as u64, n))
+    }
+}
+
 impl<F: XorFingerprint> StaticFilter for Xor<F> {
     /// Nothing to choose: the fingerprint width is the type parameter.
     type Params = ();

@@ -96,7 +96,12 @@ macro_rules! simd_entry_points {
 /// probed, so the cache misses of that many keys overlap. `probe` is the
 /// kernel (portable or SIMD); `hashes.len() == out.len()`.
 #[inline(always)]
-pub(super) fn batched(blocks: &[Block], hashes: &[u64], out: &mut [bool], probe: impl Fn(&Block, u64) -> bool) {
+pub(super) fn batched(
+    blocks: &[Block],
+    hashes: &[u64],
+    out: &mut [bool],
+    probe: impl Fn(&Block, u64) -> bool,
+) {
     let n = blocks.len() as u32;
     crate::prefetch::pipelined::<_, QUERY_DEPTH>(
         hashes,
@@ -152,4 +157,3 @@ pub(super) fn contains_many_portable(blocks: &[Block], num_probes: u32, hashes: 
         block_matches(&block.0, h, num_probes)
     });
 }
-

@@ -47,14 +47,23 @@ pub(crate) fn parse_frame(mut frame: Frame<'_>) -> Result<BlockedParts<'_>, Erro
     })
 }
 
-
 /// The frame of a filter with these parameters and words.
-pub(crate) fn encode(num_probes: u32, num_keys: u64, words: impl Iterator<Item = u64>, blocks: usize) -> Vec<u8> {
+pub(crate) fn encode(
+    num_probes: u32,
+    num_keys: u64,
+    words: impl Iterator<Item = u64>,
+    blocks: usize,
+) -> Vec<u8> {
     let mut p = ByteWriter::default();
     p.u32(blocks as u32).u32(num_probes).u64(num_keys);
-    format::encode(FilterKind::BlockedBloom, &p.into_vec(), blocks * BLOCK_BYTES, |w| {
-        for x in words {
-            w.u64(x);
-        }
-    })
+    format::encode(
+        FilterKind::BlockedBloom,
+        &p.into_vec(),
+        blocks * BLOCK_BYTES,
+        |w| {
+            for x in words {
+                w.u64(x);
+            }
+        },
+    )
 }

@@ -45,6 +45,7 @@
 use alloc::vec::Vec;
 
 use crate::bloom::{count_as_usize, max_keys};
+use crate::cost::{CostModel, Params, QueryCost, Shape, Traits};
 use crate::format::{self, Frame};
 use crate::prefetch::prefetch;
 use crate::zeroed::zeroed_vec;
@@ -317,7 +318,10 @@ impl BlockedBloom {
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
         let parts = frame::parse_frame(frame)?;
         let mut blocks: Vec<Block> = zeroed_vec(parts.payload.len() / probe::BLOCK_BYTES)?;
-        for (block, chunk) in blocks.iter_mut().zip(parts.payload.chunks_exact(probe::BLOCK_BYTES)) {
+        for (block, chunk) in blocks
+            .iter_mut()
+            .zip(parts.payload.chunks_exact(probe::BLOCK_BYTES))
+        {
             for (w, c) in block.0.iter_mut().zip(chunk.chunks_exact(8)) {
                 *w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
             }
@@ -366,6 +370,26 @@ impl Filter for BlockedBloom {
     fn to_bytes(&self) -> Vec<u8> {
         let words = self.blocks.iter().flat_map(|b| b.0);
         frame::encode(self.num_probes, self.num_keys, words, self.blocks.len())
+    }
+}
+
+impl CostModel for BlockedBloom {
+    const TRAITS: Traits = Traits {
+        concurrent: true,
+        cost: QueryCost::Low,
+        reason: "one cache line per query, the fastest; takes inserts for ever",
+        ..crate::bloom::BLOOM_TRAITS
+    };
+
+    fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
+        let (blocks, probes) = size(n, sizing)?;
+        let bits = blocks as u64 * BLOCK_BITS as u64;
+        Ok(Shape {
+            bytes: bits / 8,
+            fpr: math::blocked_bloom_fpr(bits, BLOCK_BITS, probes, n as u64),
+            fpr_floor: 0.0,
+            params: Params::Bloom { probes },
+        })
     }
 }
 

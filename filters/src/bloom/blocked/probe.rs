@@ -258,7 +258,6 @@ impl BlockedBlocks<'_> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,7 +304,8 @@ mod tests {
         for k in [1, 6, 11, 24] {
             for i in 0..2_000u64 {
                 let h = remix(i, 40 + u64::from(k));
-                let block: [u64; WORDS] = core::array::from_fn(|w| remix(i * 8 + w as u64, 5) | remix(i, w as u64));
+                let block: [u64; WORDS] =
+                    core::array::from_fn(|w| remix(i * 8 + w as u64, 5) | remix(i, w as u64));
                 let probe = BlockedProbe::of(h, k);
                 let prepared = mask_matches(&probe.mask, |w| block[w]);
                 assert_eq!(prepared, block_matches(&block, h, k), "k {k} hash {h:#x}");

@@ -73,7 +73,6 @@ pub(crate) fn bits_per_key_for(n: usize, fpr: f64) -> Result<f64, Error> {
     Err(UNREACHABLE_FPR)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

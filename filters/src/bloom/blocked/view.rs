@@ -194,6 +194,6 @@ impl Filter for BlockedBloomView<'_> {
     /// The bytes in the current format version (the frame itself when it is
     /// already in it).
     fn to_bytes(&self) -> Vec<u8> {
-        crate::view::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
+        crate::format::current_bytes(self.frame, || self.to_filter().map(|f| f.to_bytes()))
     }
 }

@@ -1,0 +1,599 @@
+//! The planner: which filter to use for `n` keys, a target FPR or a memory
+//! budget, and what the caller needs from it.
+//!
+//! ```
+//! use amq::plan::Planner;
+//! use amq::{hash_key, hash_u64, Filter, FilterKind, KeyHash};
+//!
+//! // A static set of 10,000 keys at 1% FPR: Ribbon, within 5% of the
+//! // log2(1/FPR) limit.
+//! let plan = Planner::for_keys(10_000).fpr(0.01).plan()?;
+//! assert_eq!(plan.kind(), FilterKind::Ribbon);
+//! assert!(plan.bits_per_key() < 1.05 * amq::math::min_bits_per_key(0.01));
+//!
+//! // Built in one call, it delivers what was predicted.
+//! let hashes: Vec<KeyHash> = (0..10_000u64).map(hash_u64).collect();
+//! let f = plan.build(&hashes)?;
+//! assert!((f.bits_per_key() / plan.bits_per_key() - 1.0).abs() < 0.01);
+//! assert!((f.expected_fpr() / plan.expected_fpr() - 1.0).abs() < 0.01);
+//!
+//! // Deletes rule out every static filter and the plain Bloom filters.
+//! let plan = Planner::for_keys(10_000).fpr(0.01).deletes(true).plan()?;
+//! assert_eq!(plan.kind(), FilterKind::CuckooFilter);
+//! # Ok::<(), amq::Error>(())
+//! ```
+//!
+//! # How it decides
+//!
+//! Every [`FilterKind`] is either a candidate or excluded with a reason:
+//!
+//! 1. **Needs** exclude kinds: a static kind (xor, binary fuse, Ribbon) needs
+//!    every key when it is built and takes no insert after; only counting
+//!    Bloom and cuckoo remove keys; only the blocked Bloom filter takes
+//!    concurrent inserts (as an [`AtomicBlockedBloom`](crate::AtomicBlockedBloom)).
+//! 2. **Sizing**: each remaining kind is sized as its own constructor would
+//!    size it ([`AnyFilter::build`], [`AnyFilter::new`]), and its
+//!    bytes and FPR are computed from that size with the formulas of
+//!    [`math`], [`cuckoo_fpr`] and
+//!    the fixed `2^-F` of fingerprint filters, without allocating. A
+//!    standard or counting Bloom filter too small for its FPR is left out:
+//!    its double hashing has an FPR floor the formula ignores (about
+//!    `0.05–0.16 / m` measured, see `bloom::DOUBLE_HASHING_FLOOR`). With a
+//!    target FPR, a kind whose fixed FPR is above it, or which cannot reach it
+//!    (cuckoo below 0.0116%), is excluded; with a budget, each tunable kind
+//!    takes the largest size that fits, and a kind that does not fit at all
+//!    is excluded.
+//! 3. **Ranking**: with a target FPR, fewest bits per key first; with only a
+//!    budget, lowest FPR first. [`Priority::Speed`] puts the query cost class
+//!    ([`QueryCost`]) before either.
+//!
+//! The predictions are checked against built filters by the property tests
+//! in `filters/tests/plan.rs`; `docs/choosing.md` gives the measured speed
+//! behind the cost classes and where each kind stops being the right one.
+//!
+//! # Adding a kind
+//!
+//! Each kind brings its own cost model (what it supports and costs, how it
+//! is sized) by implementing the crate's internal `CostModel` trait in its
+//! own module; the planner needs one arm for it in its dispatch
+//! (`plan/rank.rs`), which the compiler points at (`docs/adding-a-filter.md`).
+
+use alloc::vec::Vec;
+
+pub use crate::cost::{Params, QueryCost};
+use crate::error::invalid;
+use crate::{AnyFilter, Error, FilterKind, FilterSizing, HashScheme, KeyHash};
+
+mod rank;
+mod table;
+
+use rank::{Cause, Goal};
+
+/// What to optimise first among the kinds that meet the needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Priority {
+    /// Fewest bits per key for a target FPR, or the lowest FPR within a
+    /// budget; the query cost breaks ties.
+    #[default]
+    Space,
+    /// The cheapest query cost class first ([`QueryCost`]), then space.
+    Speed,
+}
+
+/// The requirements a filter must meet; [`rank`](Planner::rank) turns them
+/// into a [`Ranking`] and [`plan`](Planner::plan) into the top [`Plan`].
+///
+/// Give a target FPR ([`fpr`](Planner::fpr)), a memory budget
+/// ([`budget_bits_per_key`](Planner::budget_bits_per_key) or
+/// [`budget_bits`](Planner::budget_bits)), or both (the FPR, within the
+/// budget). By default the keys are a static set known up front, with no
+/// inserts, deletes or concurrency, and space comes first.
+///
+/// ```
+/// use amq::plan::{Planner, Priority};
+/// use amq::FilterKind;
+/// use amq::Filter;
+///
+/// // A set that grows after it is built, where speed matters most.
+/// let plan = Planner::for_keys(1_000_000)
+///     .fpr(0.01)
+///     .inserts_after_build(true)
+///     .priority(Priority::Speed)
+///     .plan()?;
+/// assert_eq!(plan.kind(), FilterKind::BlockedBloom);
+///
+/// // 8 bits per key for a static set: the lowest FPR that fits.
+/// let plan = Planner::for_keys(1_000_000).budget_bits_per_key(8.0).plan()?;
+/// assert_eq!(plan.kind(), FilterKind::Ribbon);
+/// assert!(plan.bits_per_key() <= 8.0 && plan.expected_fpr() < 0.005);
+///
+/// // Impossible parameters are typed errors, not panics.
+/// assert!(Planner::for_keys(0).fpr(0.01).rank().is_err());
+/// assert!(Planner::for_keys(1000).fpr(1.5).rank().is_err());
+/// assert!(Planner::for_keys(1000).rank().is_err()); // no FPR, no budget
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Planner {
+    keys: usize,
+    fpr: Option<f64>,
+    budget: Option<Budget>,
+    inserts_after_build: bool,
+    keys_known_up_front: bool,
+    deletes: bool,
+    concurrent_inserts: bool,
+    priority: Priority,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Budget {
+    Bits(u64),
+    BitsPerKey(f64),
+}
+
+impl Planner {
+    /// Requirements for a filter of `keys` distinct keys (at least 1, checked
+    /// when ranking).
+    pub fn for_keys(keys: usize) -> Self {
+        Planner {
+            keys,
+            fpr: None,
+            budget: None,
+            inserts_after_build: false,
+            keys_known_up_front: true,
+            deletes: false,
+            concurrent_inserts: false,
+            priority: Priority::Space,
+        }
+    }
+
+    /// The target false-positive rate, in `(0, 1)`.
+    pub fn fpr(self, fpr: f64) -> Self {
+        Planner {
+            fpr: Some(fpr),
+            ..self
+        }
+    }
+
+    /// A memory budget of `bits` bits for the whole filter (more than 0).
+    pub fn budget_bits(self, bits: u64) -> Self {
+        Planner {
+            budget: Some(Budget::Bits(bits)),
+            ..self
+        }
+    }
+
+    /// A memory budget of `bits_per_key` bits per key (finite, more than 0).
+    pub fn budget_bits_per_key(self, bits_per_key: f64) -> Self {
+        Planner {
+            budget: Some(Budget::BitsPerKey(bits_per_key)),
+            ..self
+        }
+    }
+
+    /// Whether keys are inserted after the filter is made (default `false`).
+    /// Rules out the static kinds.
+    pub fn inserts_after_build(self, yes: bool) -> Self {
+        Planner {
+            inserts_after_build: yes,
+            ..self
+        }
+    }
+
+    /// Whether every key is known when the filter is built (default `true`).
+    /// `false` (keys arrive one by one) rules out the static kinds.
+    pub fn keys_known_up_front(self, yes: bool) -> Self {
+        Planner {
+            keys_known_up_front: yes,
+            ..self
+        }
+    }
+
+    /// Whether keys must be removed (default `false`). Leaves counting Bloom
+    /// and cuckoo.
+    pub fn deletes(self, yes: bool) -> Self {
+        Planner { deletes: yes, ..self }
+    }
+
+    /// Whether several threads insert into one filter at once (default
+    /// `false`). Leaves the blocked Bloom filter, used as an
+    /// [`AtomicBlockedBloom`](crate::AtomicBlockedBloom).
+    pub fn concurrent_inserts(self, yes: bool) -> Self {
+        Planner {
+            concurrent_inserts: yes,
+            ..self
+        }
+    }
+
+    /// What to optimise first (default [`Priority::Space`]).
+    pub fn priority(self, priority: Priority) -> Self {
+        Planner { priority, ..self }
+    }
+
+    /// Every kind, ranked or excluded with its reason.
+    ///
+    /// Errors ([`Error::InvalidParameter`]): no keys; an FPR outside
+    /// `(0, 1)`; a budget of 0 bits, or a bits-per-key budget that is not
+    /// finite and positive; neither an FPR nor a budget. A well-formed
+    /// request that no kind meets is not an error here: the ranking is
+    /// empty and says why each kind was excluded ([`plan`](Planner::plan)
+    /// makes that an error).
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::FilterKind;
+    /// use amq::Filter;
+    /// let r = Planner::for_keys(1_000_000).fpr(0.001).deletes(true).rank()?;
+    /// let kinds: Vec<FilterKind> = r.plans().iter().map(|p| p.kind()).collect();
+    /// assert_eq!(kinds, [FilterKind::CuckooFilter, FilterKind::CountingBloom]);
+    /// assert!(r.excluded().iter().any(|e| e.kind() == FilterKind::Ribbon));
+    /// assert_eq!(r.plans().len() + r.excluded().len(), FilterKind::ALL.len());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn rank(&self) -> Result<Ranking, Error> {
+        let n = self.keys;
+        if n == 0 {
+            return Err(invalid("keys", "must be at least 1"));
+        }
+        if let Some(p) = self.fpr {
+            if !(p > 0.0 && p < 1.0) {
+                return Err(invalid("fpr", "must be strictly between 0 and 1"));
+            }
+        }
+        let budget_bits = match self.budget {
+            None => None,
+            Some(Budget::Bits(0)) => return Err(invalid("budget", "must be more than 0 bits")),
+            Some(Budget::Bits(b)) => Some(b as f64),
+            Some(Budget::BitsPerKey(b)) if b.is_finite() && b > 0.0 => Some(b * n as f64),
+            Some(Budget::BitsPerKey(_)) => {
+                return Err(invalid("budget", "bits per key must be finite and more than 0"))
+            }
+        };
+        let goal = match (self.fpr, budget_bits) {
+            (Some(p), budget) => Goal::Fpr(p, budget),
+            (None, Some(budget)) => Goal::Budget(budget),
+            (None, None) => return Err(invalid("fpr", "give a target FPR, a memory budget, or both")),
+        };
+        let mut plans = Vec::new();
+        let mut excluded = Vec::new();
+        for &kind in FilterKind::ALL {
+            match self.consider(kind, goal) {
+                Ok(plan) => plans.push(plan),
+                Err((cause, why)) => excluded.push(Excluded { kind, cause, why }),
+            }
+        }
+        let by_fpr_first = self.fpr.is_none();
+        let speed_first = self.priority == Priority::Speed;
+        plans.sort_by(|a, b| {
+            let cost = a.cost.cmp(&b.cost);
+            let space = a.bits_per_key.total_cmp(&b.bits_per_key);
+            let fpr = a.fpr.total_cmp(&b.fpr);
+            let quality = if by_fpr_first {
+                fpr.then(space)
+            } else {
+                space.then(fpr)
+            };
+            let first = if speed_first {
+                cost.then(quality)
+            } else {
+                quality.then(cost)
+            };
+            first.then(a.kind.cmp(&b.kind))
+        });
+        Ok(Ranking {
+            planner: *self,
+            plans,
+            excluded,
+        })
+    }
+
+    /// The top choice of [`rank`](Planner::rank).
+    ///
+    /// Errors: those of `rank`, and an [`Error::InvalidParameter`] when no
+    /// kind meets the requirements (named `"budget"` when a budget excluded
+    /// the last candidates, `"fpr"` when the target did, `"needs"` when the
+    /// needs alone leave nothing).
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::Error;
+    /// let too_small = Planner::for_keys(1000).fpr(0.01).budget_bits_per_key(4.0).plan();
+    /// assert!(matches!(too_small, Err(Error::InvalidParameter { name: "budget", .. })));
+    /// let conflict = Planner::for_keys(1000).fpr(0.01).deletes(true).concurrent_inserts(true).plan();
+    /// assert!(matches!(conflict, Err(Error::InvalidParameter { name: "needs", .. })));
+    /// ```
+    pub fn plan(&self) -> Result<Plan, Error> {
+        let ranking = self.rank()?;
+        if let Some(best) = ranking.plans.first() {
+            return Ok(*best);
+        }
+        let excluded_by = |c: Cause| ranking.excluded.iter().any(|e| e.cause == c);
+        Err(if excluded_by(Cause::Budget) {
+            invalid("budget", "too small for every filter kind that meets the needs")
+        } else if excluded_by(Cause::Target) {
+            invalid("fpr", "no filter kind that meets the needs reaches it")
+        } else {
+            invalid("needs", "no filter kind meets them all")
+        })
+    }
+}
+
+/// What a filter of one kind and sizing will be with a number of keys,
+/// predicted by [`predict`] without building it.
+///
+/// ```
+/// use amq::{plan, Filter, FilterKind, FilterSizing};
+/// let p = plan::predict(FilterKind::Ribbon, 1_000_000, FilterSizing::Fpr(0.01))?;
+/// assert!(p.bits_per_key() < 7.0);
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    bytes: u64,
+    keys: usize,
+    fpr: f64,
+}
+
+impl Prediction {
+    /// [`Filter::size_in_bytes`](crate::Filter::size_in_bytes) of the
+    /// filter with the keys predicted for.
+    ///
+    /// ```
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
+    /// assert_eq!(p.size_in_bytes(), 1_263);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn size_in_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Bits per key: `size_in_bytes · 8 / keys`.
+    ///
+    /// ```
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::BlockedBloom, 1000, FilterSizing::BitsPerKey(10.0))?;
+    /// assert_eq!(p.bits_per_key(), 10.24);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn bits_per_key(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.keys as f64
+    }
+
+    /// [`Filter::expected_fpr`](crate::Filter::expected_fpr) of the filter
+    /// filled with the keys predicted for.
+    ///
+    /// ```
+    /// use amq::{plan, Filter, FilterKind, FilterSizing};
+    /// let p = plan::predict(FilterKind::Xor8, 1000, FilterSizing::Fpr(0.01))?;
+    /// assert_eq!(p.expected_fpr(), 1.0 / 256.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> f64 {
+        self.fpr
+    }
+}
+
+/// What [`AnyFilter::build`](crate::AnyFilter::build) of `keys` distinct
+/// keys with `sizing` would make, predicted without building it (the
+/// planner's own model, for one kind), as
+/// [`Filter::size_in_bytes`](crate::Filter::size_in_bytes) and
+/// [`Filter::expected_fpr`](crate::Filter::expected_fpr) would report it.
+/// Cheap (arithmetic only), so a caller can search over sizings with it, as
+/// `amq-lsm`'s Monkey allocation does.
+///
+/// ```
+/// use amq::{plan, Filter, FilterKind, FilterSizing};
+/// let p = plan::predict(FilterKind::BlockedBloom, 1_000_000, FilterSizing::Fpr(0.01))?;
+/// assert!(p.size_in_bytes() > 1_000_000 && p.size_in_bytes() < 1_400_000);
+/// assert!((p.expected_fpr() / 0.01 - 1.0).abs() < 0.05);
+/// # Ok::<(), amq::Error>(())
+/// ```
+pub fn predict(kind: FilterKind, keys: usize, sizing: FilterSizing) -> Result<Prediction, Error> {
+    if kind.hash_scheme() != HashScheme::Xxh3Seeded {
+        return Err(Error::WrongHashScheme {
+            expected: kind.hash_scheme(),
+            found: HashScheme::Xxh3Seeded,
+        });
+    }
+    let keys = keys.max(1);
+    let (_, shape_of) = rank::model(kind).ok_or(invalid("kind", rank::FOREIGN_HASH))?;
+    let shape = shape_of(keys, sizing.validate()?)?;
+    Ok(Prediction {
+        bytes: shape.bytes,
+        keys,
+        fpr: shape.fpr,
+    })
+}
+
+/// One candidate: a kind, how to size it, and what it will cost and deliver
+/// for the planned number of keys.
+///
+/// ```
+/// use amq::plan::Planner;
+/// use amq::{Filter, FilterKind, Insert};
+/// let plan = Planner::for_keys(1000).fpr(0.01).inserts_after_build(true).plan()?;
+/// assert_eq!(plan.kind(), FilterKind::StandardBloom);
+/// let mut f = plan.new_filter()?;
+/// f.insert(b"late key")?;
+/// assert!(f.contains(b"late key"));
+/// assert_eq!(f.size_in_bytes(), plan.size_in_bytes());
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    kind: FilterKind,
+    sizing: FilterSizing,
+    keys: usize,
+    bytes: u64,
+    bits_per_key: f64,
+    fpr: f64,
+    params: Params,
+    cost: QueryCost,
+    reason: &'static str,
+    concurrent: bool,
+}
+
+impl Plan {
+    /// The kind of filter.
+    pub fn kind(&self) -> FilterKind {
+        self.kind
+    }
+
+    /// The sizing to build it with ([`AnyFilter::build`]).
+    pub fn sizing(&self) -> FilterSizing {
+        self.sizing
+    }
+
+    /// The number of keys it was planned for.
+    pub fn keys(&self) -> usize {
+        self.keys
+    }
+
+    /// Predicted [`Filter::size_in_bytes`](crate::Filter::size_in_bytes)
+    /// with the planned number of keys.
+    pub fn size_in_bytes(&self) -> usize {
+        usize::try_from(self.bytes).unwrap_or(usize::MAX)
+    }
+
+    /// Predicted bits per key with the planned number of keys.
+    pub fn bits_per_key(&self) -> f64 {
+        self.bits_per_key
+    }
+
+    /// Predicted false-positive rate with the planned number of keys (the
+    /// filter's [`expected_fpr`](crate::Filter::expected_fpr) once filled).
+    pub fn expected_fpr(&self) -> f64 {
+        self.fpr
+    }
+
+    /// The parameters its constructor derives (probes, fingerprint width...).
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// Its relative query cost class.
+    pub fn query_cost(&self) -> QueryCost {
+        self.cost
+    }
+
+    /// A one-line reason to choose it.
+    pub fn reason(&self) -> &'static str {
+        self.reason
+    }
+
+    /// The filter, built from `hashes`: [`AnyFilter::build`] with this
+    /// plan's kind and sizing. It is sized for the hashes given; with as
+    /// many distinct hashes as planned it has the predicted size and FPR.
+    pub fn build(&self, hashes: &[KeyHash]) -> Result<AnyFilter, Error> {
+        AnyFilter::build(self.kind, hashes, self.sizing)
+    }
+
+    /// An empty filter with room for the planned number of keys, to fill
+    /// with [`Insert`](crate::Insert): [`AnyFilter::new`]. An
+    /// [`Error::Unsupported`] for a static kind, which is built from all its
+    /// keys at once ([`build`](Plan::build)).
+    pub fn new_filter(&self) -> Result<AnyFilter, Error> {
+        AnyFilter::new(self.kind, self.keys, self.sizing)
+    }
+
+    /// An empty [`AtomicBlockedBloom`](crate::AtomicBlockedBloom) with room
+    /// for the planned number of keys, which many threads fill at once
+    /// through `&self`: what a plan for concurrent inserts is used as. An
+    /// [`Error::Unsupported`] for any other kind than the blocked Bloom
+    /// filter.
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::Filter;
+    /// use amq::Insert;
+    /// let plan = Planner::for_keys(1000).fpr(0.01).concurrent_inserts(true).plan()?;
+    /// let f = plan.new_concurrent_filter()?;
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| f.insert(b"a").unwrap());
+    ///     s.spawn(|| f.insert(b"b").unwrap());
+    /// });
+    /// assert!(f.contains(b"a") && f.contains(b"b"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[cfg(target_has_atomic = "64")]
+    pub fn new_concurrent_filter(&self) -> Result<crate::AtomicBlockedBloom, Error> {
+        match self.new_filter()? {
+            AnyFilter::BlockedBloom(f) => Ok(f.into()),
+            other => Err(crate::error::unsupported(
+                crate::Filter::kind(&other),
+                "concurrent inserts",
+            )),
+        }
+    }
+}
+
+/// A kind the planner left out, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Excluded {
+    kind: FilterKind,
+    cause: Cause,
+    why: &'static str,
+}
+
+impl Excluded {
+    /// The kind left out.
+    pub fn kind(&self) -> FilterKind {
+        self.kind
+    }
+
+    /// Why, in one line.
+    pub fn why(&self) -> &'static str {
+        self.why
+    }
+}
+
+/// The planner's answer: the candidates, best first, and the kinds left out.
+/// Its `Display` is a markdown table (what the `plan` example prints).
+///
+/// ```
+/// use amq::plan::Planner;
+/// use amq::Filter;
+/// let r = Planner::for_keys(1_000_000).fpr(0.01).rank()?;
+/// let table = r.to_string();
+/// assert!(table.contains("| 1 | Ribbon |"));
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    planner: Planner,
+    plans: Vec<Plan>,
+    excluded: Vec<Excluded>,
+}
+
+impl Ranking {
+    /// The candidates, best first.
+    pub fn plans(&self) -> &[Plan] {
+        &self.plans
+    }
+
+    /// The top candidate, if any kind meets the requirements.
+    pub fn best(&self) -> Option<&Plan> {
+        self.plans.first()
+    }
+
+    /// The kinds left out, with why.
+    pub fn excluded(&self) -> &[Excluded] {
+        &self.excluded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn every_kind_is_either_a_candidate_or_excluded() {
+        let r = Planner::for_keys(5000).fpr(0.001).rank().unwrap();
+        let mut kinds: Vec<FilterKind> = r.plans().iter().map(|p| p.kind()).collect();
+        kinds.extend(r.excluded().iter().map(|e| e.kind()));
+        kinds.sort();
+        assert_eq!(kinds, FilterKind::ALL);
+    }
+}
