@@ -586,7 +586,6 @@ impl Ranking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::ToString;
 
     #[test]
     fn every_kind_is_either_a_candidate_or_excluded() {

@@ -4,11 +4,9 @@
 use crate::error::invalid;
 use crate::Error;
 
-use super::layout::{Columns, PERIOD_BLOCKS};
+use super::layout::{Columns, MAX_RESULT_BITS, PERIOD_BLOCKS};
 use super::solution::BLOCK_SLOTS;
-
-/// Most result bits (columns) a Ribbon filter can have: one `u32` fingerprint.
-pub const MAX_RESULT_BITS: u32 = 32;
+use super::table::ATTEMPTS_PER_SIZE;
 
 /// Target keys per shard: the key set is split into `ceil(n / SHARD_KEYS)`
 /// shards, each solved on its own.
@@ -17,10 +15,6 @@ pub const SHARD_KEYS: usize = 8192;
 /// Slots added to a shard above `keys · ratio` at least, so tiny shards have
 /// room for the end of the band, where no row starts.
 const MIN_EXTRA_SLOTS: f64 = 64.0;
-
-/// After this many failed attempts at one size, a shard's extra slots double,
-/// so construction terminates for any key set.
-pub(crate) const ATTEMPTS_PER_SIZE: u32 = 8;
 
 /// What the caller asked for, resolved into a geometry (slots, columns) per shard once
 /// the shard's number of distinct keys is known.

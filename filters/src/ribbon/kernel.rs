@@ -480,7 +480,7 @@ mod tests {
     use super::super::solution::GROUP;
     use super::*;
     use crate::hash::remix;
-    use crate::{Filter, RibbonParams};
+    use crate::RibbonParams;
 
     /// The SIMD group parities equal the portable one on dense, sparse and
     /// random words and coefficients.

@@ -26,9 +26,13 @@
 //! column's words buy no FPR, about 0.1% of the space at a fractional
 //! FPR (none at an integer `r`, where no block has an extra column).
 
-use super::config::MAX_RESULT_BITS;
 use super::row::ROW_WIDTH;
-use super::solution::BLOCK_SLOTS;
+
+/// Most result bits (columns) a Ribbon filter can have: one `u32` fingerprint.
+pub const MAX_RESULT_BITS: u32 = 32;
+
+/// Slots per block: one slot per bit of a `u64` column word.
+pub(crate) const BLOCK_SLOTS: usize = 64;
 
 /// Blocks per period of the extra-column pattern (a power of two: the
 /// period and the offset in it are a shift and a mask).

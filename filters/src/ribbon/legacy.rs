@@ -13,8 +13,8 @@
 
 use alloc::vec::Vec;
 
-use super::config::MAX_RESULT_BITS;
 use super::layout::Columns;
+use super::layout::MAX_RESULT_BITS;
 use super::shard::Shard;
 use super::solution::{padding_words, Geometry, Window};
 use super::{Layout, Shards, MAX_ATTEMPTS};

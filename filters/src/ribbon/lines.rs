@@ -55,7 +55,7 @@ use super::banding::Banding;
 use super::order::Grouped;
 use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
 use super::solution::parities;
-use super::{shard_table, RibbonParams, MAX_ATTEMPTS};
+use super::table::{shard_table, u32_at, ATTEMPTS_PER_SIZE, MAX_ATTEMPTS};
 use crate::prefetch::prefetch;
 use crate::{Error, FormatError};
 
@@ -267,7 +267,7 @@ pub(crate) fn locate_lines(
 /// result bits (1 in 128 per row). The fuzzer found such a filter (74 keys
 /// in one line of 73 slots) whose own bytes then failed to decode.
 pub(crate) fn lines_for(keys: usize, ratio: f64, attempt: u32) -> Result<usize, Error> {
-    let growth = libm::exp2((attempt / super::config::ATTEMPTS_PER_SIZE) as f64);
+    let growth = libm::exp2((attempt / ATTEMPTS_PER_SIZE) as f64);
     let extra = (keys as f64 * (ratio - 1.0)).max(MIN_EXTRA_SLOTS) * growth;
     let lines = libm::round((keys as f64 + extra) / LINE_SLOTS as f64);
     if !lines.is_finite() || lines >= u32::MAX as f64 {
@@ -278,8 +278,8 @@ pub(crate) fn lines_for(keys: usize, ratio: f64, attempt: u32) -> Result<usize, 
 
 /// Builds the two-line layout: returns the shards and the distinct key
 /// count.
-pub(crate) fn build(hashes: &[u64], params: &RibbonParams) -> Result<(LineShards, u64), Error> {
-    let ratio = params.slots_per_key();
+pub(crate) fn build(hashes: &[u64], slots_per_key: f64) -> Result<(LineShards, u64), Error> {
+    let ratio = slots_per_key;
     let num_shards = hashes.len().div_ceil(LINE_SHARD_KEYS);
     let grouped = Grouped::new(hashes, num_shards)?;
     let mut planned = 0usize;
@@ -413,12 +413,12 @@ pub(crate) fn check_line_shards(
 ) -> Result<usize, Error> {
     let bad = FormatError::InvalidParameters;
     let num_shards = seeds.len();
-    if super::u32_at(starts, 0) != 0 || super::u32_at(starts, num_shards) as usize != total_lines {
+    if u32_at(starts, 0) != 0 || u32_at(starts, num_shards) as usize != total_lines {
         return Err(bad("shard starts do not span the lines").into());
     }
     let mut full = 0;
     for (i, &seed) in seeds.iter().enumerate() {
-        let (start, end) = (super::u32_at(starts, i), super::u32_at(starts, i + 1));
+        let (start, end) = (u32_at(starts, i), u32_at(starts, i + 1));
         let n = end.checked_sub(start).ok_or(bad("shard starts fall"))?;
         if seed as u32 >= MAX_ATTEMPTS || (n == 0 && seed != 0) {
             return Err(bad("invalid shard").into());

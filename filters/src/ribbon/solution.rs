@@ -26,11 +26,9 @@
 
 use super::banding::Banding;
 use super::layout::Columns;
+pub(crate) use super::layout::BLOCK_SLOTS;
 use super::row::ROW_WIDTH;
 use crate::prefetch::prefetch;
-
-/// Slots per interleaved block: one `u64` per column.
-pub(crate) const BLOCK_SLOTS: usize = 64;
 
 /// The shape of one shard's solution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -399,6 +397,15 @@ pub(crate) fn parities(v: [u64; GROUP]) -> u32 {
 fn merge(x: u64, y: u64, half: u32, low: u64) -> u64 {
     let t = ((x >> half) ^ y) & low;
     x ^ y ^ t ^ (t << half)
+}
+
+/// The zero words after the solution: enough for the widest block, none
+/// without shards (no query reads the words then).
+pub(crate) fn padding(columns: &Columns, num_shards: usize) -> usize {
+    match num_shards {
+        0 => 0,
+        _ => padding_words(columns.max_columns()),
+    }
 }
 
 #[cfg(test)]

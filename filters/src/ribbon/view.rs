@@ -21,10 +21,13 @@
 
 use alloc::vec::Vec;
 
+use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
 use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
+use super::query::{locate_compact, BATCH};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
-use super::{check_shards, locate_compact, parse_frame_v2, u32_at, Ribbon, BATCH};
+use super::table::u32_at;
+use super::Ribbon;
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
 use crate::{Error, Filter, FilterKind, KeyHash};

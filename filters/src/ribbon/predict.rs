@@ -1,0 +1,99 @@
+//! What a Ribbon filter will be, predicted without building it: the
+//! planner's model of the kind.
+
+use super::config::{RibbonParams, SHARD_KEYS};
+use super::lines::{self, Line, LINE_COLUMNS, LINE_SHARD_KEYS};
+use super::solution::padding_words;
+use super::table::shard_table_bytes;
+use crate::Error;
+
+/// What [`Ribbon::build`] makes from `n` distinct keys with `params`,
+/// predicted without building it (see [`Prediction`]): the keys spread
+/// evenly over the shards, every shard solved at its first attempt's size.
+/// Real shards hold a binomial share of the keys and rarely need a second
+/// size, so a built filter's bytes differ from this by a fraction of a
+/// percent. The column rule and the FPR come from the first 4,096 shards
+/// (the extra-column pattern repeats every 256 blocks, so more shards
+/// change nothing), which keeps the prediction O(1) in `n`.
+pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    const SAMPLE_SHARDS: usize = 4096;
+    if params.two_lines() {
+        return predict_lines(n, params);
+    }
+    let num_shards = n.div_ceil(SHARD_KEYS);
+    if num_shards == 0 {
+        return Ok(Prediction::default());
+    }
+    // `bigger` shards of `base + 1` keys, the rest of `base` (at least 1).
+    let (base, bigger) = (n / num_shards, n % num_shards);
+    let small = params.blocks(base, 0)?;
+    let big = if bigger > 0 {
+        params.blocks(base + 1, 0)?
+    } else {
+        small
+    };
+    let blocks_of = |s: usize| if s < bigger { big } else { small };
+    let total_blocks = small
+        .checked_mul(num_shards - bigger)
+        .and_then(|b| b.checked_add(big.checked_mul(bigger)?))
+        .filter(|&b| b <= u32::MAX as usize)
+        .ok_or(Error::TooLarge)?;
+    let sample = num_shards.min(SAMPLE_SHARDS);
+    let sample_keys = (n as f64 * sample as f64 / num_shards as f64) as usize;
+    let columns = params.columns(sample_keys, sample, blocks_of);
+    let (mut first, mut fpr) = (0usize, 0.0);
+    for s in 0..sample {
+        fpr += columns.shard_fpr(first, blocks_of(s));
+        first += blocks_of(s);
+    }
+    let words = columns.checked_word_of(total_blocks).ok_or(Error::TooLarge)?;
+    let bytes = words
+        .checked_add(padding_words(columns.max_columns()))
+        .and_then(|w| w.checked_mul(8))
+        .and_then(|b| b.checked_add(shard_table_bytes(num_shards)?))
+        .ok_or(Error::TooLarge)?;
+    Ok(Prediction {
+        bytes,
+        fpr: fpr / sample as f64,
+        mean_columns: words as f64 / total_blocks as f64,
+    })
+}
+
+/// [`predict`] for the two-line layout: keys spread evenly, first-attempt
+/// sizes, one padding line.
+fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    let num_shards = n.div_ceil(LINE_SHARD_KEYS);
+    if num_shards == 0 {
+        return Ok(Prediction::default());
+    }
+    let (base, bigger) = (n / num_shards, n % num_shards);
+    let ratio = params.slots_per_key();
+    let small = lines::lines_for(base, ratio, 0)?;
+    let big = lines::lines_for(base + 1, ratio, 0)?;
+    let total = small
+        .checked_mul(num_shards - bigger)
+        .and_then(|b| b.checked_add(big.checked_mul(bigger)?))
+        .filter(|&b| b <= u32::MAX as usize)
+        .ok_or(Error::TooLarge)?;
+    let bytes = total
+        .checked_add(1)
+        .and_then(|l| l.checked_mul(core::mem::size_of::<Line>()))
+        .and_then(|b| b.checked_add(shard_table_bytes(num_shards)?))
+        .ok_or(Error::TooLarge)?;
+    Ok(Prediction {
+        bytes,
+        fpr: libm::exp2(-(LINE_COLUMNS as f64)),
+        mean_columns: LINE_COLUMNS as f64,
+    })
+}
+
+/// A Ribbon filter's size and FPR as [`predict`] computes them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Prediction {
+    /// [`Filter::size_in_bytes`].
+    pub(crate) bytes: usize,
+    /// [`Filter::expected_fpr`].
+    pub(crate) fpr: f64,
+    /// Result bits (columns) per slot, averaged over the blocks.
+    pub(crate) mean_columns: f64,
+}
