@@ -18,111 +18,11 @@
 
 use alloc::vec::Vec;
 
-use crate::{hash_key, Error, HashScheme, KeyHash};
+use crate::{hash_key, Error, FilterKind, KeyHash};
 
 /// Keys hashed per batch by [`Filter::contains_keys`]: a multiple of the
 /// filters' own batches (32), and 512 bytes of stack.
 const KEY_BATCH: usize = 64;
-
-/// The kind of a filter, as recorded in its serialized header.
-///
-/// The discriminant is the header byte; it never changes for a kind.
-///
-/// ```
-/// use amq::FilterKind;
-/// assert_eq!(FilterKind::from_id(2), Some(FilterKind::BlockedBloom));
-/// assert_eq!(FilterKind::BlockedBloom.id(), 2);
-/// assert_eq!(FilterKind::from_id(0), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-#[repr(u8)]
-pub enum FilterKind {
-    /// [`StandardBloom`](crate::StandardBloom): k probes over the whole bit array.
-    StandardBloom = 1,
-    /// [`BlockedBloom`](crate::BlockedBloom): all probes in one 64-byte block.
-    BlockedBloom = 2,
-    /// [`CountingBloom`](crate::CountingBloom): 4-bit counters, supports removal.
-    CountingBloom = 3,
-    /// [`CuckooFilter`](crate::CuckooFilter): 4-slot buckets, supports removal.
-    CuckooFilter = 4,
-    /// Xor filter with 8-bit fingerprints.
-    Xor8 = 5,
-    /// Xor filter with 16-bit fingerprints.
-    Xor16 = 6,
-    /// Binary fuse filter with 8-bit fingerprints.
-    BinaryFuse8 = 7,
-    /// Binary fuse filter with 16-bit fingerprints.
-    BinaryFuse16 = 8,
-    /// Binary fuse filter with 32-bit fingerprints.
-    BinaryFuse32 = 9,
-    /// Standard Ribbon filter.
-    Ribbon = 10,
-    /// [`ParquetBloom`](crate::ParquetBloom): Apache Parquet's split-block
-    /// Bloom filter, driven by Parquet's value hash
-    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`]: it has an API of
-    /// its own and no place in [`AnyFilter`](crate::AnyFilter).
-    ParquetBloom = 11,
-}
-
-impl FilterKind {
-    /// Every kind, in header-id order. A slice, so a new kind is not a
-    /// breaking change.
-    ///
-    /// ```
-    /// use amq::FilterKind;
-    /// let all: &'static [FilterKind] = FilterKind::ALL;
-    /// assert_eq!(all.first(), Some(&FilterKind::StandardBloom));
-    /// assert!(FilterKind::ALL.iter().all(|k| FilterKind::from_id(k.id()) == Some(*k)));
-    /// ```
-    pub const ALL: &'static [FilterKind] = &[
-        FilterKind::StandardBloom,
-        FilterKind::BlockedBloom,
-        FilterKind::CountingBloom,
-        FilterKind::CuckooFilter,
-        FilterKind::Xor8,
-        FilterKind::Xor16,
-        FilterKind::BinaryFuse8,
-        FilterKind::BinaryFuse16,
-        FilterKind::BinaryFuse32,
-        FilterKind::Ribbon,
-        FilterKind::ParquetBloom,
-    ];
-
-    /// The hash scheme that drives filters of this kind, as their headers
-    /// record it: [`KeyHash`] ([`HashScheme::Xxh3Seeded`]) for every kind but
-    /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
-    /// hash. Code that builds filters from key hashes (a storage engine's
-    /// filter policy) can only use kinds whose scheme is `Xxh3Seeded`;
-    /// [`AnyFilter::build`](crate::AnyFilter::build) refuses the others.
-    ///
-    /// ```
-    /// use amq::{FilterKind, HashScheme};
-    /// assert_eq!(FilterKind::Ribbon.hash_scheme(), HashScheme::Xxh3Seeded);
-    /// assert_eq!(FilterKind::ParquetBloom.hash_scheme(), HashScheme::ParquetXxh64);
-    /// let key_hashed = FilterKind::ALL
-    ///     .iter()
-    ///     .filter(|k| k.hash_scheme() == HashScheme::Xxh3Seeded)
-    ///     .count();
-    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 1);
-    /// ```
-    pub const fn hash_scheme(self) -> HashScheme {
-        match self {
-            FilterKind::ParquetBloom => HashScheme::ParquetXxh64,
-            _ => HashScheme::Xxh3Seeded,
-        }
-    }
-
-    /// The header byte for this kind.
-    pub const fn id(self) -> u8 {
-        self as u8
-    }
-
-    /// The kind a header byte names, if this version knows it.
-    pub fn from_id(id: u8) -> Option<Self> {
-        Self::ALL.iter().copied().find(|k| k.id() == id)
-    }
-}
 
 /// Query side of every filter: "is this key possibly in the set?"
 ///

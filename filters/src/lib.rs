@@ -73,7 +73,7 @@ pub mod format;
 pub mod hash;
 #[cfg(all(feature = "huge-pages", target_os = "linux"))]
 pub mod huge_pages;
-mod kernel_cap;
+mod kind;
 pub mod math;
 pub mod parquet;
 pub mod plan;
@@ -81,6 +81,7 @@ mod prefetch;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
+mod simd;
 mod sizing;
 mod view;
 pub mod xor;
@@ -92,8 +93,9 @@ pub use bloom::AtomicBlockedBloom;
 pub use bloom::{BlockedBlocks, BlockedBloom, BlockedProbe, CountingBloom, PreparedHash, StandardBloom};
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
-pub use filter::{Filter, FilterKind, FromBytes, Insert, Remove, StaticFilter};
+pub use filter::{Filter, FromBytes, Insert, Remove, StaticFilter};
 pub use hash::{hash_key, hash_u64, HashScheme, KeyHash};
+pub use kind::FilterKind;
 pub use parquet::ParquetBloom;
 pub use ribbon::{Ribbon, RibbonParams};
 pub use sizing::FilterSizing;

@@ -27,8 +27,8 @@ type InsertManyFn = unsafe fn(&mut [Block], &[u64]);
 /// A kernel the running CPU supports.
 ///
 /// Invariant (what makes the calls below sound): the function pointers are
-/// private and set only by [`Kernel::available`], which hands out the AVX2
-/// kernel only after the CPU reported AVX2. Every kernel computes exactly
+/// private and set only by [`Kernel::detect`] (through `candidates`), which
+/// hands out the AVX2 kernel only after the CPU reported AVX2. Every kernel computes exactly
 /// what the portable one does, so the choice never changes an answer or a
 /// bit, only the speed.
 #[derive(Clone, Copy)]
@@ -72,35 +72,29 @@ impl Kernel {
         insert_many: super::insert_many_portable,
     };
 
-    /// The fastest kernel this CPU supports, within the `AMQ_KERNEL` cap
-    /// (`kernel_cap.rs`: `portable` forces the portable kernel; `avx2` and
-    /// no cap allow AVX2). With `std` the CPU is asked at run time; without
-    /// it only what the build targets counts.
+    /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap
+    /// ([`crate::simd`]: `portable` forces the portable kernel).
     pub(super) fn detect() -> Kernel {
-        Self::allowed(crate::kernel_cap::cap())
-    }
-
-    fn allowed(cap: crate::kernel_cap::Cap) -> Kernel {
-        use crate::kernel_cap::Cap;
-        let [avx2, _] = Self::available();
-        avx2.filter(|_| cap >= Cap::Avx2).unwrap_or(Self::PORTABLE)
-    }
-
-    /// Every kernel this CPU can run, fastest first (`None` for AVX2 if it
-    /// cannot), ending with the portable one.
-    fn available() -> [Option<Kernel>; 2] {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        {
-            #[cfg(feature = "std")]
-            let avx2 = std::is_x86_feature_detected!("avx2");
-            #[cfg(not(feature = "std"))]
-            let avx2 = cfg!(target_feature = "avx2");
-            [avx2.then_some(AVX2), Some(Self::PORTABLE)]
-        }
+        return crate::simd::choose(&Self::candidates(), Self::PORTABLE, crate::simd::cap());
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        {
-            [None, Some(Self::PORTABLE)]
-        }
+        Self::PORTABLE
+    }
+
+    /// The SIMD kernel, with whether this CPU runs it. AVX-512 would add
+    /// nothing: a block is one 256-bit register.
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn candidates() -> [crate::simd::Candidate<Kernel>; 1] {
+        [(crate::simd::Level::Avx2, crate::simd::features().avx2, AVX2)]
+    }
+
+    /// Every kernel this CPU runs, the portable one last.
+    #[cfg(test)]
+    fn runnable() -> alloc::vec::Vec<Kernel> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        return crate::simd::runnable(&Self::candidates(), Self::PORTABLE);
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        alloc::vec![Self::PORTABLE]
     }
 
     /// `"avx2"` or `"portable"`.
@@ -112,7 +106,7 @@ impl Kernel {
     #[inline(always)]
     pub(super) fn contains(self, blocks: &[Block], hash: u64) -> bool {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        // SAFETY: the pointer came from `available`, which hands out the AVX2
+        // SAFETY: the pointer came from `candidates`, which offers the AVX2
         // kernel only when the CPU has AVX2 (the type's invariant); the
         // kernels index `blocks` with safe, bounds-checked indexing.
         return unsafe { (self.one)(blocks, hash) };
@@ -174,7 +168,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        let k: Vec<Kernel> = Kernel::available().into_iter().flatten().collect();
+        let k: Vec<Kernel> = Kernel::runnable();
         assert_eq!(k.last().map(|k| k.name()), Some("portable"));
         k
     }
@@ -226,20 +220,14 @@ mod tests {
         }
     }
 
+    /// A CPU with AVX2 gets the AVX2 kernel unless `AMQ_KERNEL` says
+    /// otherwise.
     #[test]
     fn detect_prefers_avx2_within_the_cap() {
-        use crate::kernel_cap::Cap;
-        let first = kernels()[0].name();
-        assert_eq!(Kernel::allowed(Cap::Any).name(), first);
-        assert_eq!(Kernel::allowed(Cap::Avx2).name(), first);
-        assert_eq!(Kernel::allowed(Cap::Portable).name(), "portable");
+        assert!(kernels().iter().any(|k| k.name() == Kernel::detect().name()));
         #[cfg(all(target_arch = "x86_64", not(amq_portable), feature = "std"))]
-        if std::is_x86_feature_detected!("avx2") {
-            assert_eq!(first, "avx2");
+        if std::is_x86_feature_detected!("avx2") && crate::simd::cap() != crate::simd::Level::Portable {
+            assert_eq!(Kernel::detect().name(), "avx2");
         }
-        assert_eq!(
-            Kernel::detect().name(),
-            Kernel::allowed(crate::kernel_cap::cap()).name()
-        );
     }
 }

@@ -105,46 +105,34 @@ impl Kernel {
         }
     }
 
-    /// The fastest kernel this CPU supports (run-time detection with `std`,
-    /// the build's target features without), within the `AMQ_KERNEL` cap
-    /// (`kernel_cap.rs`), for a filter of the two-line layout if
+    /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap
+    /// ([`crate::simd`]), for a filter of the two-line layout if
     /// `two_lines`, else of the others. (Either answers every layout; the
     /// one made for the filter's layout does it without the others' code.)
     pub(super) fn detect(two_lines: bool) -> Kernel {
-        Self::allowed(crate::kernel_cap::cap(), two_lines)
-    }
-
-    /// The fastest available kernel allowed by `cap` (the AVX-512 one only
-    /// without a cap, the AVX2 one under `avx2` or none).
-    fn allowed(cap: crate::kernel_cap::Cap, two_lines: bool) -> Kernel {
-        use crate::kernel_cap::Cap;
-        let [avx512, avx2, _] = Self::available(two_lines);
-        avx512
-            .filter(|_| cap == Cap::Any)
-            .or(avx2.filter(|_| cap != Cap::Portable))
-            .unwrap_or(Self::portable(two_lines))
-    }
-
-    /// Every kernel this CPU can run, fastest first, ending with the
-    /// portable one, each for a filter of the two-line layout if
-    /// `two_lines`.
-    fn available(two_lines: bool) -> [Option<Kernel>; 3] {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        {
-            #[cfg(feature = "std")]
-            let avx512 =
-                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq");
-            #[cfg(not(feature = "std"))]
-            let avx512 = cfg!(all(
-                target_feature = "avx512f",
-                target_feature = "avx512vpopcntdq"
-            ));
-            #[cfg(feature = "std")]
-            let avx2 = std::is_x86_feature_detected!("avx2");
-            #[cfg(not(feature = "std"))]
-            let avx2 = cfg!(target_feature = "avx2");
-            [
-                avx512.then_some(Kernel {
+        return crate::simd::choose(
+            &Self::candidates(two_lines),
+            Self::portable(two_lines),
+            crate::simd::cap(),
+        );
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        Self::portable(two_lines)
+    }
+
+    /// The SIMD kernels, most capable first, with whether this CPU runs
+    /// each, for a filter of the two-line layout if `two_lines`. The AVX-512
+    /// kernel needs `VPOPCNTDQ` for its parities, and carries the AVX2 pair
+    /// of the two-line layout, so it needs AVX2 too.
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn candidates(two_lines: bool) -> [crate::simd::Candidate<Kernel>; 2] {
+        use crate::simd::Level;
+        let f = crate::simd::features();
+        [
+            (
+                Level::Avx512,
+                f.avx512f && f.avx512vpopcntdq && f.avx2,
+                Kernel {
                     name: "avx512",
                     one: if two_lines {
                         avx512::contains_lines
@@ -157,8 +145,12 @@ impl Kernel {
                         avx512::contains_many
                     },
                     pair: avx512::pair,
-                }),
-                avx2.then_some(Kernel {
+                },
+            ),
+            (
+                Level::Avx2,
+                f.avx2,
+                Kernel {
                     name: "avx2",
                     one: if two_lines {
                         avx2::contains_lines
@@ -171,12 +163,20 @@ impl Kernel {
                         avx2::contains_many
                     },
                     pair: avx2::pair,
-                }),
-                Some(Self::portable(two_lines)),
-            ]
-        }
+                },
+            ),
+        ]
+    }
+
+    /// Every kernel this CPU runs, the portable one last, for a filter of
+    /// the two-line layout if `two_lines`: what the tests check against the
+    /// portable kernel.
+    #[cfg(test)]
+    fn runnable(two_lines: bool) -> alloc::vec::Vec<Kernel> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        return crate::simd::runnable(&Self::candidates(two_lines), Self::portable(two_lines));
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        [None, None, Some(Self::portable(two_lines))]
+        alloc::vec![Self::portable(two_lines)]
     }
 
     /// `"avx512"`, `"avx2"` or `"portable"`.
@@ -586,7 +586,7 @@ mod tests {
             // The kernels made for the other layout too: they answer through
             // the portable fallback, which must agree as well.
             for two_lines in [false, true] {
-                for kernel in Kernel::available(two_lines).into_iter().flatten() {
+                for kernel in Kernel::runnable(two_lines) {
                     let mut out = alloc::vec![false; queries.len()];
                     kernel.contains_many(&f, &queries, &mut out);
                     assert_eq!(out, portable, "{kernel:?} batched, two_lines {two_lines}");
@@ -602,19 +602,27 @@ mod tests {
         }
     }
 
+    /// The kernel a filter gets is the one the shared choice makes, and a
+    /// CPU with AVX2 gets a SIMD kernel unless `AMQ_KERNEL` says otherwise.
     #[test]
     fn detect_prefers_simd_within_the_cap() {
-        use crate::kernel_cap::Cap;
         for two_lines in [false, true] {
-            let first = Kernel::available(two_lines).into_iter().flatten().next().unwrap();
-            assert_eq!(Kernel::allowed(Cap::Any, two_lines).name(), first.name());
-            let avx2 = Kernel::available(two_lines)[1].map_or("portable", |k| k.name());
-            assert_eq!(Kernel::allowed(Cap::Avx2, two_lines).name(), avx2);
-            assert_eq!(Kernel::allowed(Cap::Portable, two_lines).name(), "portable");
-            assert_eq!(
-                Kernel::detect(two_lines).name(),
-                Kernel::allowed(crate::kernel_cap::cap(), two_lines).name()
-            );
+            let names: Vec<&str> = Kernel::runnable(two_lines).iter().map(|k| k.name()).collect();
+            assert!(names.contains(&Kernel::detect(two_lines).name()));
+            #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+            {
+                let chosen = crate::simd::choose(
+                    &Kernel::candidates(two_lines),
+                    Kernel::portable(two_lines),
+                    crate::simd::cap(),
+                );
+                assert_eq!(Kernel::detect(two_lines).name(), chosen.name());
+                #[cfg(feature = "std")]
+                if std::is_x86_feature_detected!("avx2") && crate::simd::cap() != crate::simd::Level::Portable
+                {
+                    assert_ne!(Kernel::detect(two_lines).name(), "portable");
+                }
+            }
         }
     }
 }

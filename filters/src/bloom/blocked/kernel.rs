@@ -1,13 +1,9 @@
 //! The query kernel a [`BlockedBloom`](super::BlockedBloom) uses, chosen once
-//! for the running CPU when the filter is made.
-//!
-//! Why a stored choice and not a check per query: a SIMD kernel compiled with
-//! `#[target_feature]` cannot be inlined into a caller compiled without it, so
-//! every query pays one call whatever we do. Checking the CPU on each query
-//! and then calling the probe function put that call in the middle of the
-//! query; calling one function pointer that does the whole query (block
-//! choice and probes) measured faster (`docs/benchmarks.md` has the figures
-//! and their commands). This is how `sbbf-rs` dispatches too.
+//! for the running CPU when the filter is made, through the crate's one
+//! dispatch ([`crate::simd`]): one function pointer per operation that does
+//! the whole operation (block choice and probes), as `sbbf-rs` dispatches
+//! too; calling the probe alone through a pointer, after choosing the block
+//! in the caller, measured slower.
 //!
 //! Order of preference: AVX-512F, then AVX2, then the portable kernel. The
 //! portable kernel is the oracle: the tests below check every kernel this CPU
@@ -33,7 +29,7 @@ type InsertManyFn = unsafe fn(&mut [Block], u32, &[u64]);
 /// A query kernel the running CPU supports.
 ///
 /// Invariant (what makes the calls below sound): the function pointers are
-/// private and set only by [`Kernel::detect`] / [`Kernel::available`], which
+/// private and set only by [`Kernel::detect`] (through `candidates`), which
 /// hand out a SIMD kernel only after the CPU reported its feature. A kernel
 /// is chosen for one probe count and must be called with that count. Every
 /// kernel returns exactly what the portable one does, so the choice never
@@ -112,58 +108,50 @@ impl Kernel {
         insert_many: portable_insert_many,
     };
 
-    /// The fastest kernel this CPU supports for `num_probes` probes, within
-    /// the `AMQ_KERNEL` cap (`kernel_cap.rs`). With `std` the CPU is asked
-    /// at run time (the standard library caches the answer); without it only
-    /// what the build targets (`-C target-feature` / `target-cpu`) counts.
+    /// The fastest kernel this CPU runs for `num_probes` probes, within the
+    /// `AMQ_KERNEL` cap ([`crate::simd`]).
     pub(super) fn detect(num_probes: u32) -> Kernel {
-        Self::allowed(num_probes, crate::kernel_cap::cap())
-    }
-
-    /// The fastest available kernel no more capable than `cap`.
-    fn allowed(num_probes: u32, cap: crate::kernel_cap::Cap) -> Kernel {
-        use crate::kernel_cap::Cap;
-        let [avx512, avx2, _] = Self::available(num_probes);
-        let candidates = [
-            avx512.filter(|_| cap >= Cap::Any),
-            avx2.filter(|_| cap >= Cap::Avx2),
-        ];
-        candidates.into_iter().flatten().next().unwrap_or(Self::PORTABLE)
-    }
-
-    /// Every kernel this CPU can run for `num_probes` probes, fastest first
-    /// (`None` for the ones it cannot), ending with the portable one. Each SIMD
-    /// kernel comes compiled for one fixed probe count
-    /// (for the counts one round of its registers covers: up to 16 lanes for
-    /// AVX-512, 8 for AVX2), which drops the round loop and the lane-mask
-    /// arithmetic from the query, and in a general form for more.
-    fn available(num_probes: u32) -> [Option<Kernel>; 3] {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        {
-            #[cfg(feature = "std")]
-            let (avx512, avx2) = (
-                std::is_x86_feature_detected!("avx512f"),
-                std::is_x86_feature_detected!("avx2"),
-            );
-            #[cfg(not(feature = "std"))]
-            let (avx512, avx2) = (cfg!(target_feature = "avx512f"), cfg!(target_feature = "avx2"));
-            let fixed = |lanes: u32| {
-                if num_probes <= lanes {
-                    num_probes as usize
-                } else {
-                    0
-                }
-            };
-            [
-                avx512.then_some(AVX512[fixed(16)]),
-                avx2.then_some(AVX2[fixed(8)]),
-                Some(Self::PORTABLE),
-            ]
-        }
+        return crate::simd::choose(&Self::candidates(num_probes), Self::PORTABLE, crate::simd::cap());
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         {
             let _ = num_probes;
-            [None, None, Some(Self::PORTABLE)]
+            Self::PORTABLE
+        }
+    }
+
+    /// The SIMD kernels for `num_probes` probes, most capable first, with
+    /// whether this CPU runs each. Each comes compiled for one fixed probe
+    /// count (for the counts one round of its registers covers: up to 16
+    /// lanes for AVX-512, 8 for AVX2), which drops the round loop and the
+    /// lane-mask arithmetic from the query, and in a general form for more.
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn candidates(num_probes: u32) -> [crate::simd::Candidate<Kernel>; 2] {
+        use crate::simd::Level;
+        let f = crate::simd::features();
+        let fixed = |lanes: u32| {
+            if num_probes <= lanes {
+                num_probes as usize
+            } else {
+                0
+            }
+        };
+        [
+            (Level::Avx512, f.avx512f, AVX512[fixed(16)]),
+            (Level::Avx2, f.avx2, AVX2[fixed(8)]),
+        ]
+    }
+
+    /// Every kernel this CPU runs for `num_probes` probes, the portable one
+    /// last: what the tests check against the portable kernel.
+    #[cfg(test)]
+    fn runnable(num_probes: u32) -> alloc::vec::Vec<Kernel> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        return crate::simd::runnable(&Self::candidates(num_probes), Self::PORTABLE);
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        {
+            let _ = num_probes;
+            alloc::vec![Self::PORTABLE]
         }
     }
 
@@ -176,7 +164,7 @@ impl Kernel {
     #[inline(always)]
     pub(super) fn contains(self, blocks: &[Block], hash: u64, num_probes: u32) -> bool {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        // SAFETY: the pointer came from `available`, which returns a SIMD
+        // SAFETY: the pointer came from `candidates`, which offers a SIMD
         // kernel only when the CPU has its feature (the type's invariant);
         // the kernels' other inputs are checked by safe indexing inside.
         return unsafe { (self.one)(blocks, hash, num_probes) };
@@ -248,7 +236,7 @@ pub(super) mod tests {
         let (blocks, hashes) = sample_filter();
         for k in 1..=MAX_PROBES as u32 {
             #[cfg_attr(any(not(target_arch = "x86_64"), amq_portable), allow(unused_mut))]
-            let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
+            let mut kernels: Vec<Kernel> = Kernel::runnable(k);
             assert_eq!(kernels.last().map(|k| k.name()), Some("portable"));
             // The general SIMD kernels too, at counts where a fixed one is
             // normally chosen instead.
@@ -290,7 +278,7 @@ pub(super) mod tests {
         let hashes = &hashes[..20_000];
         for k in 1..=MAX_PROBES as u32 {
             #[cfg_attr(any(not(target_arch = "x86_64"), amq_portable), allow(unused_mut))]
-            let mut kernels: Vec<Kernel> = Kernel::available(k).into_iter().flatten().collect();
+            let mut kernels: Vec<Kernel> = Kernel::runnable(k);
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
             {
                 if std::is_x86_feature_detected!("avx512f") {
@@ -326,32 +314,24 @@ pub(super) mod tests {
         }
     }
 
-    /// Without a cap the chosen kernel is the first available one, so a CPU
-    /// with AVX-512 or AVX2 gets a SIMD kernel; each cap lowers the choice to
-    /// at most its family, and never to a kernel the CPU lacks.
+    /// Without a cap a CPU with AVX2 gets a SIMD kernel, and the kernel a
+    /// filter gets is the one the shared choice makes.
     #[test]
     fn detect_prefers_simd_within_the_cap() {
-        use crate::kernel_cap::Cap;
         for k in [1, 6, 16, 17, 24] {
-            let available: Vec<&str> = Kernel::available(k)
-                .into_iter()
-                .flatten()
-                .map(|k| k.name())
-                .collect();
-            assert_eq!(Kernel::allowed(k, Cap::Any).name(), available[0]);
-            assert_eq!(Kernel::allowed(k, Cap::Portable).name(), "portable");
-            let avx2 = Kernel::allowed(k, Cap::Avx2).name();
-            assert!(avx2 != "avx512" && available.contains(&avx2));
-            // Run-time detection needs the `std` feature.
-            #[cfg(all(target_arch = "x86_64", not(amq_portable), feature = "std"))]
-            if std::is_x86_feature_detected!("avx2") {
-                assert_ne!(Kernel::allowed(k, Cap::Any).name(), "portable");
-                assert_eq!(avx2, "avx2");
+            let runnable: Vec<&str> = Kernel::runnable(k).iter().map(|k| k.name()).collect();
+            assert!(runnable.contains(&Kernel::detect(k).name()));
+            #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+            {
+                let chosen =
+                    crate::simd::choose(&Kernel::candidates(k), Kernel::PORTABLE, crate::simd::cap());
+                assert_eq!(Kernel::detect(k).name(), chosen.name());
+                #[cfg(feature = "std")]
+                if std::is_x86_feature_detected!("avx2") && crate::simd::cap() != crate::simd::Level::Portable
+                {
+                    assert_ne!(Kernel::detect(k).name(), "portable");
+                }
             }
-            assert_eq!(
-                Kernel::detect(k).name(),
-                Kernel::allowed(k, crate::kernel_cap::cap()).name()
-            );
         }
     }
 }
