@@ -14,7 +14,7 @@
 //!
 //! It is advice: the kernel may refuse it (THP `never`, no free huge pages),
 //! and nothing changes but the speed. Whether it pays is measured in
-//! `docs/benchmarks.md` ("Huge pages"). [`set_enabled`] switches it off (and
+//! `docs/results-amq.md` ("Huge pages"). [`set_enabled`] switches it off (and
 //! on) at run time, for programs that manage their memory otherwise and for
 //! measuring both in one process.
 //!

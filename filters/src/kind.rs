@@ -39,7 +39,7 @@ pub enum FilterKind {
     Ribbon = 10,
     /// [`ParquetBloom`](crate::ParquetBloom): Apache Parquet's split-block
     /// Bloom filter, driven by Parquet's value hash
-    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`]: it has an API of
+    /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`](crate::hash_key): it has an API of
     /// its own and no place in [`AnyFilter`](crate::AnyFilter).
     ParquetBloom = 11,
 }
@@ -69,7 +69,7 @@ impl FilterKind {
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers
-    /// record it: [`KeyHash`] ([`HashScheme::Xxh3Seeded`]) for every kind but
+    /// record it: [`KeyHash`](crate::KeyHash) ([`HashScheme::Xxh3Seeded`]) for every kind but
     /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
     /// hash. Code that builds filters from key hashes (a storage engine's
     /// filter policy) can only use kinds whose scheme is `Xxh3Seeded`;

@@ -1,55 +1,80 @@
 //! # amq — approximate-membership filters
 //!
-//! The family of approximate-membership filters (Bloom, blocked and counting
-//! Bloom, cuckoo, xor, binary fuse, Ribbon) behind one trait, each driven by
-//! one 64-bit key hash so a caller can hash a key once and probe many filters
-//! with it, and stored in one versioned byte format. The [`plan`] module
-//! picks the kind for a key count, an FPR or a memory budget, and the
-//! caller's needs, and builds it in one call.
+//! The family of approximate-membership filters (standard, blocked and
+//! counting Bloom, cuckoo, xor, binary fuse, Ribbon) behind one trait
+//! ([`Filter`]), each driven by one 64-bit key hash ([`KeyHash`]) so a
+//! caller can hash a key once and probe many filters with it, and stored in
+//! one versioned, checksummed byte format. The [`plan`] module picks the
+//! kind for a key count, an FPR or a memory budget and the caller's needs.
+//! [`ParquetBloom`] reads and writes Apache Parquet's split-block Bloom
+//! filters bit for bit, with an API of its own (it is driven by Parquet's
+//! value hash, not amq's).
 //!
-//! Measured at 1M keys by the comparison report
-//! (`cargo run --release -p amq-bench --bin report -- --n 1000000 --absent 10000000 --runs 5`;
-//! the README and `docs/choosing.md` have the timings):
+//! | filter | keys | bits/key at its usual setting (FPR) | module |
+//! |--------|------|-------------------------------------|--------|
+//! | [`StandardBloom`] | insert | 10.00 (0.82%) | [`bloom`] |
+//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.96%) | [`bloom`] |
+//! | [`CountingBloom`] | insert, remove | 38.37 (1.0%) | [`bloom`] |
+//! | [`CuckooFilter`] | insert, remove | 8.42 (2.95%), 12.63 (0.185%), 16.84 (0.011%) | [`cuckoo`] |
+//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.39%), 19.68 (0.0015%) | [`xor`] |
+//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.39%), 18.09 (0.0015%), 36.18 | [`xor`] |
+//! | [`Ribbon`] | built once; any FPR | 6.90 (1%); 7.30 (0.78%, two-line layout) | [`ribbon`] |
+//! | [`ParquetBloom`] | insert; Parquet's bytes and value hash | 10.53 (1%) | [`parquet`] |
 //!
-//! | filter | keys | bits/key (FPR measured) | module |
-//! |--------|------|-------------------------|--------|
-//! | [`StandardBloom`] | insert | 10.00 (0.819%) | [`bloom`] |
-//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.957%) | [`bloom`] |
-//! | [`CountingBloom`] | insert, remove | 38.37 (0.998%) | [`bloom`] |
-//! | [`CuckooFilter`] | insert, remove | 8.42 (2.95%), 12.63 (0.185%), 16.84 (0.0114%) | [`cuckoo`] |
-//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.391%), 19.68 (0.0013%) | [`xor`] |
-//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.391%), 18.09 (0.0016%), 36.18 | [`xor`] |
-//! | [`Ribbon`] | built once; any FPR | 7.19 (0.780%) at 7 result bits | [`ribbon`] |
-//! | [`ParquetBloom`] | insert; Apache Parquet's bytes and value hash | 10.53 (0.99%, by `cargo run --release -p amq --example tour`) | [`parquet`] |
-//!
-//! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%,
-//! where Ribbon takes 6.90
-//! (`cargo run --release -p amq --example plan -- --n 1000000 --fpr 0.01`).
+//! Measured at 1M keys (`cargo run --release -p amq-bench --bin report --
+//! --n 1000000 --absent 10000000 --runs 5`; `docs/results-amq.md` has the
+//! timings and the machine). The information-theoretic minimum is
+//! `log2(1/FPR)`: 6.64 bits/key at 1%.
 //!
 //! ```
 //! use amq::plan::Planner;
 //! use amq::{hash_key, BlockedBloom, Filter, FilterKind, FilterSizing, Insert, StandardBloom};
 //!
 //! // Which filter? A static set of 1,000 keys at 1%: Ribbon.
-//! let plan = Planner::for_keys(1_000).fpr(0.01).plan().unwrap();
+//! let plan = Planner::for_keys(1_000).fpr(0.01).plan()?;
 //! assert_eq!(plan.kind(), FilterKind::Ribbon);
 //!
-//! let mut a = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
-//! let mut b = StandardBloom::new(1_000, FilterSizing::Fpr(0.01)).unwrap();
-//! a.insert(b"apple").unwrap();
-//! b.insert(b"pear").unwrap();
+//! let mut a = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+//! let mut b = StandardBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+//! a.insert(b"apple")?;
+//! b.insert(b"pear")?;
 //!
 //! // One hash, many filters: what an LSM read does for each SSTable.
 //! let h = hash_key(b"apple");
 //! let filters: [&dyn Filter; 2] = [&a, &b];
 //! let hits: Vec<bool> = filters.iter().map(|f| f.contains_hash(h)).collect();
-//! assert_eq!(hits[0], true);
+//! assert!(hits[0]);
+//! # Ok::<(), amq::Error>(())
 //! ```
 //!
-//! Every filter serializes with [`Filter::to_bytes`] into a versioned,
-//! checksummed little-endian format (`docs/format.md`) and reads back with
-//! [`FromBytes::from_bytes`], or [`AnyFilter::from_bytes`] when the kind is
-//! only known from the bytes.
+//! # Key hashes
+//!
+//! Every filter takes a [`KeyHash`], never a bare `u64`: [`hash_key`] for a
+//! key's bytes, [`hash_u64`] for an integer key, or
+//! [`KeyHash::from_well_mixed`] for a hash the caller computed with a good
+//! hash function of its own. Structured integers (ids, counters) passed as
+//! hashes would break a filter silently (a blocked Bloom filter picks its
+//! block from the high bits); the type makes that impossible by accident.
+//! See [`hash`].
+//!
+//! # One word per operation
+//!
+//! * Dynamic kinds: `Kind::new(expected_keys, FilterSizing)`, then
+//!   [`Insert::insert`] / [`Insert::insert_hash`] / [`Insert::insert_hashes`]
+//!   (each returns a `Result`; a Bloom insert never fails).
+//! * Static kinds: `Kind::build(&hashes)` (fixed width) or
+//!   [`Ribbon::build`]`(&hashes, FilterSizing)`; every kind's full
+//!   parameters through [`StaticFilter::build_with`].
+//! * A kind chosen at run time: [`AnyFilter::build`] and [`AnyFilter::new`].
+//! * Queries: [`Filter::contains`] / [`Filter::contains_hash`] /
+//!   [`Filter::contains_keys`] / [`Filter::contains_hashes`], and
+//!   `contains_prepared` with a [`PreparedHash`] shared by many filters.
+//! * The FPR a filter promises: [`Filter::expected_fpr`].
+//!
+//! Every filter serializes with [`Filter::to_bytes`] into the format of
+//! `docs/format.md` and reads back with [`FromBytes::from_bytes`], or
+//! [`AnyFilter::from_bytes`] when the kind is only known from the bytes;
+//! [`FilterView`] answers queries from the bytes in place.
 //!
 //! `no_std` + `alloc`: disable the default `std` feature.
 #![no_std]

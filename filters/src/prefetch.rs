@@ -34,7 +34,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 /// outstanding-miss buffers, 20–30 on current cores) is the most that helps;
 /// prefetching a whole batch of 32 keys of three or four lines each asked
 /// for more than that, and the prefetches past it waited
-/// (`docs/benchmarks.md`, "Batches at 100M"). `DEPTH` must be a power of
+/// (`docs/results-amq.md`, "Batched queries"). `DEPTH` must be a power of
 /// two (the ring of prepared keys is indexed by a mask).
 ///
 /// `out[i] = answer(prepare(hashes[i]))` for every `i`.

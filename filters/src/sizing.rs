@@ -11,12 +11,12 @@ use crate::Error;
 /// How big a filter should be: about this many bits per key, or a target
 /// false-positive rate. Every constructor that sizes a filter takes one:
 /// `new(expected_keys, sizing)` for the kinds that take inserts,
-/// `build(hashes, sizing)` for Ribbon, and [`AnyFilter::new`] /
-/// [`AnyFilter::build`] for a kind chosen at run time.
+/// `build(hashes, sizing)` for Ribbon, and [`AnyFilter::new`](crate::AnyFilter::new) /
+/// [`AnyFilter::build`](crate::AnyFilter::build) for a kind chosen at run time.
 ///
 /// Xor and binary fuse filters have a fixed fingerprint width (8, 16 or 32
 /// bits), which alone sets their space and false-positive rate, so their
-/// `build` takes no sizing and [`AnyFilter::build`] ignores it for them.
+/// `build` takes no sizing and [`AnyFilter::build`](crate::AnyFilter::build) ignores it for them.
 ///
 /// ```
 /// use amq::{BlockedBloom, FilterSizing};

@@ -149,7 +149,7 @@ pub(crate) fn prefetch_cell(words: &[u64], per_word_log2: u32, cell: u64) {
 }
 
 /// Keys in flight in [`batched_query`]: each waits on one line at a time.
-/// Measured at 100M keys (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+/// Chosen by measurement at 100M keys (`benches/examples/batch_depth.rs`).
 const IN_FLIGHT: usize = 32;
 
 /// One key of [`batched_query`] in flight: where its answer goes, its probe

@@ -454,9 +454,9 @@ impl Filter for CuckooFilter {
 
     /// Locates and prefetches the buckets of a group of `BATCH` keys, then
     /// probes the group. (The rolling pipeline of the other kinds,
-    /// `prefetch::pipelined`, measured 5–13% faster at 100M keys but 10–20%
-    /// slower at 1M and 10M, where the cuckoo query's arithmetic, not memory,
-    /// sets the pace; `docs/benchmarks.md`, "Batches at 100M".)
+    /// `prefetch::pipelined`, pays only far beyond the caches and costs more
+    /// below them, where the cuckoo query's arithmetic, not memory, sets the
+    /// pace.)
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
         let mut locs = [Location::default(); BATCH];

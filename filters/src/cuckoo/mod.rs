@@ -68,7 +68,7 @@
 //! Measured over 100 tables of 1M keys (`cargo run --release -p amq-bench
 //! --example cuckoo_load`, `docs/cuckoo.md`), the first failed insert comes
 //! at a load of at least 96.4% of the slots for every width (median 97.1% for
-//! `f = 8`, 97.5% for 12 and 16). [`CuckooFilter::with_fpr`] sizes the table
+//! `f = 8`, 97.5% for 12 and 16). [`CuckooFilter::new`] sizes the table
 //! for its capacity at 95% load, so a filter filled to capacity has room to
 //! spare.
 //!
@@ -125,7 +125,7 @@ use table::{BucketTable, Lanes};
 /// `docs/cuckoo.md`) and still bound an insert to about 5,000 bucket reads.
 pub const MAX_KICKS: u32 = 1000;
 
-/// Load (fraction of slots holding a key) that [`CuckooFilter::with_fpr`] and
+/// Load (fraction of slots holding a key) that [`CuckooFilter::new`] and
 /// [`CuckooFilter::with_fingerprint_bits`] size a table for: at this load the
 /// first failed insert is still ahead (measured, see the module docs).
 pub const DESIGN_LOAD: f64 = 0.95;
@@ -152,7 +152,7 @@ pub fn cuckoo_fpr(fingerprint_bits: u32, load: f64) -> f64 {
 }
 
 /// The narrowest fingerprint width whose FPR at [`DESIGN_LOAD`] is at most
-/// `fpr` (what [`CuckooFilter::with_fpr`] uses).
+/// `fpr` (what [`CuckooFilter::new`] uses).
 pub(crate) fn fingerprint_bits_for_fpr(fpr: f64) -> Result<u32, Error> {
     if !(fpr > 0.0 && fpr < 1.0) {
         return Err(invalid("fpr", "must be strictly between 0 and 1"));

@@ -9,7 +9,7 @@
 //! of word `i`, for the specification's eight odd [`SALT`]s.
 //!
 //! **Hash.** XXH64 with seed 0 of the value's plain encoding
-//! ([`ParquetValue`], [`parquet_hash`]): not amq's
+//! ([`ParquetValue`], [`parquet_hash`](crate::hash::parquet_hash)): not amq's
 //! [`hash_key`](crate::hash_key). So the filter has an API of its own, not
 //! the [`Filter`](crate::Filter) trait: its `contains_hash` and
 //! `insert_hash` take a [`ParquetHash`], which an amq [`KeyHash`](crate::KeyHash)

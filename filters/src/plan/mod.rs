@@ -34,7 +34,7 @@
 //! 2. **Sizing**: each remaining kind is sized as its own constructor would
 //!    size it ([`AnyFilter::build`], [`AnyFilter::new`]), and its
 //!    bytes and FPR are computed from that size with the formulas of
-//!    [`math`], [`cuckoo_fpr`] and
+//!    [`math`](crate::math), [`cuckoo_fpr`](crate::cuckoo::cuckoo_fpr) and
 //!    the fixed `2^-F` of fingerprint filters, without allocating. A
 //!    standard or counting Bloom filter too small for its FPR is left out:
 //!    its double hashing has an FPR floor the formula ignores (about

@@ -84,7 +84,7 @@ impl Ribbon {
     /// size; the words are allocated once, for every shard solved at that
     /// size (what almost always happens); a shard that needs more slots
     /// grows them by exactly its size, and any excess is given back at the
-    /// end, so [`size_in_bytes`](Filter::size_in_bytes) is what the filter
+    /// end, so [`size_in_bytes`](crate::Filter::size_in_bytes) is what the filter
     /// holds.
     ///
     /// ```

@@ -128,8 +128,8 @@ impl RibbonParams {
 
     /// The default layout: the two-line layout for exactly 7 result bits
     /// (`with_result_bits(7)`, `with_fpr(1.0 / 128.0)`), where it is
-    /// measured faster at 100M keys within 7.35 bits/key
-    /// (`docs/benchmarks.md`, "Ribbon at 100M: the two-line layout"), the
+    /// faster far beyond the caches within 7.35 bits/key
+    /// (`docs/results-amq.md`, "Ribbon"), the
     /// blocked layout for anything else.
     fn new(target: Target) -> Self {
         let blocked = RibbonParams {

@@ -1,4 +1,4 @@
-//! The two-line layout (issue 13): 64-slot rows in 64-byte lines of 73
+//! The two-line layout: 64-slot rows in 64-byte lines of 73
 //! slots, so every query reads at most two cache lines.
 //!
 //! # Why

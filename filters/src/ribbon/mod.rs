@@ -50,7 +50,7 @@
 //! the overhead can be small. The cost is 5 bytes per shard (its first
 //! block and its seed, 0.005 bits/key; see "Layout and query") and one
 //! table lookup per query. The slots per key were
-//! chosen from this measurement (`cargo run --release -p amq --example
+//! chosen from this measurement (`cargo run --release -p amq-bench --example
 //! ribbon_overhead -- K 300 RATIO...`: share of shard attempts that fail,
 //! 300 random key sets per cell, `r = 7`; a cell's extra slots are
 //! `max(K·(ratio − 1), 64)` rounded to whole blocks):
@@ -73,10 +73,6 @@
 //! | **1.025**     | 7.190    | 2.7%     | 128 / 123               | 96–110       |
 //! | 1.035         | 7.258    | 3.7%     | 125 / 123               | 96           |
 //! | 1.05          | 7.366    | 5.2%     | 123 / 123               | 83           |
-//!
-//! (Failure shares and attempts re-measured after the seed moved from the
-//! remix to a multiplication, see `row.rs`: within the trial-to-trial noise
-//! of the earlier numbers; build times are from the earlier measurement.)
 //!
 //! The default [`SLOTS_PER_KEY`] = 1.025 keeps the space well inside 5% over
 //! `r` while construction stays near 100 ns/key; elimination work grows like
@@ -146,16 +142,16 @@
 //!    three vector ANDs, a XOR, a `vpopcntq` and a test mask (`kernel.rs`).
 //!    The kernel is chosen once, when the filter is made.
 //!
-//! [`Filter::contains_many`] first locates a batch of 16 keys and
+//! [`Filter::contains_hashes`] first locates a batch of 16 keys and
 //! prefetches their blocks, then computes their parities, so the batch's
-//! cache misses overlap (this pays at 10M keys, where the filter no longer
-//! fits in L2). `docs/ribbon.md` and `docs/benchmarks.md` have the
-//! measurements and their commands.
+//! cache misses overlap (this pays once the filter no longer fits in L2).
+//! `docs/ribbon.md` and `docs/results-amq.md` have the measurements and
+//! their commands.
 //!
 //! # Two cache lines: the default at r = 7
 //!
-//! At 100M keys a query costs what its cache lines cost (`docs/benchmarks.md`,
-//! "Ribbon at 100M: the two-line layout"). A 128-slot row covers `128 · r`
+//! Once the filter is far larger than the caches, a query costs what its
+//! cache lines cost. A 128-slot row covers `128 · r`
 //! bits = 112 bytes at `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73`
 //! slots, so such a row spans three lines in the worst case (the blocked
 //! layout above: 3 or 4). So at exactly 7 result bits the default is the
@@ -164,11 +160,10 @@
 //! [`LINE_SHARD_KEYS`] = 4,096 keys at [`LINE_SLOTS_PER_KEY`] = 1.04 slots per
 //! key: 7.30 bits per key instead of 7.18 (a narrower band needs more
 //! slack), about a fifth of first shard attempts failing, and a build faster
-//! than the blocked one (the elimination walks are shorter). Measured at
-//! 100M against the blocked layout, six runs on a shared host: batches
-//! 0.60–0.73×, single queries 0.70–1.03× (faster in five runs), builds
-//! 0.57–0.81×; at 10M the single query measured slower in five runs of six
-//! (up to 1.7×) while the batch stayed faster.
+//! than the blocked one (the elimination walks are shorter). At 100M keys
+//! its batches, single queries and builds measure faster than the blocked
+//! layout's; at 10M its single query can be slower while its batch stays
+//! faster (`docs/results-amq.md`, "Ribbon").
 //! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
 //! `r = 7`; every other `r` has only the blocked layout.
 //!

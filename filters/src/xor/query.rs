@@ -5,8 +5,8 @@ use super::peel::Geometry;
 use crate::hash::remix;
 
 /// Keys in flight in [`contains_many`]: at 3–4 lines per key, about as many
-/// lines as the CPU keeps outstanding. Measured at 100M keys
-/// (`examples/batch_depth.rs`, `docs/benchmarks.md`).
+/// lines as the CPU keeps outstanding. Chosen by measurement at 100M keys
+/// (`benches/examples/batch_depth.rs`).
 const DEPTH: usize = 8;
 
 /// Whether the key with hash `hash` may be in the table: the xor of its slots

@@ -9,9 +9,8 @@
 //! [`STRIPES`] counters, each on its own pair of cache lines (the x86
 //! adjacent-line prefetcher moves lines in pairs), after the read-mostly
 //! fields; an insert adds to the stripe its hash picks, so two threads
-//! rarely write the same line. Measured against the single counter by
-//! `benches/examples/atomic_inserts.rs`: two threads now scale 1.7–1.9×
-//! over one, where they scaled 1.2× (`docs/benchmarks.md`).
+//! rarely write the same line (`benches/examples/atomic_inserts.rs`
+//! measures the scaling; `docs/results-amq.md` has the figures).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -5,9 +5,9 @@
 //! Why it exists: the portable query spends its time on arithmetic, not
 //! memory. Each probe needs a multiply and two variable shifts, and baseline
 //! x86-64 (no BMI2) encodes a variable shift as several micro-ops; at 1M keys
-//! the whole filter sits in L2, and the portable query measured several times
+//! the whole filter sits in L2, and the portable query costs several times
 //! a bare load of the block. This kernel roughly halves it
-//! (`docs/benchmarks.md` has the figures and their commands). With AVX2 the
+//! (`docs/results-amq.md` has the figures and their commands). With AVX2 the
 //! eight probe states are one `vpmulld`, the eight 32-bit words they hit are
 //! two `vpermd` and a blend, and the eight bit tests are one `vpsllvd` and a
 //! `movmskps`.
@@ -140,8 +140,8 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
         // Each probe's bit (the top 9 bits of its state) is computed in a
         // general register and broadcast: that keeps the vector shuffle
         // units, which the shifts also need, free of lane extraction
-        // (measured faster than one `vpmulld` for all probes followed by a
-        // `vpermd` per probe; `docs/benchmarks.md`).
+        // (faster than one `vpmulld` for all probes followed by a `vpermd`
+        // per probe).
         for &power in &PROBE_POWERS[..probes] {
             let b = _mm256_set1_epi32(((hash as u32).wrapping_mul(power) >> (32 - 9)) as i32);
             lo = _mm256_or_si256(lo, _mm256_sllv_epi32(ones, _mm256_sub_epi32(b, lo_first)));

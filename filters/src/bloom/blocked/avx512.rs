@@ -6,9 +6,8 @@
 //! `zmm` register, so the sixteen 32-bit words every probe can hit are one
 //! aligned load and one `vpermd` picks each probe's word (AVX2 needs two loads,
 //! two `vpermd` and a blend across the two halves). The bit test is one
-//! `vptestmd` into a mask register, so there is no `movmskps` either. It
-//! measured faster than the AVX2 kernel on an AVX-512 machine; the current
-//! figures, with their commands, are in `docs/benchmarks.md`. Only `avx512f`
+//! `vptestmd` into a mask register, so there is no `movmskps` either; it is
+//! faster than the AVX2 kernel where both run. Only `avx512f`
 //! instructions are used.
 //!
 //! Layout bridge: as for the AVX2 kernel, bit `p` of a block is bit `p % 32`
@@ -122,9 +121,9 @@ pub(super) unsafe fn set_block<const PROBES: u32>(block: &mut Block, hash: u64, 
 /// [`set_block`] with every position computed at once: one `vpmulld` of
 /// the hash by the first 16 probe powers and one shift give all positions,
 /// and each probe's is broadcast by a `vpermd` (no general-register
-/// multiply, shift and transfer per probe). The form a single insert uses:
-/// at 1M keys it measured 1.40–1.50× `sbbf-rs` against 1.59–1.72× with
-/// [`set_block`] (`docs/benchmarks.md`). More than 16 probes go to
+/// multiply, shift and transfer per probe). The form a single insert uses,
+/// where it is faster than [`set_block`]; batches use [`set_block`], whose
+/// per-probe work overlaps across keys. More than 16 probes go to
 /// [`set_block`].
 ///
 /// # Safety

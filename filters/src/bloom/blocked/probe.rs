@@ -94,8 +94,7 @@ pub(crate) fn probe_mask(hash: u64, num_probes: u32) -> [u64; WORDS] {
 /// buffer, so every insert waited for those stores to retire. Here every
 /// store goes to the block itself and nothing is read back wider than it was
 /// written. (The SIMD inserts go further: the mask is built in registers and
-/// ORed in with one store (AVX-512) or two (AVX2) instead of `k`;
-/// `docs/benchmarks.md`.)
+/// ORed in with one store (AVX-512) or two (AVX2) instead of `k`.)
 #[inline(always)]
 pub(crate) fn set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) {
     for bit in probe_bits(hash, num_probes) {
@@ -105,9 +104,9 @@ pub(crate) fn set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) {
 
 /// A key hash prepared for probing many blocked Bloom filters: the key's
 /// in-block probe mask, which depends on the hash and the probe count only,
-/// never on the filter's size. Build it once ([`BlockedBloom::prepare`]) and
+/// never on the filter's size. Build it once ([`BlockedBloom::prepare`](crate::BlockedBloom::prepare)) and
 /// every filter with the same probe count answers with one block load and
-/// an 8-word compare ([`BlockedBloom::contains_probe`]), instead of
+/// an 8-word compare ([`BlockedBloom::contains_probe`](crate::BlockedBloom::contains_probe)), instead of
 /// recomputing the probes per filter: what a key hash shared by the tables
 /// of an LSM tree saves beyond the hashing (RocksDB splits its Bloom probe
 /// the same way: `PrepareHash`, then `HashMayMatchPrepared`).
@@ -192,8 +191,8 @@ pub(crate) fn mask_matches(mask: &[u64; WORDS], word: impl Fn(usize) -> u64) -> 
     missing == 0
 }
 
-/// A [`BlockedBloom`]'s blocks and probe count, borrowed
-/// ([`BlockedBloom::blocks`]): everything a prepared probe reads, held by
+/// A [`BlockedBloom`](crate::BlockedBloom)'s blocks and probe count, borrowed
+/// ([`BlockedBloom::blocks`](crate::BlockedBloom::blocks)): everything a prepared probe reads, held by
 /// value.
 ///
 /// A caller that probes one prepared key against many filters (an LSM read

@@ -7,8 +7,8 @@
 //! the owned filter's probe bits in it with its portable kernel
 //! ([`block_matches_by`]), so both answer identically for every hash (the
 //! tests check it). The owned filter's SIMD kernels read aligned `Block`s;
-//! copying the bytes into one costs more than the kernel saves (measured:
-//! `docs/benchmarks.md`, "Borrowed views"), so a view runs the portable
+//! copying the bytes into one costs more than the kernel saves
+//! (`docs/results-amq.md`, "Borrowed views"), so a view runs the portable
 //! test, and a prepared probe ([`Self::contains_prepared`]) is its fast
 //! path: one load and an 8-word compare. In a version-2 frame the payload starts 64 bytes into
 //! the frame, so a frame placed on a cache-line boundary (an aligned block
