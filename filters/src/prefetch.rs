@@ -72,14 +72,47 @@ pub(crate) fn pipelined<P: Copy + Default, const DEPTH: usize>(
 
 #[cfg(test)]
 mod tests {
+    use alloc::vec::Vec;
+
+    /// What the pipeline is for: key `i + DEPTH` is prepared (its line
+    /// prefetched) before key `i` is answered, so `DEPTH` keys' loads are in
+    /// flight; and no key is answered before it was prepared. A pipeline
+    /// that prepared each key just before answering it (no overlap) fails.
     #[test]
-    fn prefetch_any_reference_is_harmless() {
-        let v = [1u64, 2, 3];
-        for x in &v {
-            super::prefetch(x);
+    fn pipelined_prepares_depth_keys_ahead() {
+        const DEPTH: usize = 8;
+        for len in [0usize, 1, 7, 8, 9, 25, 64] {
+            let hashes: Vec<u64> = (0..len as u64).collect();
+            let mut out = alloc::vec![false; len];
+            let events = core::cell::RefCell::new(Vec::new());
+            super::pipelined::<u64, DEPTH>(
+                &hashes,
+                &mut out,
+                |h| {
+                    events.borrow_mut().push((true, h));
+                    super::prefetch(&h);
+                    h
+                },
+                |p| {
+                    events.borrow_mut().push((false, p));
+                    true
+                },
+            );
+            let events = events.into_inner();
+            let at = |prepared: bool, key: u64| events.iter().position(|&e| e == (prepared, key)).unwrap();
+            let answers: Vec<u64> = events.iter().filter(|e| !e.0).map(|e| e.1).collect();
+            assert_eq!(answers, hashes, "answered in order, once each");
+            for i in 0..len {
+                assert!(at(true, i as u64) < at(false, i as u64), "len {len}: key {i} answered unprepared");
+                if i + DEPTH < len {
+                    assert!(
+                        at(true, (i + DEPTH) as u64) < at(false, i as u64),
+                        "len {len}: key {} not prepared before key {i} was answered",
+                        i + DEPTH
+                    );
+                }
+            }
         }
-        super::prefetch(&v);
-        assert_eq!(v, [1, 2, 3]);
     }
 
     /// The pipeline answers every key in order, for every length around the
