@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::Path;
 
-use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, ParquetBloom};
+use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash, ParquetBloom};
 
 fn target_name(kind: FilterKind) -> &'static str {
     match kind {
@@ -37,8 +37,8 @@ fn main() {
                 FilterSizing::BitsPerKey(20.0),
                 FilterSizing::Fpr(1.0 / 128.0),
             ] {
-                let hashes: Vec<u64> = (0..n).map(|i| hash_key(&i.to_le_bytes())).collect();
-                let Ok(f) = AnyFilter::build(kind, sizing, &hashes) else {
+                let hashes: Vec<KeyHash> = (0..n).map(|i| hash_key(&i.to_le_bytes())).collect();
+                let Ok(f) = AnyFilter::build(kind, &hashes, sizing) else {
                     continue;
                 };
                 let bytes = f.to_bytes();
@@ -58,9 +58,9 @@ fn main() {
     // for its amq-frame decoder and for the Parquet framing decoder.
     for n in [0u32, 1, 5, 40] {
         for fpr in [0.1, 0.001] {
-            let mut f = ParquetBloom::with_fpr(n.max(1) as usize, fpr).unwrap();
+            let mut f = ParquetBloom::new(n.max(1) as usize, FilterSizing::Fpr(fpr)).unwrap();
             for i in 0..n {
-                f.insert(&i);
+                f.insert(&i).unwrap();
             }
             for (target, bytes) in [
                 ("decode_parquet_bloom", f.to_bytes()),

@@ -1,6 +1,3 @@
 //! `ParquetBloom::from_bytes` (amq's frame) on arbitrary (and re-sealed) bytes: see `amq_fuzz::decode`.
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| amq_fuzz::decode::decode::<amq::ParquetBloom>(
-    data,
-    Some(amq::FilterKind::ParquetBloom)
-));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| amq_fuzz::decode::decode_parquet(data));

@@ -11,7 +11,8 @@
 //! bits.
 
 use amq::parquet::ParquetHeader;
-use amq::{Error, Filter, FormatError, ParquetBloom};
+use amq::hash::ParquetHash;
+use amq::{Error, FormatError, ParquetBloom};
 
 use crate::alloc::peak_during;
 use crate::decode::allocation_bound;
@@ -89,21 +90,7 @@ pub fn decode_framed(data: &[u8]) {
             }
             let again = ParquetBloom::from_parquet_bytes(&f.to_parquet_bytes()).expect("own bytes read back");
             assert_eq!(again.parquet_bitset(), f.parquet_bitset());
-            let probes: Vec<u64> = (0..64u64)
-                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555)
-                .collect();
-            let mut out = vec![false; probes.len()];
-            f.contains_many(&probes, &mut out);
-            for (&p, &o) in probes.iter().zip(&out) {
-                assert_eq!(
-                    f.contains_hash(p),
-                    o,
-                    "contains_many disagrees with contains_hash"
-                );
-            }
-            for p in [f.expected_fpr(), f.estimated_fpr(), f.fill_ratio()] {
-                assert!((0.0..=1.0).contains(&p), "{p}");
-            }
+            check_queries(&f);
             assert!(f.num_keys() as u64 <= f.num_bytes() as u64 * 8 * 64);
         }
         Err(e) => {
@@ -113,5 +100,25 @@ pub fn decode_framed(data: &[u8]) {
                 assert_eq!(e, Error::Format(he), "read and parse disagree on the header");
             }
         }
+    }
+}
+
+/// A filter answers single and batched queries alike, and reports
+/// probabilities between 0 and 1.
+pub fn check_queries(f: &ParquetBloom) {
+    let probes: Vec<ParquetHash> = (0..64u64)
+        .map(|i| ParquetHash::from_xxh64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555))
+        .collect();
+    let mut out = vec![false; probes.len()];
+    f.contains_hashes(&probes, &mut out);
+    for (&p, &o) in probes.iter().zip(&out) {
+        assert_eq!(
+            f.contains_hash(p),
+            o,
+            "contains_hashes disagrees with contains_hash"
+        );
+    }
+    for p in [f.expected_fpr(), f.fill_ratio()] {
+        assert!((0.0..=1.0).contains(&p), "{p}");
     }
 }
