@@ -16,6 +16,13 @@ pub fn mixed(i: u64, seed: u64) -> KeyHash {
     KeyHash::from_well_mixed(remix(i, seed))
 }
 
+/// Raw `u64`s (a proptest's `any::<u64>()`, the small constants of a
+/// golden test) taken as they are, bit for bit, as [`KeyHash`]es
+/// ([`KeyHash::from_well_mixed`]).
+pub fn well_mixed(raw: &[u64]) -> Vec<KeyHash> {
+    raw.iter().copied().map(KeyHash::from_well_mixed).collect()
+}
+
 /// `n` distinct pseudo-random key hashes, reproducible from `seed`.
 /// (`remix` is a bijection for a fixed seed, so distinct inputs stay distinct.)
 pub fn hashes(seed: u64, n: usize) -> Vec<KeyHash> {
