@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use amq::format::CHECKSUM_LEN;
 use amq::hash::{parquet_hash, remix, ParquetHash};
 use amq::parquet::{ParquetHeader, ParquetValue, MAX_BLOCKS};
-use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FormatError, HashScheme, ParquetBloom};
+use amq::{AnyFilter, Error, FilterKind, FilterSizing, FormatError, HashScheme, ParquetBloom};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
