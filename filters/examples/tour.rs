@@ -15,8 +15,8 @@ use std::time::Instant;
 use amq::hash::{remix, ParquetHash};
 use amq::{
     AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter,
-    Error, Filter, FilterSizing, FuseParams, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams, StandardBloom,
-    Xor16, Xor8,
+    Error, Filter, FilterSizing, FuseParams, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams,
+    StandardBloom, Xor16, Xor8,
 };
 
 /// Builds one amq filter over `keys`, checks it, and prints its row.

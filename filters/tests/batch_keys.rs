@@ -8,7 +8,9 @@ mod common;
 
 use std::collections::HashSet;
 
-use amq::{hash_key, AnyFilter, BlockedBloom, Error, Filter, FilterKind, FilterSizing, Insert, KeyHash, ParquetBloom};
+use amq::{
+    hash_key, AnyFilter, BlockedBloom, Error, Filter, FilterKind, FilterSizing, Insert, KeyHash, ParquetBloom,
+};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

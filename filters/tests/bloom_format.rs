@@ -10,8 +10,8 @@ mod common;
 use amq::format::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use amq::hash::{reduce, reduce32};
 use amq::{
-    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind, FilterSizing,
-    FormatError, FromBytes, HashScheme, Insert, KeyHash, StandardBloom,
+    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind,
+    FilterSizing, FormatError, FromBytes, HashScheme, Insert, KeyHash, StandardBloom,
 };
 use xxhash_rust::xxh3::xxh3_64;
 

@@ -10,7 +10,9 @@ mod common;
 
 use std::sync::OnceLock;
 
-use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, FilterSizing, Insert, KeyHash, StandardBloom};
+use amq::{
+    AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, FilterSizing, Insert, KeyHash, StandardBloom,
+};
 
 const N: usize = 100_000;
 const ABSENT: usize = 1_000_000;

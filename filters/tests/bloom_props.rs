@@ -12,8 +12,8 @@ mod common;
 use std::collections::{HashMap, HashSet};
 
 use amq::{
-    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind, FilterSizing,
-    Insert, KeyHash, Remove, StandardBloom,
+    hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind,
+    FilterSizing, Insert, KeyHash, Remove, StandardBloom,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;

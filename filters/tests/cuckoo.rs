@@ -6,7 +6,9 @@ mod common;
 
 use std::collections::HashMap;
 
-use amq::{AnyFilter, CuckooFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, KeyHash, Remove};
+use amq::{
+    AnyFilter, CuckooFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, KeyHash, Remove,
+};
 use proptest::prelude::*;
 
 const WIDTHS: [u32; 3] = [8, 12, 16];
@@ -53,7 +55,9 @@ const UNIVERSE: usize = 48;
 /// Runs `ops` against a filter and a `HashMap<key, copies>` model and checks,
 /// after every step, that no key inserted more times than removed is missing.
 fn check_against_model(bits: u32, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> {
-    let universe: Vec<KeyHash> = (0..UNIVERSE as u64).map(|i| common::mixed(i, 77 + bits as u64)).collect();
+    let universe: Vec<KeyHash> = (0..UNIVERSE as u64)
+        .map(|i| common::mixed(i, 77 + bits as u64))
+        .collect();
     let mut f = CuckooFilter::with_fingerprint_bits(capacity, bits).unwrap();
     let mut model: HashMap<KeyHash, usize> = HashMap::new();
     for op in ops {
@@ -310,7 +314,10 @@ fn impossible_parameters_are_errors() {
     }
     assert!(invalid(CuckooFilter::with_fingerprint_bits(0, 12)));
     for fpr in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY, 1e-5] {
-        assert!(invalid(CuckooFilter::new(100, FilterSizing::Fpr(fpr))), "fpr {fpr}");
+        assert!(
+            invalid(CuckooFilter::new(100, FilterSizing::Fpr(fpr))),
+            "fpr {fpr}"
+        );
     }
     assert!(invalid(CuckooFilter::new(0, FilterSizing::Fpr(0.01))));
     // More than 2^32 buckets.
@@ -318,7 +325,10 @@ fn impossible_parameters_are_errors() {
         CuckooFilter::with_fingerprint_bits(usize::MAX, 8),
         Err(Error::TooLarge)
     );
-    assert_eq!(CuckooFilter::new(usize::MAX, FilterSizing::Fpr(0.01)), Err(Error::TooLarge));
+    assert_eq!(
+        CuckooFilter::new(usize::MAX, FilterSizing::Fpr(0.01)),
+        Err(Error::TooLarge)
+    );
     // Just over 2^32 - 1 buckets.
     assert_eq!(
         CuckooFilter::with_fingerprint_bits((u32::MAX as f64 * 3.8) as usize + 4, 8),
@@ -328,7 +338,11 @@ fn impossible_parameters_are_errors() {
 
 #[test]
 fn fpr_target_picks_the_smallest_sufficient_width() {
-    let bits = |fpr| CuckooFilter::new(10_000, FilterSizing::Fpr(fpr)).unwrap().fingerprint_bits();
+    let bits = |fpr| {
+        CuckooFilter::new(10_000, FilterSizing::Fpr(fpr))
+            .unwrap()
+            .fingerprint_bits()
+    };
     assert_eq!(bits(0.5), 8);
     assert_eq!(bits(0.0295), 8);
     assert_eq!(bits(0.029), 12);

@@ -59,6 +59,7 @@ fn ribbon() {
         assert_forgery_safe(&f, Payload::MayBeRefused);
     }
     // An empty filter too: its lengths are the edge cases.
-    let empty = <Ribbon as StaticFilter>::build_with(&[], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
+    let empty =
+        <Ribbon as StaticFilter>::build_with(&[], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
     assert_forgery_safe(&empty, Payload::MayBeRefused);
 }

@@ -194,7 +194,11 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
     assert_eq!(g.size_in_bytes(), bytes, "ParquetBloom: decoded");
     let parquet_encoded = f.to_parquet_bytes();
     let (g, bytes) = held(|| ParquetBloom::from_parquet_bytes(&parquet_encoded).unwrap());
-    assert_eq!(g.size_in_bytes(), bytes, "ParquetBloom: decoded from Parquet's bytes");
+    assert_eq!(
+        g.size_in_bytes(),
+        bytes,
+        "ParquetBloom: decoded from Parquet's bytes"
+    );
     // A shard that needs more than its first size: tiny slack forces retries
     // with more slots.
     let tight = RibbonParams::with_result_bits(7)

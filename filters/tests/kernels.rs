@@ -6,8 +6,8 @@ use std::process::Command;
 
 use amq::hash::ParquetHash;
 use amq::{
-    hash_u64, AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, KeyHash, ParquetBloom,
-    Ribbon, RibbonParams,
+    hash_u64, AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, KeyHash,
+    ParquetBloom, Ribbon, RibbonParams,
 };
 
 /// Set in a child: check the kernels against its `AMQ_KERNEL`.

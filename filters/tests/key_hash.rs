@@ -84,7 +84,11 @@ fn structured_integer_keys_give_every_kind_its_expected_fpr() {
             built += 1;
         }
     }
-    assert_eq!(built, 2 * (FilterKind::ALL.len() - 1), "every key-hashed kind, both sizings");
+    assert_eq!(
+        built,
+        2 * (FilterKind::ALL.len() - 1),
+        "every key-hashed kind, both sizings"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -101,7 +105,10 @@ fn structured_int64_values_give_a_parquet_bloom_its_expected_fpr() {
         assert_eq!(f.num_keys(), values.len());
         let mut found = vec![false; values.len()];
         f.contains_values(&values, &mut found);
-        assert!(found.iter().all(|&o| o), "ParquetBloom {sizing:?}: false negative");
+        assert!(
+            found.iter().all(|&o| o),
+            "ParquetBloom {sizing:?}: false negative"
+        );
         let mut out = vec![false; absent.len()];
         f.contains_values(&absent, &mut out);
         let false_positives = out.iter().filter(|&&o| o).count();
@@ -114,11 +121,7 @@ fn structured_int64_values_give_a_parquet_bloom_its_expected_fpr() {
 /// A `u64` key: arbitrary, small (so duplicates are common), or a multiple
 /// of 2^32 (low half zero, as ids packed into the high half are).
 fn key() -> impl Strategy<Value = u64> {
-    prop_oneof![
-        any::<u64>(),
-        0..1000u64,
-        (0..1000u64).prop_map(|x| x << 32),
-    ]
+    prop_oneof![any::<u64>(), 0..1000u64, (0..1000u64).prop_map(|x| x << 32),]
 }
 
 proptest! {

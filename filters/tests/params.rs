@@ -1,7 +1,9 @@
 //! Impossible construction parameters give a typed error, never a panic,
 //! an abort or a hang, for every Bloom constructor.
 
-use amq::{AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterSizing, StandardBloom, math};
+use amq::{
+    math, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterSizing, StandardBloom,
+};
 
 /// Every Bloom constructor that takes a target FPR, by name, reduced to
 /// "did it build, and what does the formula promise at capacity".

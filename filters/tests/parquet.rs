@@ -77,7 +77,11 @@ fn assert_contains_hashes_agrees(f: &ParquetBloom, probes: &[ParquetHash]) {
         let tail = &probes[probes.len() - len..];
         let mut out = vec![true; len];
         f.contains_hashes(tail, &mut out);
-        assert_eq!(out, single[probes.len() - len..], "contains_hashes on a suffix of {len}");
+        assert_eq!(
+            out,
+            single[probes.len() - len..],
+            "contains_hashes on a suffix of {len}"
+        );
     }
 }
 
@@ -126,7 +130,10 @@ fn refused_by_any_filter() -> Error {
 fn the_hash_of_the_empty_string() {
     assert_eq!(parquet_hash(b"").get(), 17_241_709_254_077_376_921);
     assert_eq!("".parquet_hash().get(), 17_241_709_254_077_376_921);
-    assert_eq!(parquet_hash(b""), ParquetHash::from_xxh64(17_241_709_254_077_376_921));
+    assert_eq!(
+        parquet_hash(b""),
+        ParquetHash::from_xxh64(17_241_709_254_077_376_921)
+    );
 }
 
 /// A one-block bitset written by parquet-mr (Spark) for a string column
@@ -201,8 +208,9 @@ fn golden_amq_frame() {
     assert!(bytes[32..64].iter().all(|&b| b == 0));
     assert_eq!(&bytes[64..128], f.parquet_bitset());
     assert_eq!(bytes.len(), 128 + 8);
-    let golden_v1 =
-        format!("414d51460100 0b02 0c000000 4000000000000000 02000000 0700000000000000 {GOLDEN_BITSET} {CHECKSUM}");
+    let golden_v1 = format!(
+        "414d51460100 0b02 0c000000 4000000000000000 02000000 0700000000000000 {GOLDEN_BITSET} {CHECKSUM}"
+    );
     common::assert_golden_frame_decoded_by("ParquetBloom amq frame", &bytes, &golden_v1, |b| {
         ParquetBloom::from_bytes(b).map(|f| f.to_bytes())
     });
@@ -681,12 +689,21 @@ fn the_amq_frame_is_corruption_and_forgery_safe() {
 fn assert_corruption_safe(f: &ParquetBloom, keys: &[ParquetHash]) {
     let bytes = f.to_bytes();
     for n in 0..bytes.len() {
-        assert!(ParquetBloom::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded");
-        assert!(AnyFilter::from_bytes(&bytes[..n]).is_err(), "truncation to {n} bytes decoded as any");
+        assert!(
+            ParquetBloom::from_bytes(&bytes[..n]).is_err(),
+            "truncation to {n} bytes decoded"
+        );
+        assert!(
+            AnyFilter::from_bytes(&bytes[..n]).is_err(),
+            "truncation to {n} bytes decoded as any"
+        );
     }
     let mut extended = bytes.clone();
     extended.push(0);
-    assert!(ParquetBloom::from_bytes(&extended).is_err(), "trailing byte accepted");
+    assert!(
+        ParquetBloom::from_bytes(&extended).is_err(),
+        "trailing byte accepted"
+    );
     let mut changed = bytes.clone();
     for i in 0..bytes.len() {
         for delta in 1..=255u8 {
@@ -694,7 +711,10 @@ fn assert_corruption_safe(f: &ParquetBloom, keys: &[ParquetHash]) {
             if let Ok(g) = ParquetBloom::from_bytes(&changed) {
                 assert_no_false_negatives(&g, keys);
             }
-            assert!(AnyFilter::from_bytes(&changed).is_err(), "byte {i} ^ {delta:#04x} decoded as any");
+            assert!(
+                AnyFilter::from_bytes(&changed).is_err(),
+                "byte {i} ^ {delta:#04x} decoded as any"
+            );
         }
         changed[i] = bytes[i];
     }

@@ -192,7 +192,10 @@ fn the_strict_fpr_check_applies_where_probes_allow() {
         let affordable = ranking
             .plans()
             .iter()
-            .filter(|p| (WANTED_POSITIVES / p.expected_fpr()).min(max_probes() as f64) * p.expected_fpr() >= STRICT_FROM)
+            .filter(|p| {
+                (WANTED_POSITIVES / p.expected_fpr()).min(max_probes() as f64) * p.expected_fpr()
+                    >= STRICT_FROM
+            })
             .count();
         assert_eq!(strict, affordable, "fpr {fpr}");
         assert!(strict >= 4, "fpr {fpr}: only {strict} strict checks");

@@ -65,19 +65,24 @@ fn tiny<F>(mut f: F, mut insert: impl FnMut(&mut F, KeyHash) -> Result<(), Error
 
 #[test]
 fn every_bloom_filter_round_trips_through_json() {
-    let (s, keys) = tiny(StandardBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
-        f.insert_hash(h)
-    });
+    let (s, keys) = tiny(
+        StandardBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(),
+        |f, h| f.insert_hash(h),
+    );
     check(&s, &keys);
-    let (b, keys) = tiny(BlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| f.insert_hash(h));
+    let (b, keys) = tiny(BlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
+        f.insert_hash(h)
+    });
     check(&b, &keys);
-    let (a, keys) = tiny(AtomicBlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
-        f.insert_hash(h)
-    });
+    let (a, keys) = tiny(
+        AtomicBlockedBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(),
+        |f, h| f.insert_hash(h),
+    );
     check(&a, &keys);
-    let (c, keys) = tiny(CountingBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(), |f, h| {
-        f.insert_hash(h)
-    });
+    let (c, keys) = tiny(
+        CountingBloom::new(20, FilterSizing::Fpr(0.01)).unwrap(),
+        |f, h| f.insert_hash(h),
+    );
     check(&c, &keys);
     let any = AnyFilter::from_bytes(&c.to_bytes()).unwrap();
     check(&any, &keys);

@@ -8,7 +8,9 @@ mod common;
 use amq::bloom::{BlockedBloomView, StandardBloomView};
 use amq::ribbon::RibbonView;
 use amq::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
-use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, KeyHash, PreparedHash};
+use amq::{
+    AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, KeyHash, PreparedHash,
+};
 use proptest::prelude::*;
 
 /// The kinds with a view.
@@ -63,7 +65,13 @@ fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[KeyHash]) {
     let mut prepared_owned = PreparedHash::new(KeyHash::from_well_mixed(0));
     for (&h, &m) in probes.iter().zip(&many) {
         let want = owned.contains_hash(h);
-        assert_eq!(view.contains_hash(h), want, "hash {:#x} in {:?}", h.get(), owned.kind());
+        assert_eq!(
+            view.contains_hash(h),
+            want,
+            "hash {:#x} in {:?}",
+            h.get(),
+            owned.kind()
+        );
         assert_eq!(m, want, "contains_hashes, hash {:#x}", h.get());
         let mut p = PreparedHash::new(h);
         assert_eq!(view.contains_prepared(&mut p), want);
@@ -220,7 +228,10 @@ fn kinds_without_a_view_are_a_typed_error() {
             let bytes = p.to_bytes();
             assert_eq!(
                 FilterView::new(&bytes).unwrap_err(),
-                Error::Unsupported { kind: *kind, operation: "view" }
+                Error::Unsupported {
+                    kind: *kind,
+                    operation: "view"
+                }
             );
             assert!(!FilterView::supports(*kind));
             continue;
@@ -232,7 +243,13 @@ fn kinds_without_a_view_are_a_typed_error() {
                 assert_eq!(v.kind(), *kind);
             }
             Err(e) => {
-                assert_eq!(e, Error::Unsupported { kind: *kind, operation: "view" });
+                assert_eq!(
+                    e,
+                    Error::Unsupported {
+                        kind: *kind,
+                        operation: "view"
+                    }
+                );
                 assert!(!FilterView::supports(*kind));
             }
         }
