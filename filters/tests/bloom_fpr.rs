@@ -104,30 +104,25 @@ fn counting_bloom_at_10_counters_per_key_matches_its_formula() {
     assert_eq!(measured, common::measured_fpr(&g, &keys().1));
 }
 
-/// `with_fpr(p)` delivers at most `p` (plus the 15% tolerance), and the
+/// `new(n, FilterSizing::Fpr(p))` delivers at most `p` (plus the 15% tolerance), and the
 /// filter's own `expected_fpr` predicts what it measures.
 fn check_fpr_target(name: &str, f: &dyn Filter, target: f64) {
     let measured = measure(f);
     let expected = f.expected_fpr();
     assert!(
         measured <= target * (1.0 + TOLERANCE),
-        "{name} with_fpr({target}): measured {measured:.6}"
+        "{name} Fpr({target}): measured {measured:.6}"
     );
     // Sizing rounds up to whole words/blocks, never down by much.
     assert!(
         expected <= target * 1.02,
-        "{name} with_fpr({target}): formula says {expected:.6}"
+        "{name} Fpr({target}): formula says {expected:.6}"
     );
-    common::assert_fpr_close(
-        &format!("{name} with_fpr({target})"),
-        measured,
-        expected,
-        TOLERANCE,
-    );
+    common::assert_fpr_close(&format!("{name} Fpr({target})"), measured, expected, TOLERANCE);
 }
 
 #[test]
-fn with_fpr_targets_are_met() {
+fn fpr_targets_are_met() {
     for target in [0.1, 0.01, 0.001] {
         let mut s = StandardBloom::new(N, FilterSizing::Fpr(target)).unwrap();
         let mut b = BlockedBloom::new(N, FilterSizing::Fpr(target)).unwrap();

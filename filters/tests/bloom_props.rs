@@ -416,7 +416,7 @@ proptest! {
     /// split (lengths around the batch of 32 included) and keys with
     /// repeats; and, against a `HashSet` model, loses no key.
     #[test]
-    fn blocked_insert_many_equals_single_inserts(
+    fn blocked_insert_hashes_equals_single_inserts(
         cap in capacity(),
         sizing in sizing(),
         hashes in hash_keys(),

@@ -285,7 +285,7 @@ fn fpr_and_bits_per_key_at_capacity_match_the_formula() {
 }
 
 #[test]
-fn contains_many_matches_single_queries() {
+fn contains_hashes_matches_single_queries() {
     for bits in WIDTHS {
         let mut f = CuckooFilter::with_fingerprint_bits(5_000, bits).unwrap();
         let keys = fill_until_full(&mut f, 3);
