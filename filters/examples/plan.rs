@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use amq::hash::remix;
 use amq::plan::{Planner, Priority, Ranking};
-use amq::Filter;
+use amq::{Filter, KeyHash};
 
 struct Args {
     planner: Planner,
@@ -96,7 +96,9 @@ fn parse() -> Result<Args, String> {
 /// predicted and measured bits/key and FPR, and its build time.
 fn check(ranking: &Ranking, n: usize, absent: usize) -> Result<(), amq::Error> {
     // Distinct by construction: `remix` is a bijection for a fixed seed.
-    let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 0x5eed_0001)).collect();
+    let keys: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 0x5eed_0001)))
+        .collect();
     println!("\nEach candidate built over {n} keys, its FPR measured over {absent} absent keys:\n");
     println!(
         "| filter | bits/key predicted | bits/key built | FPR predicted | FPR measured | build ns/key |"
@@ -112,14 +114,14 @@ fn check(ranking: &Ranking, n: usize, absent: usize) -> Result<(), amq::Error> {
         // Absent keys from another seed (a collision with a key is a
         // 2^-64 event per pair).
         let hits = (0..absent as u64)
-            .filter(|&i| f.contains_hash(remix(i, 0xab5e_0002)))
+            .filter(|&i| f.contains_hash(KeyHash::from_well_mixed(remix(i, 0xab5e_0002))))
             .count();
         println!(
             "| {:?} | {:.2} | {:.2} | {} | {} ({hits}) | {:.1} |",
             plan.kind(),
             plan.bits_per_key(),
             f.bits_per_key(),
-            percent(plan.fpr()),
+            percent(plan.expected_fpr()),
             percent(hits as f64 / absent as f64),
             build_ns
         );

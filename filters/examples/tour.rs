@@ -12,50 +12,69 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use amq::hash::remix;
+use amq::hash::{remix, ParquetHash};
 use amq::{
     AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter,
-    Error, Filter, FuseParams, ParquetBloom, Ribbon, RibbonParams, StandardBloom, Xor16, Xor8,
+    Error, Filter, FilterSizing, FuseParams, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams,
+    StandardBloom, Xor16, Xor8,
 };
 
-/// Builds one filter over `keys`, checks it, and prints its row. Generic, so
-/// the query loop calls the filter's own (inlined) `contains_hash`, not one
-/// through a `Box<dyn Filter>`.
+/// Builds one amq filter over `keys`, checks it, and prints its row.
+/// Generic, so the query loop calls the filter's own (inlined)
+/// `contains_hash`, not one through a `Box<dyn Filter>`.
 fn row<F: Filter>(
     name: &str,
-    keys: &[u64],
-    absent: &[u64],
-    queries: &[u64],
-    build: impl FnOnce(&[u64]) -> Result<F, Error>,
+    keys: &[KeyHash],
+    absent: &[KeyHash],
+    queries: &[KeyHash],
+    build: impl FnOnce(&[KeyHash]) -> Result<F, Error>,
+) -> Result<(), Error> {
+    measure(name, keys, absent, queries, build, F::contains_hash, |f| {
+        (f.bits_per_key(), f.expected_fpr())
+    })
+}
+
+/// The row of any filter: `contains` is its query for a hash of type `H`
+/// (a `KeyHash` for amq's filters, a `ParquetHash` for `ParquetBloom`,
+/// which is not a `Filter`), `figures` its bits per key and expected FPR.
+fn measure<F, H: Copy>(
+    name: &str,
+    keys: &[H],
+    absent: &[H],
+    queries: &[H],
+    build: impl FnOnce(&[H]) -> Result<F, Error>,
+    contains: impl Fn(&F, H) -> bool,
+    figures: impl Fn(&F) -> (f64, f64),
 ) -> Result<(), Error> {
     let n = keys.len();
     let start = Instant::now();
     let f = build(keys)?;
     let build_ns = start.elapsed().as_nanos() as f64 / n as f64;
-    assert!(keys.iter().all(|&h| f.contains_hash(h)), "{name}: false negative");
-    let fp = absent.iter().filter(|&&h| f.contains_hash(h)).count();
+    assert!(keys.iter().all(|&h| contains(&f, h)), "{name}: false negative");
+    let fp = absent.iter().filter(|&&h| contains(&f, h)).count();
     let mut rounds: Vec<f64> = (0..5)
         .map(|_| {
             let start = Instant::now();
-            let hits = queries.iter().filter(|&&h| f.contains_hash(black_box(h))).count();
+            let hits = queries.iter().filter(|&&h| contains(&f, black_box(h))).count();
             black_box(hits);
             start.elapsed().as_nanos() as f64 / queries.len() as f64
         })
         .collect();
     rounds.sort_by(f64::total_cmp);
     let measured = fp as f64 / absent.len() as f64;
+    let (bits_per_key, expected_fpr) = figures(&f);
     // Space over the information-theoretic minimum log2(1/FPR) at the
     // measured FPR ("-" when no absent key matched).
     let over = match fp {
         0 => "-".to_string(),
-        _ => format!("{:.1}%", 100.0 * (f.bits_per_key() / -measured.log2() - 1.0)),
+        _ => format!("{:.1}%", 100.0 * (bits_per_key / -measured.log2() - 1.0)),
     };
     println!(
         "| {:<28} | {:>8.2} | {:>11.4}% | {:>11.4}% | {:>10} | {:>12.1} | {:>12.1} |",
         name,
-        f.bits_per_key(),
+        bits_per_key,
         100.0 * measured,
-        100.0 * f.expected_fpr(),
+        100.0 * expected_fpr,
         over,
         build_ns,
         rounds[2]
@@ -63,12 +82,12 @@ fn row<F: Filter>(
     Ok(())
 }
 
-/// Inserts every key into `f` with `insert`.
-fn filled<F>(mut f: F, keys: &[u64], mut insert: impl FnMut(&mut F, u64)) -> F {
+/// Inserts every key into `f`, one at a time.
+fn filled<F: Insert>(mut f: F, keys: &[KeyHash]) -> Result<F, Error> {
     for &h in keys {
-        insert(&mut f, h);
+        f.insert_hash(h)?;
     }
-    f
+    Ok(f)
 }
 
 fn main() -> Result<(), Error> {
@@ -77,10 +96,12 @@ fn main() -> Result<(), Error> {
         .map_or(1_000_000, |a| a.parse().expect("number of keys"));
     // Keys are hashed once with `amq::hash_key` in real use; here the hashes
     // are drawn directly (distinct by construction: remix is a bijection).
-    let keys: Vec<amq::KeyHash> = (0..n as u64).map(amq::hash_u64).collect();
-    let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 0x00ab_5e17)).collect();
+    let keys: Vec<KeyHash> = (0..n as u64).map(amq::hash_u64).collect();
+    let absent: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 0x00ab_5e17)))
+        .collect();
     // Queries alternate present and absent keys (even positions present).
-    let queries: Vec<u64> = (0..n)
+    let queries: Vec<KeyHash> = (0..n)
         .map(|i| if i % 2 == 0 { keys[i] } else { absent[i] })
         .collect();
 
@@ -95,30 +116,18 @@ fn main() -> Result<(), Error> {
     );
     let (k, a, q) = (&keys[..], &absent[..], &queries[..]);
     row("StandardBloom 1%", k, a, q, |k| {
-        Ok(filled(
-            StandardBloom::new(k.len(), FilterSizing::Fpr(0.01))?,
-            k,
-            StandardBloom::insert_hash,
-        ))
+        filled(StandardBloom::new(k.len(), FilterSizing::Fpr(0.01))?, k)
     })?;
     row("BlockedBloom 10 bits/key", k, a, q, |k| {
-        Ok(filled(
-            BlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?,
-            k,
-            BlockedBloom::insert_hash,
-        ))
+        filled(BlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?, k)
     })?;
     row("AtomicBlockedBloom 10 b/key", k, a, q, |k| {
         let f = AtomicBlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?;
-        k.iter().for_each(|&h| f.insert_hash(h));
+        k.iter().try_for_each(|&h| f.insert_hash(h))?;
         Ok(f)
     })?;
     row("CountingBloom 1%", k, a, q, |k| {
-        Ok(filled(
-            CountingBloom::new(k.len(), FilterSizing::Fpr(0.01))?,
-            k,
-            CountingBloom::insert_hash,
-        ))
+        filled(CountingBloom::new(k.len(), FilterSizing::Fpr(0.01))?, k)
     })?;
     for (name, bits) in [
         ("Cuckoo 8-bit, full", 8),
@@ -148,12 +157,25 @@ fn main() -> Result<(), Error> {
     row("Ribbon 1%", k, a, q, |k| {
         Ribbon::build_with(k, &RibbonParams::with_fpr(0.01)?)
     })?;
-    // Driven by Parquet's value hash: the random keys stand in for those
-    // hashes here (any 64-bit value is one).
-    row("ParquetBloom 1%", k, a, q, |k| {
-        let mut f = ParquetBloom::new(k.len(), FilterSizing::Fpr(0.01))?;
-        f.insert_hashes(k);
-        Ok(f)
-    })?;
+    // Driven by Parquet's value hash, through its own API (it is not a
+    // `Filter`): the same keys' hash bits stand in for those hashes here
+    // (any 64-bit value is one).
+    let parquet = |hashes: &[KeyHash]| -> Vec<ParquetHash> {
+        hashes.iter().map(|h| ParquetHash::from_xxh64(h.get())).collect()
+    };
+    let (pk, pa, pq) = (parquet(k), parquet(a), parquet(q));
+    measure(
+        "ParquetBloom 1%",
+        &pk,
+        &pa,
+        &pq,
+        |k| {
+            let mut f = ParquetBloom::new(k.len(), FilterSizing::Fpr(0.01))?;
+            f.insert_hashes(k)?;
+            Ok(f)
+        },
+        ParquetBloom::contains_hash,
+        |f| (f.bits_per_key(), f.expected_fpr()),
+    )?;
     Ok(())
 }

@@ -9,12 +9,13 @@ use amq::xor::{FuseArity, FuseParams};
 use amq::Xor8;
 use amq::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, Error, Filter, FilterKind, FormatError, FromBytes,
+    KeyHash,
 };
 use proptest::prelude::*;
 
 const ARITIES: [FuseParams; 2] = [FuseParams::THREE_WISE, FuseParams::FOUR_WISE];
 
-fn check_all_widths(keys: &[u64], probes: &[u64]) {
+fn check_all_widths(keys: &[KeyHash], probes: &[KeyHash]) {
     for params in &ARITIES {
         common::check_static_model::<BinaryFuse8>(keys, probes, params);
         common::check_static_model::<BinaryFuse16>(keys, probes, params);
@@ -31,7 +32,7 @@ proptest! {
         keys in prop::collection::vec(prop_oneof![any::<u64>(), 0u64..64], 0..600),
         probes in prop::collection::vec(any::<u64>(), 0..64),
     ) {
-        check_all_widths(&keys, &probes);
+        check_all_widths(&common::well_mixed(&keys), &common::well_mixed(&probes));
     }
 }
 
@@ -87,9 +88,10 @@ fn half_duplicates_build_and_answer() {
         few_dups.extend_from_slice(&distinct[..100]);
         let f = BinaryFuse16::build_with(&few_dups, params).unwrap();
         assert_eq!(f.num_keys(), 10_000);
-        let f = BinaryFuse32::build_with(&vec![42u64; 100_000], params).unwrap();
+        let h = KeyHash::from_well_mixed(42);
+        let f = BinaryFuse32::build_with(&vec![h; 100_000], params).unwrap();
         assert_eq!(f.num_keys(), 1);
-        assert!(f.contains_hash(42));
+        assert!(f.contains_hash(h));
     }
 }
 
@@ -171,7 +173,7 @@ fn corruption_is_detected_or_harmless() {
 
 #[test]
 fn golden_bytes() {
-    let keys = [1u64, 2, 3];
+    let keys = common::well_mixed(&[1, 2, 3]);
     let f = BinaryFuse8::build(&keys).unwrap();
     common::assert_golden_frame("BinaryFuse8", &f.to_bytes(), FUSE8_GOLDEN);
     let f = BinaryFuse16::build(&keys).unwrap();
@@ -189,7 +191,7 @@ const FUSE8_FOUR_GOLDEN: &str = "414d514601000701190000000e00000000000000efba76d
 
 #[test]
 fn wrong_kind_and_garbage_are_errors() {
-    let f = BinaryFuse8::build(&[1, 2, 3]).unwrap();
+    let f = BinaryFuse8::build(&common::well_mixed(&[1, 2, 3])).unwrap();
     let bytes = f.to_bytes();
     assert_eq!(
         BinaryFuse16::from_bytes(&bytes).unwrap_err(),

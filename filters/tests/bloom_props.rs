@@ -13,12 +13,13 @@ use std::collections::{HashMap, HashSet};
 
 use amq::{
     hash_key, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterKind,
-    FilterSizing, Insert, Remove, StandardBloom,
+    FilterSizing, Insert, KeyHash, Remove, StandardBloom,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-/// How a filter is sized: by target FPR or by bits (counters) per key.
+/// How a filter is sized: by target FPR or by bits (for the counting
+/// filter, counters: `FilterSizing::BitsPerKey(4 · c)`) per key.
 #[derive(Debug, Clone, Copy)]
 enum Sizing {
     Fpr(f64),
@@ -83,37 +84,40 @@ impl Filters {
                 standard: StandardBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
                 blocked: BlockedBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
                 atomic: AtomicBlockedBloom::new(capacity, FilterSizing::BitsPerKey(b)).unwrap(),
-                counting: CountingBloom::with_counters_per_key(capacity, b).unwrap(),
+                counting: CountingBloom::new(capacity, FilterSizing::BitsPerKey(4.0 * b)).unwrap(),
             },
         }
     }
 
-    /// Inserts through the inherent methods for even `i` and through the
-    /// `Insert` trait for odd `i`, so both paths are exercised.
-    fn insert_hash(&mut self, i: usize, h: u64) {
+    /// Inserts one hash at a time (`insert_hash`) for even `i` and as a
+    /// batch of one (`insert_hashes`) for odd `i`; the concurrent filter
+    /// through its inherent `&self` method for even `i` and the `Insert`
+    /// trait for odd `i`. So every path is exercised.
+    fn insert_hash(&mut self, i: usize, h: KeyHash) {
         if i.is_multiple_of(2) {
-            self.standard.insert_hash(h);
-            self.blocked.insert_hash(h);
-            self.counting.insert_hash(h);
+            self.standard.insert_hash(h).unwrap();
+            self.blocked.insert_hash(h).unwrap();
+            self.counting.insert_hash(h).unwrap();
+            self.atomic.insert_hash(h).unwrap();
         } else {
-            Insert::insert_hash(&mut self.standard, h).unwrap();
-            Insert::insert_hash(&mut self.blocked, h).unwrap();
-            Insert::insert_hash(&mut self.counting, h).unwrap();
+            self.standard.insert_hashes(&[h]).unwrap();
+            self.blocked.insert_hashes(&[h]).unwrap();
+            self.counting.insert_hashes(&[h]).unwrap();
+            Insert::insert_hash(&mut self.atomic, h).unwrap();
         }
-        self.atomic.insert_hash(h);
     }
 
+    /// Byte keys through `Insert::insert`; the concurrent filter alternates
+    /// between its inherent `&self` method and the trait.
     fn insert_bytes(&mut self, i: usize, key: &[u8]) {
+        self.standard.insert(key).unwrap();
+        self.blocked.insert(key).unwrap();
+        self.counting.insert(key).unwrap();
         if i.is_multiple_of(2) {
-            self.standard.insert(key);
-            self.blocked.insert(key);
-            self.counting.insert(key);
+            self.atomic.insert(key).unwrap();
         } else {
-            Insert::insert(&mut self.standard, key).unwrap();
-            Insert::insert(&mut self.blocked, key).unwrap();
-            Insert::insert(&mut self.counting, key).unwrap();
+            Insert::insert(&mut self.atomic, key).unwrap();
         }
-        self.atomic.insert(key);
     }
 
     fn all(&self) -> [&dyn Filter; 4] {
@@ -123,7 +127,7 @@ impl Filters {
 
 /// Checks every filter against the model `keys` (inserted `inserts` times in
 /// all, duplicates included), with `absent` as extra probes.
-fn check_filters(fs: &Filters, keys: &[u64], inserts: usize, absent: &[u64]) {
+fn check_filters(fs: &Filters, keys: &[KeyHash], inserts: usize, absent: &[KeyHash]) {
     for f in fs.all() {
         common::assert_no_false_negatives(f, keys);
         // The count saturates at 64 keys per bit (counter), where the
@@ -139,7 +143,7 @@ fn check_filters(fs: &Filters, keys: &[u64], inserts: usize, absent: &[u64]) {
             "{:?}: expected FPR {expected}",
             f.kind()
         );
-        let probes: Vec<u64> = keys.iter().chain(absent).copied().collect();
+        let probes: Vec<KeyHash> = keys.iter().chain(absent).copied().collect();
         common::assert_contains_hashes_agrees(f, &probes);
         if inserts == 0 {
             // All bits or counters are zero: nothing can match.
@@ -157,9 +161,14 @@ fn check_filters(fs: &Filters, keys: &[u64], inserts: usize, absent: &[u64]) {
     }
 }
 
-/// Hash keys: `n` arbitrary hashes (duplicates possible) plus the edge hashes.
-fn hash_keys() -> impl Strategy<Value = Vec<u64>> {
-    key_count().prop_flat_map(|n| vec(any::<u64>(), n))
+/// Hash keys: `n` arbitrary hashes (duplicates possible).
+fn hash_keys() -> impl Strategy<Value = Vec<KeyHash>> {
+    key_count().prop_flat_map(|n| vec(any::<u64>().prop_map(KeyHash::from_well_mixed), n))
+}
+
+/// [`EDGE_HASHES`] as key hashes, bit for bit.
+fn edge_hashes() -> Vec<KeyHash> {
+    common::well_mixed(&EDGE_HASHES)
 }
 
 /// Byte-string keys: empty, short and longer-than-a-block (xxh3 switches
@@ -185,15 +194,15 @@ proptest! {
     ) {
         let mut keys = hashes;
         if with_edges {
-            keys.extend(EDGE_HASHES);
+            keys.extend(edge_hashes());
         }
         let mut fs = Filters::new(cap, sizing);
         for (i, &h) in keys.iter().enumerate() {
             fs.insert_hash(i, h);
         }
-        let model: HashSet<u64> = keys.iter().copied().collect();
+        let model: HashSet<KeyHash> = keys.iter().copied().collect();
         let absent = common::absent_hashes(seed, 100, &keys);
-        let distinct: Vec<u64> = model.into_iter().collect();
+        let distinct: Vec<KeyHash> = model.into_iter().collect();
         check_filters(&fs, &distinct, keys.len(), &absent);
     }
 
@@ -219,7 +228,7 @@ proptest! {
             }
         }
         // The byte forms are exactly the hash forms on `hash_key`.
-        let hashes: Vec<u64> = model.iter().map(|k| hash_key(k)).collect();
+        let hashes: Vec<KeyHash> = model.iter().map(|k| hash_key(k)).collect();
         let absent = common::absent_hashes(seed, 100, &hashes);
         check_filters(&fs, &hashes, keys.len(), &absent);
     }
@@ -256,7 +265,7 @@ fn counting_sizing() -> impl Strategy<Value = (usize, Sizing)> {
 fn counting_filter(cap: usize, sizing: Sizing) -> CountingBloom {
     match sizing {
         Sizing::Fpr(p) => CountingBloom::new(cap, FilterSizing::Fpr(p)).unwrap(),
-        Sizing::BitsPerKey(c) => CountingBloom::with_counters_per_key(cap, c).unwrap(),
+        Sizing::BitsPerKey(c) => CountingBloom::new(cap, FilterSizing::BitsPerKey(4.0 * c)).unwrap(),
     }
 }
 
@@ -280,20 +289,16 @@ proptest! {
             match *op {
                 Op::Insert(i) => {
                     if step % 2 == 0 {
-                        f.insert_hash(pool[i]);
+                        f.insert_hash(pool[i]).unwrap();
                     } else {
-                        Insert::insert_hash(&mut f, pool[i]).unwrap();
+                        f.insert_hashes(&[pool[i]]).unwrap();
                     }
                     *model.entry(i).or_default() += 1;
                 }
                 Op::Remove(i) => {
                     let count = model.entry(i).or_default();
                     if *count > 0 {
-                        let removed = if step % 2 == 0 {
-                            f.remove_hash(pool[i])
-                        } else {
-                            Remove::remove_hash(&mut f, pool[i])
-                        };
+                        let removed = f.remove_hash(pool[i]);
                         prop_assert_eq!(removed, Ok(()), "step {}: removing an inserted key", step);
                         *count -= 1;
                     } else if !f.contains_hash(pool[i]) {
@@ -345,16 +350,16 @@ proptest! {
         let Filters { standard: mut sb, blocked: mut bb, .. } = Filters::new(cap, sizing);
         let Filters { standard: mut s_all, blocked: mut b_all, .. } = Filters::new(cap, sizing);
         for &h in &a_keys {
-            sa.insert_hash(h);
-            ba.insert_hash(h);
+            sa.insert_hash(h).unwrap();
+            ba.insert_hash(h).unwrap();
         }
         for &h in &b_keys {
-            sb.insert_hash(h);
-            bb.insert_hash(h);
+            sb.insert_hash(h).unwrap();
+            bb.insert_hash(h).unwrap();
         }
         for &h in a_keys.iter().chain(&b_keys) {
-            s_all.insert_hash(h);
-            b_all.insert_hash(h);
+            s_all.insert_hash(h).unwrap();
+            b_all.insert_hash(h).unwrap();
         }
 
         // A filter one unit larger can never be combined.
@@ -368,7 +373,7 @@ proptest! {
 
         sa.union(&sb).unwrap();
         ba.union(&bb).unwrap();
-        let all: Vec<u64> = a_keys.iter().chain(&b_keys).copied().collect();
+        let all: Vec<KeyHash> = a_keys.iter().chain(&b_keys).copied().collect();
         common::assert_no_false_negatives(&sa, &all);
         common::assert_no_false_negatives(&ba, &all);
         // Counts saturate at 64 keys per bit.
@@ -406,12 +411,12 @@ fn hugely_overfilled_filters_still_find_everything() {
 proptest! {
     #![proptest_config(common::proptest_config(96))]
 
-    /// `BlockedBloom::insert_many` (batched, prefetching) sets exactly the
+    /// `BlockedBloom::insert_hashes` (batched, prefetching) sets exactly the
     /// bits and count of one `insert_hash` per hash, for any sizing, any batch
     /// split (lengths around the batch of 32 included) and keys with
     /// repeats; and, against a `HashSet` model, loses no key.
     #[test]
-    fn blocked_insert_many_equals_single_inserts(
+    fn blocked_insert_hashes_equals_single_inserts(
         cap in capacity(),
         sizing in sizing(),
         hashes in hash_keys(),
@@ -420,18 +425,18 @@ proptest! {
     ) {
         let mut keys = hashes;
         if with_edges {
-            keys.extend(EDGE_HASHES);
-            keys.extend(EDGE_HASHES);
+            keys.extend(edge_hashes());
+            keys.extend(edge_hashes());
         }
         let fs = Filters::new(cap, sizing);
         let (mut one, mut many) = (fs.blocked.clone(), fs.blocked);
-        keys.iter().for_each(|&h| one.insert_hash(h));
+        keys.iter().for_each(|&h| one.insert_hash(h).unwrap());
         let cut = cut.min(keys.len());
-        many.insert_hashes(&keys[..cut]);
-        many.insert_hashes(&keys[cut..]);
+        many.insert_hashes(&keys[..cut]).unwrap();
+        many.insert_hashes(&keys[cut..]).unwrap();
         prop_assert_eq!(&many, &one);
         prop_assert_eq!(many.num_keys(), one.num_keys());
-        let model: HashSet<u64> = keys.iter().copied().collect();
+        let model: HashSet<KeyHash> = keys.iter().copied().collect();
         for &h in &model {
             prop_assert!(many.contains_hash(h));
         }

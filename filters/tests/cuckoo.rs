@@ -6,18 +6,19 @@ mod common;
 
 use std::collections::HashMap;
 
-use amq::hash::remix;
-use amq::{AnyFilter, CuckooFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, Remove};
+use amq::{
+    AnyFilter, CuckooFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Insert, KeyHash, Remove,
+};
 use proptest::prelude::*;
 
 const WIDTHS: [u32; 3] = [8, 12, 16];
 
-/// Inserts `remix(0.., seed)` until the first `Err(Full)`; returns the keys
+/// Inserts `common::mixed(0.., seed)` until the first `Err(Full)`; returns the keys
 /// whose insert succeeded.
-fn fill_until_full(f: &mut CuckooFilter, seed: u64) -> Vec<u64> {
+fn fill_until_full(f: &mut CuckooFilter, seed: u64) -> Vec<KeyHash> {
     let mut keys = Vec::new();
     for i in 0.. {
-        let h = remix(i, seed);
+        let h = common::mixed(i, seed);
         match f.insert_hash(h) {
             Ok(()) => keys.push(h),
             Err(e) => {
@@ -54,9 +55,11 @@ const UNIVERSE: usize = 48;
 /// Runs `ops` against a filter and a `HashMap<key, copies>` model and checks,
 /// after every step, that no key inserted more times than removed is missing.
 fn check_against_model(bits: u32, capacity: usize, ops: &[Op]) -> Result<(), TestCaseError> {
-    let universe: Vec<u64> = (0..UNIVERSE as u64).map(|i| remix(i, 77 + bits as u64)).collect();
+    let universe: Vec<KeyHash> = (0..UNIVERSE as u64)
+        .map(|i| common::mixed(i, 77 + bits as u64))
+        .collect();
     let mut f = CuckooFilter::with_fingerprint_bits(capacity, bits).unwrap();
-    let mut model: HashMap<u64, usize> = HashMap::new();
+    let mut model: HashMap<KeyHash, usize> = HashMap::new();
     for op in ops {
         match *op {
             Op::Insert(k) => {
@@ -69,13 +72,17 @@ fn check_against_model(bits: u32, capacity: usize, ops: &[Op]) -> Result<(), Tes
                         *model.entry(h).or_default() += 1;
                     }
                     Err(e) => {
-                        prop_assert_eq!(e, Error::Full);
-                        // Full while the stash is occupied, or when the key's
-                        // buckets hold only its copies (8, or 4 if they coincide).
-                        prop_assert!(
-                            was_full || f.count_hash(h) >= 4,
-                            "Full only with the stash occupied or the buckets full of copies"
-                        );
+                        // Full while the stash is occupied; TooManyCopies
+                        // when the key's buckets hold only its copies (8, or
+                        // 4 if they coincide), with the stash left free.
+                        match e {
+                            Error::Full => prop_assert!(was_full, "Full only with the stash occupied"),
+                            Error::TooManyCopies => prop_assert!(
+                                !was_full && f.count_hash(h) >= 4,
+                                "TooManyCopies only with the buckets full of copies"
+                            ),
+                            other => prop_assert!(false, "unexpected error {:?}", other),
+                        }
                         prop_assert_eq!(&f, &before, "a failed insert changed the filter");
                     }
                 }
@@ -158,7 +165,7 @@ fn full_table_keeps_every_key_through_failed_inserts_and_removes() {
         // Further inserts fail and change nothing.
         let before = f.clone();
         for i in 0..200 {
-            assert_eq!(f.insert_hash(remix(i, 999)), Err(Error::Full));
+            assert_eq!(f.insert_hash(common::mixed(i, 999)), Err(Error::Full));
             assert_eq!(Insert::insert(&mut f, &i.to_le_bytes()), Err(Error::Full));
         }
         assert_eq!(f, before);
@@ -166,7 +173,7 @@ fn full_table_keeps_every_key_through_failed_inserts_and_removes() {
 
         // Removing any key frees a slot; the stashed fingerprint goes back.
         let (gone, kept): (Vec<_>, Vec<_>) = keys.iter().enumerate().partition(|(i, _)| i % 3 == 0);
-        let mut kept: Vec<u64> = kept.into_iter().map(|(_, &h)| h).collect();
+        let mut kept: Vec<KeyHash> = kept.into_iter().map(|(_, &h)| h).collect();
         for (_, &h) in &gone {
             f.remove_hash(h).unwrap();
             assert!(!f.is_full());
@@ -194,7 +201,7 @@ fn one_key_fits_eight_times_then_is_refused_without_filling_the_table() {
         }
         // A ninth copy is refused, and the stash stays free for other keys.
         let before = f.clone();
-        assert_eq!(f.insert_hash(h), Err(Error::Full));
+        assert_eq!(f.insert_hash(h), Err(Error::TooManyCopies));
         assert_eq!(f, before);
         assert!(!f.is_full());
         f.insert_hash(amq::hash_key(b"other")).unwrap();
@@ -278,7 +285,7 @@ fn fpr_and_bits_per_key_at_capacity_match_the_formula() {
 }
 
 #[test]
-fn contains_many_matches_single_queries() {
+fn contains_hashes_matches_single_queries() {
     for bits in WIDTHS {
         let mut f = CuckooFilter::with_fingerprint_bits(5_000, bits).unwrap();
         let keys = fill_until_full(&mut f, 3);
@@ -365,7 +372,7 @@ fn round_trip_each_width_and_with_an_occupied_stash() {
         let mut back = CuckooFilter::from_bytes(&f.to_bytes()).unwrap();
         assert!(back.is_full());
         assert_eq!(back.num_keys(), 300 + keys.len());
-        assert_eq!(back.insert_hash(1), Err(Error::Full));
+        assert_eq!(back.insert_hash(KeyHash::from_well_mixed(1)), Err(Error::Full));
         // The decoded filter behaves exactly like the original from here on.
         back.remove_hash(probe[0]).unwrap();
         f.remove_hash(probe[0]).unwrap();

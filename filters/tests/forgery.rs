@@ -8,8 +8,8 @@
 mod common;
 
 use amq::{
-    BinaryFuse16, BinaryFuse32, BinaryFuse8, CuckooFilter, FuseParams, Ribbon, RibbonParams, StaticFilter,
-    Xor16, Xor8,
+    BinaryFuse16, BinaryFuse32, BinaryFuse8, CuckooFilter, FuseParams, Insert, Ribbon, RibbonParams,
+    StaticFilter, Xor16, Xor8,
 };
 use common::{assert_forgery_safe, hashes, Payload};
 

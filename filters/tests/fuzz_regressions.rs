@@ -11,7 +11,7 @@
 use std::fs;
 use std::path::Path;
 
-use amq::{hash_key, AnyFilter, Filter};
+use amq::{hash_key, AnyFilter, Filter, Insert, KeyHash};
 
 fn replay(bytes: &[u8]) {
     let Ok(any) = AnyFilter::from_bytes(bytes) else {
@@ -20,18 +20,18 @@ fn replay(bytes: &[u8]) {
     assert_eq!(any.to_bytes(), bytes);
     let h = hash_key(b"inserted after decoding");
     let mut probes = vec![false; 3];
-    any.contains_hashes(&[1, 2, 3], &mut probes);
+    any.contains_hashes(&[1, 2, 3].map(KeyHash::from_well_mixed), &mut probes);
     let after: Option<Box<dyn Filter>> = match any {
         AnyFilter::StandardBloom(mut f) => {
-            f.insert_hash(h);
+            f.insert_hash(h).unwrap();
             Some(Box::new(f))
         }
         AnyFilter::BlockedBloom(mut f) => {
-            f.insert_hash(h);
+            f.insert_hash(h).unwrap();
             Some(Box::new(f))
         }
         AnyFilter::CountingBloom(mut f) => {
-            f.insert_hash(h);
+            f.insert_hash(h).unwrap();
             Some(Box::new(f))
         }
         AnyFilter::CuckooFilter(mut f) => f.insert_hash(h).ok().map(|()| Box::new(f) as Box<dyn Filter>),
@@ -71,7 +71,7 @@ fn ops_ribbon_more_keys_than_slots() {
         63803, 43, 1023, 59391, 65329, 59139, 65511, 12799, 63793, 65339, 11011, 59364, 59367, 65280, 2781,
         52063, 65282, 15254, 15163, 53621, 11217, 29952, 59136, 59139, 30207, 209, 53713, 53713, 65323,
     ];
-    let hashes: Vec<u64> = KEYS.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    let hashes: Vec<KeyHash> = KEYS.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
     let params = RibbonParams::with_result_bits(7)
         .and_then(|p| p.with_two_line_layout())
         .and_then(|p| p.with_slots_per_key(1.0 + 50.0 / 128.0))

@@ -8,7 +8,8 @@ use amq::{
 /// Every Bloom constructor that takes a target FPR, by name, reduced to
 /// "did it build, and what does the formula promise at capacity".
 type FprCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
-/// Every constructor that takes bits (or counters) per key.
+/// Every constructor that takes bits (or, for the counting filter, counters)
+/// per key.
 type BitsCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
 
 fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Error> {
@@ -16,32 +17,33 @@ fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Er
 }
 
 const WITH_FPR: [(&str, FprCtor); 4] = [
-    ("StandardBloom::with_fpr", |n, p| {
+    ("StandardBloom::new(Fpr)", |n, p| {
         boxed(StandardBloom::new(n, FilterSizing::Fpr(p)))
     }),
-    ("BlockedBloom::with_fpr", |n, p| {
+    ("BlockedBloom::new(Fpr)", |n, p| {
         boxed(BlockedBloom::new(n, FilterSizing::Fpr(p)))
     }),
-    ("AtomicBlockedBloom::with_fpr", |n, p| {
+    ("AtomicBlockedBloom::new(Fpr)", |n, p| {
         boxed(AtomicBlockedBloom::new(n, FilterSizing::Fpr(p)))
     }),
-    ("CountingBloom::with_fpr", |n, p| {
+    ("CountingBloom::new(Fpr)", |n, p| {
         boxed(CountingBloom::new(n, FilterSizing::Fpr(p)))
     }),
 ];
 
 const WITH_BITS: [(&str, BitsCtor); 4] = [
-    ("StandardBloom::with_bits_per_key", |n, b| {
+    ("StandardBloom::new(BitsPerKey)", |n, b| {
         boxed(StandardBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
-    ("BlockedBloom::with_bits_per_key", |n, b| {
+    ("BlockedBloom::new(BitsPerKey)", |n, b| {
         boxed(BlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
-    ("AtomicBlockedBloom::with_bits_per_key", |n, b| {
+    ("AtomicBlockedBloom::new(BitsPerKey)", |n, b| {
         boxed(AtomicBlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
-    ("CountingBloom::with_counters_per_key", |n, b| {
-        boxed(CountingBloom::with_counters_per_key(n, b))
+    // Counters per key `c`: four bits of memory each.
+    ("CountingBloom::new(BitsPerKey(4c))", |n, c| {
+        boxed(CountingBloom::new(n, FilterSizing::BitsPerKey(4.0 * c)))
     }),
 ];
 

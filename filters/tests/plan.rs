@@ -103,7 +103,7 @@ fn check_every_candidate(planner: Planner, n: usize, seed: u64, budget_bits: Opt
                 "{name}: over the budget"
             );
         }
-        let lambda_wanted = (WANTED_POSITIVES / plan.fpr()).min(max_probes() as f64);
+        let lambda_wanted = (WANTED_POSITIVES / plan.expected_fpr()).min(max_probes() as f64);
         let probes_per_set = (lambda_wanted / key_sets as f64).ceil() as u64;
         let (mut false_positives, mut probes) = (0, 0);
         for set in 0..key_sets as u64 {
@@ -113,7 +113,7 @@ fn check_every_candidate(planner: Planner, n: usize, seed: u64, budget_bits: Opt
             assert_eq!(f.kind(), plan.kind());
             assert_eq!(f.num_keys(), n);
             let bits = f.bits_per_key() / plan.bits_per_key();
-            let formula = f.expected_fpr() / plan.fpr();
+            let formula = f.expected_fpr() / plan.expected_fpr();
             if plan.kind() == FilterKind::Ribbon {
                 // Shards hold a binomial share of the keys, not an even one.
                 assert!((bits - 1.0).abs() < 0.01, "{name}: bits/key {bits} of predicted");
@@ -139,7 +139,7 @@ fn check_every_candidate(planner: Planner, n: usize, seed: u64, budget_bits: Opt
             false_positives += common::false_positives(&f, &keys, set_seed ^ 0xab5e_4741, probes_per_set);
             probes += probes_per_set;
         }
-        if assert_fpr(&name, false_positives, probes as f64 * plan.fpr()) {
+        if assert_fpr(&name, false_positives, probes as f64 * plan.expected_fpr()) {
             strict += 1;
         }
     }
@@ -192,7 +192,10 @@ fn the_strict_fpr_check_applies_where_probes_allow() {
         let affordable = ranking
             .plans()
             .iter()
-            .filter(|p| (WANTED_POSITIVES / p.fpr()).min(max_probes() as f64) * p.fpr() >= STRICT_FROM)
+            .filter(|p| {
+                (WANTED_POSITIVES / p.expected_fpr()).min(max_probes() as f64) * p.expected_fpr()
+                    >= STRICT_FROM
+            })
             .count();
         assert_eq!(strict, affordable, "fpr {fpr}");
         assert!(strict >= 4, "fpr {fpr}: only {strict} strict checks");
@@ -226,7 +229,7 @@ fn ten_million_keys() {
     let f = plan.build(&keys).unwrap();
     assert_eq!(f.size_in_bytes(), plan.size_in_bytes());
     let fp = common::false_positives(&f, &keys, 12, 400_000);
-    assert_fpr("BlockedBloom 10M", fp, 400_000.0 * plan.fpr());
+    assert_fpr("BlockedBloom 10M", fp, 400_000.0 * plan.expected_fpr());
 }
 
 /// The space target: for a static set at 1% the top choice is
@@ -358,7 +361,7 @@ proptest! {
             if use_fpr || budget.is_none() {
                 // Tunable kinds are sized for the target (to within Ribbon's
                 // 64-slot granularity); fixed ones meet it.
-                prop_assert!(p.fpr() <= fpr * 1.05, "{:?}: {} > {}", p.kind(), p.fpr(), fpr);
+                prop_assert!(p.expected_fpr() <= fpr * 1.05, "{:?}: {} > {}", p.kind(), p.expected_fpr(), fpr);
             }
             if let Some(b) = budget {
                 prop_assert!(p.bits_per_key() <= b * (1.0 + 1e-12));
@@ -368,7 +371,7 @@ proptest! {
         for e in r.excluded() {
             prop_assert!(!e.why().is_empty());
         }
-        let key = |p: &amq::plan::Plan| if use_fpr || budget.is_none() { p.bits_per_key() } else { p.fpr() };
+        let key = |p: &amq::plan::Plan| if use_fpr || budget.is_none() { p.bits_per_key() } else { p.expected_fpr() };
         for w in r.plans().windows(2) {
             if speed {
                 prop_assert!(w[0].query_cost() <= w[1].query_cost());
@@ -437,14 +440,14 @@ fn the_decision_flow() {
         .concurrent_inserts(true)
         .plan()
         .unwrap();
-    let f = plan.with_capacity_concurrent().unwrap();
-    f.insert(b"x");
+    let f = plan.new_concurrent_filter().unwrap();
+    f.insert(b"x").unwrap();
     assert!(f.contains(b"x"));
     assert!(Planner::for_keys(1000)
         .fpr(0.01)
         .plan()
         .unwrap()
-        .with_capacity_concurrent()
+        .new_concurrent_filter()
         .is_err());
 }
 
@@ -472,10 +475,10 @@ fn bloom_filters_too_small_for_their_fpr_are_left_out() {
     assert!(r.plans().iter().any(|p| p.kind() == FilterKind::StandardBloom));
 }
 
-/// `with_capacity` gives the planned filter empty; filled with the planned
+/// `new_filter` gives the planned filter empty; filled with the planned
 /// keys it has the predicted size and FPR.
 #[test]
-fn with_capacity_matches_the_plan_for_every_insertable_kind() {
+fn new_filter_matches_the_plan_for_every_insertable_kind() {
     let n = 30_000;
     let keys = common::hashes(99, n);
     let r = Planner::for_keys(n)
@@ -485,21 +488,24 @@ fn with_capacity_matches_the_plan_for_every_insertable_kind() {
         .unwrap();
     assert_eq!(r.plans().len(), 4);
     for plan in r.plans() {
-        let mut f = plan.with_capacity().unwrap();
+        let mut f = plan.new_filter().unwrap();
         assert_eq!(f.kind(), plan.kind());
         assert_eq!(f.size_in_bytes(), plan.size_in_bytes());
         for &h in &keys {
             f.insert_hash(h).unwrap();
         }
         assert!(
-            (f.expected_fpr() / plan.fpr() - 1.0).abs() < 1e-9,
+            (f.expected_fpr() / plan.expected_fpr() - 1.0).abs() < 1e-9,
             "{:?}",
             plan.kind()
         );
     }
     let ribbon = Planner::for_keys(n).fpr(0.003).plan().unwrap();
-    assert!(matches!(
-        ribbon.with_capacity(),
-        Err(Error::InvalidParameter { .. })
-    ));
+    assert_eq!(
+        ribbon.new_filter(),
+        Err(Error::Unsupported {
+            kind: FilterKind::Ribbon,
+            operation: "insert"
+        })
+    );
 }

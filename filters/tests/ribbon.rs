@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashSet;
 
 use amq::ribbon::{LINE_SHARD_KEYS, SHARD_KEYS};
-use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, Ribbon, RibbonParams};
+use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FromBytes, KeyHash, Ribbon, RibbonParams};
 use common::{absent_hashes, assert_fpr_close, assert_no_false_negatives, hashes, measured_fpr};
 use proptest::prelude::*;
 
@@ -35,6 +35,7 @@ proptest! {
         repeats in prop::collection::vec(0usize..64, 0..300),
         r in 1u32..=32,
     ) {
+        let fresh = common::well_mixed(&fresh);
         let mut keys = fresh.clone();
         if !fresh.is_empty() {
             keys.extend(repeats.iter().map(|&i| fresh[i % fresh.len()]));
@@ -42,8 +43,8 @@ proptest! {
         let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(r));
         // Absent keys are absent in the model; the filter may say either, but
         // answering must not panic and must agree with the batch path.
-        let model: HashSet<u64> = keys.iter().copied().collect();
-        let probe: Vec<u64> = (0..200u64).map(|i| amq::hash::remix(i, 99)).filter(|h| !model.contains(h)).collect();
+        let model: HashSet<KeyHash> = keys.iter().copied().collect();
+        let probe: Vec<KeyHash> = (0..200u64).map(|i| common::mixed(i, 99)).filter(|h| !model.contains(h)).collect();
         let mut out = vec![false; probe.len()];
         f.contains_hashes(&probe, &mut out);
         for (h, o) in probe.iter().zip(out) {
@@ -63,12 +64,13 @@ proptest! {
         fresh in prop::collection::vec(any::<u64>(), 0..3000),
         repeats in prop::collection::vec(0usize..64, 0..300),
     ) {
+        let fresh = common::well_mixed(&fresh);
         let mut keys = fresh.clone();
         if !fresh.is_empty() {
             keys.extend(repeats.iter().map(|&i| fresh[i % fresh.len()]));
         }
-        let model: HashSet<u64> = keys.iter().copied().collect();
-        let probe: Vec<u64> = (0..500u64).map(|i| amq::hash::remix(i, 98)).filter(|h| !model.contains(h)).collect();
+        let model: HashSet<KeyHash> = keys.iter().copied().collect();
+        let probe: Vec<KeyHash> = (0..500u64).map(|i| common::mixed(i, 98)).filter(|h| !model.contains(h)).collect();
         let f = common::check_static_model::<Ribbon>(&keys, &probe, &two_lines());
         prop_assert!(f.is_two_line_layout());
         prop_assert_eq!(f.num_keys(), model.len());
@@ -143,8 +145,9 @@ fn half_duplicates_build_and_answer() {
 
 #[test]
 fn hashes_that_are_not_hashes_still_work() {
-    // 0, 1, 2, ...: spread over shards by the first multiplication.
-    let keys: Vec<u64> = (0..50_000).collect();
+    // 0, 1, 2, ...: spread over shards by the first multiplication. (Not
+    // well mixed at all: the promise of `from_well_mixed` broken on purpose.)
+    let keys: Vec<KeyHash> = (0..50_000).map(KeyHash::from_well_mixed).collect();
     let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(7));
     assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
     let f = common::check_static_model::<Ribbon>(&keys, &[], &blocked(7));

@@ -7,14 +7,17 @@ mod common;
 
 use std::fmt::Debug;
 
-use amq::{AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Filter, FilterSizing, StandardBloom};
+use amq::{
+    AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterSizing, Insert, KeyHash,
+    StandardBloom,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// JSON round trip: the JSON is the array of `to_bytes`, and it decodes to a
 /// filter with the same bytes and the same keys. Every single-byte change of
 /// that array, and every truncation, is a deserialization error.
-fn check<F: Filter + Serialize + DeserializeOwned>(f: &F, keys: &[u64]) {
+fn check<F: Filter + Serialize + DeserializeOwned>(f: &F, keys: &[KeyHash]) {
     let json = serde_json::to_string(f).unwrap();
     let as_bytes: Vec<u8> = serde_json::from_str(&json).unwrap();
     assert_eq!(
@@ -52,10 +55,10 @@ fn check<F: Filter + Serialize + DeserializeOwned>(f: &F, keys: &[u64]) {
     }
 }
 
-fn tiny<F>(mut f: F, mut insert: impl FnMut(&mut F, u64)) -> (F, Vec<u64>) {
+fn tiny<F>(mut f: F, mut insert: impl FnMut(&mut F, KeyHash) -> Result<(), Error>) -> (F, Vec<KeyHash>) {
     let keys = common::hashes(11, 20);
     for &h in &keys {
-        insert(&mut f, h);
+        insert(&mut f, h).unwrap();
     }
     (f, keys)
 }
@@ -105,7 +108,7 @@ fn assert_rejected<F: DeserializeOwned + Debug>(json: &str) {
 #[test]
 fn malformed_json_is_an_error() {
     let mut good = StandardBloom::new(10, FilterSizing::Fpr(0.01)).unwrap();
-    good.insert(b"k");
+    good.insert(b"k").unwrap();
     let json = serde_json::to_string(&good).unwrap();
     for bad in [
         "",

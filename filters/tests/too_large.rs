@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use amq::{BinaryFuse8, CountingBloom, CuckooFilter, Error, FilterSizing, StandardBloom, Xor8};
+use amq::{BinaryFuse8, CountingBloom, CuckooFilter, Error, FilterSizing, KeyHash, StandardBloom, Xor8};
 
 /// Set in the child: run the allocations instead of spawning.
 const CHILD: &str = "AMQ_TOO_LARGE_CHILD";
@@ -31,14 +31,14 @@ fn oversized_requests() {
         Err(Error::TooLarge)
     );
     assert_eq!(
-        CountingBloom::with_counters_per_key(1 << 31, 10.0),
+        CountingBloom::new(1 << 31, FilterSizing::BitsPerKey(40.0)),
         Err(Error::TooLarge)
     );
     // 100M keys: 800 MB of input, fitting under the limit, but the working
     // arrays of the static builds do not (an 800 MB ordered copy, then about
     // 1 GB of slot state or more).
-    let keys: Vec<u64> = (0..100_000_000u64)
-        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    let keys: Vec<KeyHash> = (0..100_000_000u64)
+        .map(|i| KeyHash::from_well_mixed(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
         .collect();
     assert_eq!(Xor8::build(&keys).map(|_| ()), Err(Error::TooLarge));
     assert_eq!(BinaryFuse8::build(&keys).map(|_| ()), Err(Error::TooLarge));

@@ -8,7 +8,9 @@ mod common;
 use amq::bloom::{BlockedBloomView, StandardBloomView};
 use amq::ribbon::RibbonView;
 use amq::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
-use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, PreparedHash};
+use amq::{
+    AnyFilter, Error, Filter, FilterKind, FilterSizing, FilterView, FormatError, KeyHash, PreparedHash,
+};
 use proptest::prelude::*;
 
 /// The kinds with a view.
@@ -23,7 +25,7 @@ const VIEW_KINDS: [FilterKind; 8] = [
     FilterKind::Ribbon,
 ];
 
-fn build(kind: FilterKind, keys: &[u64], bits_per_key: f64) -> AnyFilter {
+fn build(kind: FilterKind, keys: &[KeyHash], bits_per_key: f64) -> AnyFilter {
     AnyFilter::build(kind, keys, FilterSizing::BitsPerKey(bits_per_key)).unwrap()
 }
 
@@ -42,7 +44,7 @@ fn downgrade(v2: &[u8]) -> Vec<u8> {
 }
 
 /// Everything a view says equals what the owned filter says.
-fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[u64]) {
+fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[KeyHash]) {
     assert_eq!(view.kind(), owned.kind());
     assert_eq!(view.num_keys(), owned.num_keys());
     if owned.kind() == FilterKind::Ribbon {
@@ -60,11 +62,17 @@ fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[u64]) {
     assert_eq!(view.to_bytes(), owned.to_bytes());
     let mut many = vec![false; probes.len()];
     view.contains_hashes(probes, &mut many);
-    let mut prepared_owned = PreparedHash::new(0);
+    let mut prepared_owned = PreparedHash::new(KeyHash::from_well_mixed(0));
     for (&h, &m) in probes.iter().zip(&many) {
         let want = owned.contains_hash(h);
-        assert_eq!(view.contains_hash(h), want, "hash {h:#x} in {:?}", owned.kind());
-        assert_eq!(m, want, "contains_many, hash {h:#x}");
+        assert_eq!(
+            view.contains_hash(h),
+            want,
+            "hash {:#x} in {:?}",
+            h.get(),
+            owned.kind()
+        );
+        assert_eq!(m, want, "contains_hashes, hash {:#x}", h.get());
         let mut p = PreparedHash::new(h);
         assert_eq!(view.contains_prepared(&mut p), want);
         prepared_owned = PreparedHash::new(h);
@@ -111,7 +119,7 @@ proptest! {
 #[test]
 fn views_work_at_every_alignment() {
     let keys = common::hashes(7, 5_000);
-    let probes: Vec<u64> = keys.iter().copied().chain(common::hashes(8, 5_000)).collect();
+    let probes: Vec<KeyHash> = keys.iter().copied().chain(common::hashes(8, 5_000)).collect();
     for kind in VIEW_KINDS {
         let owned = build(kind, &keys, 10.0);
         let bytes = owned.to_bytes();
@@ -140,7 +148,7 @@ fn two_line_ribbon_views_agree() {
         assert!(f.is_two_line_layout());
         let owned = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
         let bytes = owned.to_bytes();
-        let probes: Vec<u64> = keys
+        let probes: Vec<KeyHash> = keys
             .iter()
             .copied()
             .chain(common::hashes(n as u64 + 12, 5_000))
@@ -214,10 +222,17 @@ fn kinds_without_a_view_are_a_typed_error() {
         let sizing = FilterSizing::BitsPerKey(12.0);
         let Ok(owned) = AnyFilter::build(*kind, &keys, sizing) else {
             // ParquetBloom takes Parquet hashes: built another way.
+            assert_eq!(*kind, FilterKind::ParquetBloom);
             let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
-            p.insert(b"x");
+            p.insert(b"x").unwrap();
             let bytes = p.to_bytes();
-            assert_eq!(FilterView::new(&bytes).unwrap_err(), Error::NoView(*kind));
+            assert_eq!(
+                FilterView::new(&bytes).unwrap_err(),
+                Error::Unsupported {
+                    kind: *kind,
+                    operation: "view"
+                }
+            );
             assert!(!FilterView::supports(*kind));
             continue;
         };
@@ -228,7 +243,13 @@ fn kinds_without_a_view_are_a_typed_error() {
                 assert_eq!(v.kind(), *kind);
             }
             Err(e) => {
-                assert_eq!(e, Error::NoView(*kind));
+                assert_eq!(
+                    e,
+                    Error::Unsupported {
+                        kind: *kind,
+                        operation: "view"
+                    }
+                );
                 assert!(!FilterView::supports(*kind));
             }
         }
@@ -298,12 +319,10 @@ fn version_1_ribbon_is_no_view() {
          3492d471fc00a95e",
     );
     assert!(AnyFilter::from_bytes(&v1).is_ok());
-    assert_eq!(
-        FilterView::new(&v1).unwrap_err(),
-        Error::NoView(FilterKind::Ribbon)
-    );
-    assert_eq!(
-        RibbonView::trusted(&v1).unwrap_err(),
-        Error::NoView(FilterKind::Ribbon)
-    );
+    let no_view = Error::Unsupported {
+        kind: FilterKind::Ribbon,
+        operation: "view of a version-1 frame",
+    };
+    assert_eq!(FilterView::new(&v1).unwrap_err(), no_view);
+    assert_eq!(RibbonView::trusted(&v1).unwrap_err(), no_view);
 }

@@ -5,11 +5,11 @@ mod common;
 
 use std::fmt::Debug;
 
-use amq::{AnyFilter, Error, Filter, FilterKind, FormatError, FromBytes, StaticFilter, Xor16, Xor8};
+use amq::{AnyFilter, Error, Filter, FilterKind, FormatError, FromBytes, KeyHash, StaticFilter, Xor16, Xor8};
 use proptest::prelude::*;
 
 /// Builds through the trait, as generic callers do.
-fn build<F: StaticFilter<Params = ()>>(keys: &[u64]) -> F {
+fn build<F: StaticFilter<Params = ()>>(keys: &[KeyHash]) -> F {
     F::build_with(keys, &()).expect("build")
 }
 
@@ -22,6 +22,7 @@ proptest! {
         keys in prop::collection::vec(prop_oneof![any::<u64>(), 0u64..64], 0..600),
         probes in prop::collection::vec(any::<u64>(), 0..64),
     ) {
+        let (keys, probes) = (common::well_mixed(&keys), common::well_mixed(&probes));
         common::check_static_model::<Xor8>(&keys, &probes, &());
         common::check_static_model::<Xor16>(&keys, &probes, &());
     }
@@ -50,9 +51,10 @@ fn half_duplicates_build_and_answer() {
     assert_eq!(f.num_keys(), 20_000);
     common::assert_no_false_negatives(&f, &distinct);
     // One hash repeated far past any counter width.
-    let f = Xor16::build(&vec![42u64; 100_000]).unwrap();
+    let h = KeyHash::from_well_mixed(42);
+    let f = Xor16::build(&vec![h; 100_000]).unwrap();
     assert_eq!(f.num_keys(), 1);
-    assert!(f.contains_hash(42));
+    assert!(f.contains_hash(h));
 }
 
 #[test]
@@ -91,9 +93,9 @@ fn corruption_is_detected_or_harmless() {
 
 #[test]
 fn golden_bytes() {
-    let f = Xor8::build(&[1, 2, 3]).unwrap();
+    let f = Xor8::build(&common::well_mixed(&[1, 2, 3])).unwrap();
     common::assert_golden_frame("Xor8", &f.to_bytes(), XOR8_GOLDEN);
-    let f = Xor16::build(&[1, 2, 3]).unwrap();
+    let f = Xor16::build(&common::well_mixed(&[1, 2, 3])).unwrap();
     common::assert_golden_frame("Xor16", &f.to_bytes(), XOR16_GOLDEN);
 }
 
@@ -102,7 +104,7 @@ const XOR16_GOLDEN: &str = "414d514601000601180000004800000000000000efba76d7bf8c
 
 #[test]
 fn wrong_kind_and_garbage_are_errors() {
-    let bytes = Xor8::build(&[1, 2, 3]).unwrap().to_bytes();
+    let bytes = Xor8::build(&common::well_mixed(&[1, 2, 3])).unwrap().to_bytes();
     assert_eq!(
         Xor16::from_bytes(&bytes).unwrap_err(),
         Error::Format(FormatError::WrongKind {
@@ -117,7 +119,7 @@ fn wrong_kind_and_garbage_are_errors() {
 
 #[test]
 fn generic_callers_see_a_static_filter() {
-    fn bits<F: StaticFilter<Params = ()> + Debug>(keys: &[u64]) -> f64 {
+    fn bits<F: StaticFilter<Params = ()> + Debug>(keys: &[KeyHash]) -> f64 {
         build::<F>(keys).bits_per_key()
     }
     let keys = common::hashes(8, 10_000);
