@@ -103,7 +103,10 @@ mod tests {
             let answers: Vec<u64> = events.iter().filter(|e| !e.0).map(|e| e.1).collect();
             assert_eq!(answers, hashes, "answered in order, once each");
             for i in 0..len {
-                assert!(at(true, i as u64) < at(false, i as u64), "len {len}: key {i} answered unprepared");
+                assert!(
+                    at(true, i as u64) < at(false, i as u64),
+                    "len {len}: key {i} answered unprepared"
+                );
                 if i + DEPTH < len {
                     assert!(
                         at(true, (i + DEPTH) as u64) < at(false, i as u64),

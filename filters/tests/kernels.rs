@@ -6,8 +6,8 @@ use std::process::Command;
 
 use amq::hash::ParquetHash;
 use amq::{
-    hash_u64, AtomicBlockedBloom, BlockedBloom, Filter, FilterSizing, FromBytes, Insert, KeyHash,
-    ParquetBloom, Ribbon, RibbonParams,
+    hash_u64, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, CuckooFilter, Filter, FilterKind,
+    FilterSizing, FromBytes, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams, StandardBloom,
 };
 
 /// Set in a child: check the kernels against its `AMQ_KERNEL`.
@@ -38,8 +38,20 @@ fn check_kernels() {
         Ok("avx2") => {
             assert_ne!(b.query_kernel(), "avx512");
             assert_ne!(r.query_kernel(), "avx512");
+            if std::is_x86_feature_detected!("avx2") {
+                for k in [b.query_kernel(), r.query_kernel(), p.query_kernel()] {
+                    assert_eq!(k, "avx2");
+                }
+            }
         }
-        _ => {}
+        _ => {
+            // No cap: a CPU with AVX2 gets a SIMD kernel in every family.
+            if std::is_x86_feature_detected!("avx2") {
+                for k in [b.query_kernel(), r.query_kernel(), p.query_kernel()] {
+                    assert_ne!(k, "portable");
+                }
+            }
+        }
     }
     for f in [&b as &dyn Filter, &r] {
         assert!(keys.iter().all(|&h| f.contains_hash(h)));
@@ -85,13 +97,44 @@ fn amq_kernel_caps_the_kernel_of_every_filter() {
     }
 }
 
+/// Code generic over [`Insert`] fills every kind that takes inserts, and
+/// each then holds every key and still answers "no" for most absent ones.
 #[test]
 fn insert_is_generic_over_every_dynamic_filter() {
-    fn fill(f: &mut impl Insert, keys: &[KeyHash]) {
-        keys.iter().for_each(|&h| f.insert_hash(h).unwrap());
+    fn fill_and_check(mut f: impl Insert, keys: &[KeyHash]) -> FilterKind {
+        for &h in &keys[..keys.len() / 2] {
+            f.insert_hash(h).unwrap();
+        }
+        f.insert_hashes(&keys[keys.len() / 2..]).unwrap();
+        assert_eq!(f.num_keys(), keys.len(), "{:?}", f.kind());
+        assert!(keys.iter().all(|&h| f.contains_hash(h)), "{:?}", f.kind());
+        let absent = (1u64 << 40..(1 << 40) + 10_000)
+            .filter(|&i| f.contains_hash(hash_u64(i)))
+            .count();
+        assert!(
+            absent < 1_000,
+            "{:?}: {absent} of 10,000 absent keys found",
+            f.kind()
+        );
+        f.kind()
     }
-    let keys: Vec<KeyHash> = (0..100u64).map(hash_u64).collect();
-    let mut a = AtomicBlockedBloom::new(100, FilterSizing::BitsPerKey(10.0)).unwrap();
-    fill(&mut a, &keys);
-    assert_eq!(a.num_keys(), 100);
+    let keys: Vec<KeyHash> = (0..1_000u64).map(hash_u64).collect();
+    let n = keys.len();
+    let sizing = FilterSizing::Fpr(0.01);
+    let kinds = [
+        fill_and_check(StandardBloom::new(n, sizing).unwrap(), &keys),
+        fill_and_check(BlockedBloom::new(n, sizing).unwrap(), &keys),
+        fill_and_check(AtomicBlockedBloom::new(n, sizing).unwrap(), &keys),
+        fill_and_check(CountingBloom::new(n, sizing).unwrap(), &keys),
+        fill_and_check(CuckooFilter::new(n, sizing).unwrap(), &keys),
+        fill_and_check(
+            AnyFilter::new(FilterKind::BlockedBloom, n, sizing).unwrap(),
+            &keys,
+        ),
+    ];
+    // Every kind that takes inserts was filled.
+    for kind in FilterKind::ALL {
+        let takes_inserts = AnyFilter::new(*kind, n, sizing).is_ok();
+        assert_eq!(kinds.contains(kind), takes_inserts, "{kind:?}");
+    }
 }
