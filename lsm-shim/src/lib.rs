@@ -65,7 +65,7 @@
 //!
 //! The file formats are in `docs/lsm-format.md`; the design and the measured
 //! results in `docs/lsm.md`.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod batch;
