@@ -23,11 +23,9 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(9);
     let cache_mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(0);
     let dir = tempfile::tempdir().expect("temp dir");
-    let opts = Options {
-        block_cache_bytes: cache_mib << 20,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .block_cache_bytes(cache_mib << 20)
+        .sync(SyncMode::OnSync);
     let db = Db::open(dir.path(), opts).expect("open");
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut rand = move || {

@@ -52,13 +52,11 @@ pub fn value(j: u64) -> Vec<u8> {
 
 /// The options of a measured store.
 pub fn options(values: Option<ValueIndexOptions>) -> Options {
-    Options {
-        memtable_bytes: MEMTABLE_BYTES,
-        sync: SyncMode::OnSync,
-        auto_compact: false,
-        value_index: values,
-        ..Options::default()
-    }
+    Options::default()
+        .memtable_bytes(MEMTABLE_BYTES)
+        .sync(SyncMode::OnSync)
+        .auto_compact(false)
+        .value_index(values)
 }
 
 /// Loads `n` entries into a new store in `dir`; returns the seconds taken.

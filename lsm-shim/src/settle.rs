@@ -1,15 +1,33 @@
 //! [`FilterSettles`]: what the read path's inner loop reads per run to
-//! settle a miss by the run's filter alone.
+//! settle a miss by the run's filter alone, and the crate's one `unsafe`
+//! block, which lets it reach a blocked Bloom filter's block in one load.
 //!
 //! A miss against N overlapping runs spends nearly all its time in the
-//! inner loop (`settle_by_filters` in the point-read module): per run, a
-//! range test and a filter probe. Each entry here is that run's range test
-//! (two words) and its filter, which the entry owns through an `Arc`. For a
-//! [`BlockedBloom`](amq::BlockedBloom) filter the entry also keeps the
-//! filter's probe count, so the loop over runs of blocked filters
-//! ([`settle_blocked`]) tells whether the key's prepared mask fits a filter
-//! without reading the filter; the filter's blocks are borrowed from it at
-//! probe time ([`amq::BlockedBloom::blocks`]), for no longer than the probe.
+//! inner loop (`settle_by_filters` in `db/read.rs`): per run, a range test and a
+//! filter probe. Each entry here is that run's range test (two words) and
+//! its filter. For a [`BlockedBloom`](amq::BlockedBloom) filter, the entry
+//! also keeps the filter's [`BlockedBlocks`] (the block pointer, the block
+//! count and the probe count) by value, so the probe computes the block's
+//! address from the entry it has just read instead of first loading the
+//! filter's header through its `Arc`: one dependent load fewer per table.
+//! An owning entry that borrows the blocks from its `Arc` at probe time
+//! instead (no `unsafe`) cost a miss at 256 tables 20-30% more per blocked
+//! Bloom table (`KIND=BlockedBloom lsm_profile_miss 256` and `lsm_report
+//! hash-sharing` in `amq-bench`, each run twice), so the borrow is kept.
+//!
+//! Those blocks borrow from the filter the same entry owns. Rust cannot
+//! name that lifetime in a struct, so the borrow is stored as `'static`
+//! and this module upholds what the compiler cannot check:
+//!
+//! * the entry's `Arc<AnyFilter>` keeps the filter, and so its block
+//!   storage, alive and at one address for as long as the entry exists;
+//! * nothing mutates a filter behind an `Arc` (`AnyFilter` has no interior
+//!   mutability, and the entry never asks for `Arc::get_mut`);
+//! * the `'static` borrow never leaves the entry: the fields are private,
+//!   and [`FilterSettles::filter_for`] hands the blocks out for no longer
+//!   than its borrow of the entry. A clone clones the `Arc` with the
+//!   borrow, so it keeps the same filter alive.
+#![allow(unsafe_code)]
 
 use std::sync::Arc;
 
@@ -34,31 +52,22 @@ pub(crate) struct FilterSettles {
     /// tables, tables without a trusted filter, ranges with nothing strictly
     /// inside on eight bytes.
     span: u64,
-    /// For a blocked Bloom `filter`, its probe count; 0 for any other kind
-    /// (a blocked Bloom filter has at least one probe).
-    blocked_probes: u32,
+    /// For a blocked Bloom `filter`, its blocks. Borrowed from `filter`,
+    /// which this entry owns (see the module's comment); never handed out
+    /// as `'static`.
+    blocks: Option<BlockedBlocks<'static>>,
     filter: Option<Arc<AnyFilter>>,
 }
 
 /// A filter as the inner loop asks it: a blocked Bloom filter through its
-/// blocks, or any kind through the filter itself. Both forms give the
-/// filter's own answer.
+/// blocks, held in the entry, or any kind through the filter itself. Both
+/// forms give the filter's own answer.
 #[derive(Clone, Copy)]
 pub(crate) enum SettleFilter<'a> {
-    /// A blocked Bloom filter: its blocks, and the filter they belong to.
-    Blocked(BlockedBlocks<'a>, &'a AnyFilter),
+    /// A blocked Bloom filter, through its blocks.
+    Blocked(BlockedBlocks<'a>),
     /// Any other kind.
     Any(&'a AnyFilter),
-}
-
-impl<'a> SettleFilter<'a> {
-    /// The filter, whatever its form.
-    #[inline(always)]
-    pub(crate) fn filter(self) -> &'a AnyFilter {
-        match self {
-            SettleFilter::Blocked(_, f) | SettleFilter::Any(f) => f,
-        }
-    }
 }
 
 impl FilterSettles {
@@ -71,16 +80,13 @@ impl FilterSettles {
             (Some(f), Some(from)) if hi > from => FilterSettles {
                 from,
                 span: hi - from,
-                blocked_probes: match &*f {
-                    AnyFilter::BlockedBloom(b) => b.num_probes(),
-                    _ => 0,
-                },
+                blocks: blocks_of(&f),
                 filter: Some(f),
             },
             _ => FilterSettles {
                 from: 0,
                 span: 0,
-                blocked_probes: 0,
+                blocks: None,
                 filter: None,
             },
         }
@@ -94,11 +100,23 @@ impl FilterSettles {
         if top.wrapping_sub(self.from) >= self.span {
             return None;
         }
-        let f = self.filter.as_deref()?;
-        Some(match f {
-            AnyFilter::BlockedBloom(b) => SettleFilter::Blocked(b.blocks(), f),
-            _ => SettleFilter::Any(f),
-        })
+        match self.blocks {
+            // Shortened to the borrow of `self`, which owns the filter.
+            Some(blocks) => Some(SettleFilter::Blocked(blocks)),
+            None => self.filter.as_deref().map(SettleFilter::Any),
+        }
+    }
+}
+
+#[cfg(any(test, feature = "bench-internals"))]
+impl FilterSettles {
+    /// The filter [`filter_for`](Self::filter_for) would hand out, as the
+    /// filter itself.
+    pub(crate) fn settling_filter(&self, top: u64) -> Option<&AnyFilter> {
+        if top.wrapping_sub(self.from) >= self.span {
+            return None;
+        }
+        self.filter.as_deref()
     }
 }
 
@@ -112,16 +130,16 @@ impl FilterSettles {
 /// carry blocked Bloom filters of one probe count. Kept out of line and
 /// given the probe by shared reference, so that the mask, the hash and the
 /// key's eight bytes stay in registers: per run it reads the entry's range
-/// and probe count, the filter's block list, one block, and compares.
+/// and blocks, loads one block and compares.
 #[inline(never)]
 pub(crate) fn settle_blocked(entries: &[FilterSettles], top: u64, probe: &BlockedProbe) -> (usize, bool) {
     for (runs, s) in entries.iter().enumerate() {
-        if top.wrapping_sub(s.from) >= s.span || s.blocked_probes != probe.num_probes() {
+        if top.wrapping_sub(s.from) >= s.span {
             return (runs, false);
         }
-        match s.filter.as_deref() {
-            Some(AnyFilter::BlockedBloom(f)) => {
-                if f.blocks().contains_probe(probe) {
+        match s.blocks {
+            Some(blocks) if blocks.num_probes() == probe.num_probes() => {
+                if blocks.contains_probe(probe) {
                     return (runs, true);
                 }
             }
@@ -129,6 +147,26 @@ pub(crate) fn settle_blocked(entries: &[FilterSettles], top: u64, probe: &Blocke
         }
     }
     (entries.len(), false)
+}
+
+/// `filter`'s blocks if it is a blocked Bloom filter, borrowed for as long
+/// as the caller keeps `filter`.
+fn blocks_of(filter: &Arc<AnyFilter>) -> Option<BlockedBlocks<'static>> {
+    let AnyFilter::BlockedBloom(f) = &**filter else {
+        return None;
+    };
+    let blocks: BlockedBlocks<'_> = f.blocks();
+    // SAFETY: `blocks` borrows the block storage of the filter inside
+    // `filter`'s allocation. Its one caller, `FilterSettles::new`, stores
+    // the result in the same entry as this `Arc` (moved, not dropped), so
+    // the allocation outlives the borrow; the filter is never mutated
+    // while shared behind an `Arc` (no interior mutability, no
+    // `Arc::get_mut`), so the storage neither moves nor changes; and the
+    // entry never hands the borrow out for longer than its own borrow
+    // (`filter_for`). `BlockedBlocks` is a shared borrow and some plain
+    // numbers, with no drop glue, so extending its lifetime changes
+    // nothing but what the compiler checks.
+    Some(unsafe { std::mem::transmute::<BlockedBlocks<'_>, BlockedBlocks<'static>>(blocks) })
 }
 
 #[cfg(test)]
@@ -160,16 +198,46 @@ mod tests {
                 kind == FilterKind::BlockedBloom,
                 "{kind:?}"
             );
-            assert!(std::ptr::eq(settle.filter(), &*f));
+            assert!(std::ptr::eq(s.settling_filter(1).unwrap(), &*f));
             for i in 0..10_000u64 {
                 let h = amq::hash_key(&i.to_le_bytes());
                 let mut key = PreparedHash::new(h);
                 let through = match settle {
-                    SettleFilter::Blocked(b, _) => b.contains_prepared(&mut key),
+                    SettleFilter::Blocked(b) => b.contains_prepared(&mut key),
                     SettleFilter::Any(f) => f.contains_prepared(&mut key),
                 };
                 assert_eq!(through, f.contains_hash(h), "{kind:?} {i}");
             }
+        }
+    }
+
+    /// The blocks stay readable, and give the same answers, when every
+    /// other handle to the filter is gone and the entry has moved or been
+    /// cloned (run under Miri or a sanitizer, this is what would catch a
+    /// dangling borrow).
+    #[test]
+    fn entry_outlives_every_other_handle() {
+        // Sized without floating point, so that Miri runs it (`libm`'s
+        // `sqrt` is inline assembly): `cargo +nightly miri test -p amq-lsm
+        // --lib settle::tests::entry_outlives`.
+        let mut bloom = amq::BlockedBloom::with_bits_per_key_and_probes(200, 10.0, 6).unwrap();
+        for i in 0..200u64 {
+            bloom.insert_hash(amq::hash_key(&i.to_le_bytes()));
+        }
+        let f = Arc::new(AnyFilter::BlockedBloom(bloom));
+        let expected: Vec<bool> = (0..400u64)
+            .map(|i| f.contains_hash(amq::hash_key(&i.to_le_bytes())))
+            .collect();
+        let s = FilterSettles::new(0, u128::MAX, Some(f));
+        let moved = vec![s.clone(), s];
+        let first = moved[0].clone();
+        drop(moved);
+        let Some(SettleFilter::Blocked(b)) = first.filter_for(7) else {
+            panic!("a blocked Bloom filter strictly inside its range");
+        };
+        for (i, &want) in expected.iter().enumerate() {
+            let mut key = PreparedHash::new(amq::hash_key(&(i as u64).to_le_bytes()));
+            assert_eq!(b.contains_prepared(&mut key), want);
         }
     }
 

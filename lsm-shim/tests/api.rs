@@ -9,15 +9,14 @@ use std::thread;
 
 use amq::{FilterKind, FilterSizing};
 use amq_lsm::env::{Env, StdEnv};
-use amq_lsm::{CompactionStyle, Db, Error, FilterPolicy, LevelFilter, Options, SyncMode};
+use amq_lsm::{
+    CompactionStyle, Db, Error, FilterPolicy, LevelFilter, LeveledOptions, Options, SyncMode, TieredOptions,
+};
 
 use common::*;
 
 fn tiered_no_compaction(runs: usize) -> CompactionStyle {
-    CompactionStyle::Tiered {
-        runs_per_level: runs + 1,
-        max_levels: 2,
-    }
+    CompactionStyle::Tiered(TieredOptions::default().runs_per_level(runs + 1).max_levels(2))
 }
 
 #[test]
@@ -36,27 +35,16 @@ fn a_second_open_of_the_same_directory_is_refused() {
 fn impossible_options_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     for opts in [
-        Options {
-            block_bytes: 0,
-            ..Options::default()
-        },
-        Options {
-            compaction: CompactionStyle::tiered(1),
-            ..Options::default()
-        },
-        Options {
-            filter_partition_bytes: Some(0),
-            ..Options::default()
-        },
-        Options {
-            compaction: CompactionStyle::Leveled {
-                l0_trigger: 4,
-                base_level_bytes: 1 << 20,
-                size_ratio: 1,
-                max_levels: 7,
-            },
-            ..Options::default()
-        },
+        Options::default().block_bytes(0),
+        Options::default().compaction(CompactionStyle::tiered(1)),
+        Options::default().filter_partition_bytes(Some(0)),
+        Options::default().compaction(CompactionStyle::Leveled(
+            LeveledOptions::default()
+                .l0_trigger(4)
+                .base_level_bytes(1 << 20)
+                .size_ratio(1)
+                .max_levels(7),
+        )),
     ] {
         assert!(matches!(
             Db::open(dir.path(), opts),
@@ -78,10 +66,10 @@ fn a_filter_kind_not_driven_by_the_key_hash_is_refused() {
         FilterPolicy::per_level(vec![LevelFilter::None, parquet]),
         Err(Error::InvalidOptions(_))
     ));
-    let opts = Options {
-        filter_policy: FilterPolicy::uniform(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01)),
-        ..Options::default()
-    };
+    let opts = Options::default().filter_policy(FilterPolicy::uniform(
+        FilterKind::ParquetBloom,
+        FilterSizing::Fpr(0.01),
+    ));
     assert!(matches!(
         Db::open(dir.path(), opts),
         Err(Error::InvalidOptions(_))
@@ -92,12 +80,10 @@ fn a_filter_kind_not_driven_by_the_key_hash_is_refused() {
 #[test]
 fn one_hash_per_get_however_many_tables_are_consulted() {
     let (_, env) = mem_env();
-    let opts = Options {
-        env,
-        compaction: tiered_no_compaction(8),
-        auto_compact: false,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .env(env)
+        .compaction(tiered_no_compaction(8))
+        .auto_compact(false);
     let db = Db::open("/db", opts).unwrap();
     // Eight overlapping runs: every table's range covers every probe key.
     for run in 0..8u32 {
@@ -116,14 +102,6 @@ fn one_hash_per_get_however_many_tables_are_consulted() {
     assert_eq!(s.key_hashes - before.key_hashes, 100);
     assert_eq!(s.tables_consulted - before.tables_consulted, 800);
     assert_eq!(s.filter_probes - before.filter_probes, 800);
-
-    // Without sharing, every consulted table hashes again.
-    let before = db.stats();
-    for i in 0..100u32 {
-        assert_eq!(db.get_rehashing_per_table(&key(i * 16 + 15)).unwrap(), None);
-    }
-    let s = db.stats();
-    assert_eq!(s.key_hashes - before.key_hashes, 800);
     // Misses read data blocks only on false positives.
     assert_eq!(s.data_blocks_read, s.filter_false_positives);
 }
@@ -131,12 +109,10 @@ fn one_hash_per_get_however_many_tables_are_consulted() {
 #[test]
 fn multi_get_hashes_each_key_once_and_probes_each_filter_once_per_batch() {
     let (_, env) = mem_env();
-    let opts = Options {
-        env,
-        compaction: tiered_no_compaction(4),
-        auto_compact: false,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .env(env)
+        .compaction(tiered_no_compaction(4))
+        .auto_compact(false);
     let db = Db::open("/db", opts).unwrap();
     for run in 0..4u32 {
         for i in 0..500u32 {
@@ -187,19 +163,20 @@ fn each_level_gets_the_policy_filter() {
         LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(0.01)),
     ])
     .unwrap()
-    .without_last_level();
+    .with_bottommost(LevelFilter::None);
     let mut opts = small_options(env, policy, leveled());
     opts.sync = SyncMode::OnSync;
     // Tables of a few hundred keys, so a blocked Bloom filter's 64-byte
     // granularity does not dominate its bits per key.
     opts.memtable_bytes = 16 << 10;
     opts.table_bytes = 16 << 10;
-    opts.compaction = CompactionStyle::Leveled {
-        l0_trigger: 3,
-        base_level_bytes: 40 << 10,
-        size_ratio: 3,
-        max_levels: 4,
-    };
+    opts.compaction = CompactionStyle::Leveled(
+        LeveledOptions::default()
+            .l0_trigger(3)
+            .base_level_bytes(40 << 10)
+            .size_ratio(3)
+            .max_levels(4),
+    );
     let db = Db::open("/db", opts).unwrap();
     for i in 0..12_000u32 {
         db.put(&key(i.wrapping_mul(2654435761) % 100_000), &[7; 20])
@@ -257,11 +234,7 @@ fn scans_respect_bounds_and_hide_deletes() {
 #[test]
 fn writes_survive_close_and_reopen_on_disk_with_sync_on_demand() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = || Options {
-        sync: SyncMode::OnSync,
-        memtable_bytes: 64 << 10,
-        ..Options::default()
-    };
+    let opts = || Options::default().sync(SyncMode::OnSync).memtable_bytes(64 << 10);
     let db = Db::open(dir.path(), opts()).unwrap();
     for i in 0..5000u32 {
         db.put(&key(i), &[1; 30]).unwrap();
@@ -335,10 +308,7 @@ fn readers_run_while_a_writer_flushes_and_compacts() {
 #[test]
 fn the_recovery_flush_is_counted_as_a_flush() {
     let (_, env) = mem_env();
-    let opts = || Options {
-        env: env.clone(),
-        ..Options::default()
-    };
+    let opts = || Options::default().env(env.clone());
     let db = Db::open("/db", opts()).unwrap();
     for i in 0..100u32 {
         db.put(&key(i), b"v").unwrap();
@@ -379,20 +349,16 @@ fn keys_behind_a_long_shared_prefix_are_found_and_keys_around_it_are_not() {
     let with = |suffix: &str| [LONG, suffix.as_bytes()].concat();
     for style in [
         tiered_no_compaction(6),
-        CompactionStyle::Leveled {
-            l0_trigger: 4,
-            base_level_bytes: 8 << 10,
-            size_ratio: 4,
-            max_levels: 4,
-        },
+        CompactionStyle::Leveled(
+            LeveledOptions::default()
+                .l0_trigger(4)
+                .base_level_bytes(8 << 10)
+                .size_ratio(4)
+                .max_levels(4),
+        ),
     ] {
         let (_, env) = mem_env();
-        let opts = Options {
-            env,
-            compaction: style,
-            table_bytes: 4 << 10,
-            ..Options::default()
-        };
+        let opts = Options::default().env(env).compaction(style).table_bytes(4 << 10);
         let db = Db::open("/db", opts).unwrap();
         let mut model = std::collections::BTreeMap::new();
         // The prefix itself is a key too: its suffix is empty.
@@ -456,11 +422,7 @@ fn the_block_cache_serves_repeated_point_reads_within_its_cap() {
     let cap = 16 << 10;
     let db = Db::open(
         dir.path(),
-        Options {
-            block_bytes: 1024,
-            block_cache_bytes: cap,
-            ..Options::default()
-        },
+        Options::default().block_bytes(1024).block_cache_bytes(cap),
     )
     .unwrap();
     for i in 0..20_000u32 {
@@ -508,14 +470,12 @@ fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
     let open = |dir: &std::path::Path, kind: FilterKind, cache: usize| {
         Db::open(
             dir,
-            Options {
-                filter_policy: FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(10.0)),
-                filter_partition_bytes: Some(1024),
-                filter_cache_bytes: cache,
-                table_bytes: 64 << 20,
-                sync: SyncMode::OnSync,
-                ..Options::default()
-            },
+            Options::default()
+                .filter_policy(FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(10.0)))
+                .filter_partition_bytes(Some(1024))
+                .filter_cache_bytes(cache)
+                .table_bytes(64 << 20)
+                .sync(SyncMode::OnSync),
         )
         .unwrap()
     };

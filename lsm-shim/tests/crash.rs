@@ -99,7 +99,7 @@ fn options(env: &Arc<FaultEnv>, style: CompactionStyle, sync: SyncMode) -> amq_l
     // The tiered runs write partitioned filters (several partitions per
     // table, a partition index, footer version 2), the leveled ones whole
     // filters: both table layouts meet every fault.
-    if matches!(style, CompactionStyle::Tiered { .. }) {
+    if matches!(style, CompactionStyle::Tiered(..)) {
         o.filter_partition_bytes = Some(48);
         o.filter_cache_bytes = 256;
     }
