@@ -26,7 +26,7 @@ const MANIFEST_ROTATE_BYTES: u64 = 1 << 20;
 impl Db {
     /// Writes the memtable out as a level-0 table (nothing if it is empty),
     /// then compacts if thresholds are passed and
-    /// [`Options::auto_compact`] is set.
+    /// [`Options::auto_compact`](crate::Options::auto_compact) is set.
     pub fn flush(&self) -> Result<()> {
         let mut w = self.lock_writer()?;
         self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
@@ -45,7 +45,7 @@ impl Db {
     }
 
     /// Makes every write so far durable (syncs the WAL). Needed only with
-    /// [`SyncMode::OnSync`].
+    /// [`SyncMode::OnSync`](crate::SyncMode::OnSync).
     pub fn sync(&self) -> Result<()> {
         let mut w = self.lock_writer()?;
         self.stop_on_error(&mut w, |db, w| {
@@ -56,7 +56,7 @@ impl Db {
     }
 
     /// Syncs the WAL and closes the store. Dropping a `Db` closes it too,
-    /// without the sync (writes not yet synced with [`SyncMode::OnSync`]
+    /// without the sync (writes not yet synced with [`SyncMode::OnSync`](crate::SyncMode::OnSync)
     /// then survive a process exit but not a power cut).
     pub fn close(self) -> Result<()> {
         if self.opts.sync == SyncMode::OnSync {

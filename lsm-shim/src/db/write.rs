@@ -47,7 +47,7 @@ impl Db {
 
     /// Applies a batch atomically: it is one WAL record, so after a crash
     /// either all of it or none of it is there. With
-    /// [`SyncMode::EveryWrite`] it is durable when this returns (one sync
+    /// [`SyncMode::EveryWrite`](crate::SyncMode::EveryWrite) it is durable when this returns (one sync
     /// for the whole batch).
     ///
     /// ```
