@@ -56,7 +56,7 @@ fn load_amq(dir: &std::path::Path, n: u64, kind: FilterKind) -> Result<Db, Box<d
     for chunk in shuffled(n).chunks(1000) {
         let mut batch = WriteBatch::new();
         for &i in chunk {
-            batch.put(&KeyShape::Short.key(2 * i), &value(i));
+            batch.put(KeyShape::Short.key(2 * i), value(i));
         }
         db.write(batch)?;
     }

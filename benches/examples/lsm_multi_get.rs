@@ -41,7 +41,7 @@ fn main() {
     for chunk in order.chunks(1000) {
         let mut b = WriteBatch::new();
         for &i in chunk {
-            b.put(&KeyShape::Short.key(2 * i), &i.to_le_bytes());
+            b.put(KeyShape::Short.key(2 * i), i.to_le_bytes());
         }
         db.write(b).expect("write");
     }
@@ -50,7 +50,7 @@ fn main() {
         // Every block read once, so a cache that holds them all serves
         // every lookup of every pass alike (no pass warms it for another).
         for i in 0..n {
-            db.get(&KeyShape::Short.key(2 * i)).expect("get");
+            db.get(KeyShape::Short.key(2 * i)).expect("get");
         }
     }
     // 1,000 lookups per pass: even numbers (present) and odd ones (absent).

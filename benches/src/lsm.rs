@@ -157,7 +157,7 @@ impl OverlappingStore {
                 let mut batch = WriteBatch::new();
                 for &j in chunk {
                     self.shape.write(self.number(t, j), &mut key);
-                    batch.put(&key, &(j as u64).to_le_bytes());
+                    batch.put(&key, (j as u64).to_le_bytes());
                 }
                 self.db.write(batch)?;
             }
@@ -474,7 +474,7 @@ pub fn load_shuffled(db: &Db, n: u64) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
         for &i in chunk {
             KeyShape::Short.write(2 * i, &mut key);
-            batch.put(&key, &i.to_le_bytes());
+            batch.put(&key, i.to_le_bytes());
         }
         db.write(batch)?;
     }

@@ -65,7 +65,7 @@ pub fn load(dir: &Path, n: u64, domain: f64, values: Option<ValueIndexOptions>) 
     let db = Db::open(dir, options(values))?;
     let mut b = WriteBatch::new();
     for i in 0..n {
-        b.put(&key(i), &value(value_id(i, n, domain)));
+        b.put(key(i), value(value_id(i, n, domain)));
         if b.len() == 1000 {
             db.write(std::mem::take(&mut b))?;
         }

@@ -88,7 +88,7 @@ fn one_hash_per_get_however_many_tables_are_consulted() {
     // Eight overlapping runs: every table's range covers every probe key.
     for run in 0..8u32 {
         for i in 0..200u32 {
-            db.put(&key(i * 16 + run), b"v").unwrap();
+            db.put(key(i * 16 + run), b"v").unwrap();
         }
         db.flush().unwrap();
     }
@@ -96,7 +96,7 @@ fn one_hash_per_get_however_many_tables_are_consulted() {
     let before = db.stats();
     for i in 0..100u32 {
         // Absent keys (i * 16 + 15 was never written) inside every range.
-        assert_eq!(db.get(&key(i * 16 + 15)).unwrap(), None);
+        assert_eq!(db.get(key(i * 16 + 15)).unwrap(), None);
     }
     let s = db.stats();
     assert_eq!(s.key_hashes - before.key_hashes, 100);
@@ -116,7 +116,7 @@ fn multi_get_hashes_each_key_once_and_probes_each_filter_once_per_batch() {
     let db = Db::open("/db", opts).unwrap();
     for run in 0..4u32 {
         for i in 0..500u32 {
-            db.put(&key(i * 8 + run), &run.to_le_bytes()).unwrap();
+            db.put(key(i * 8 + run), run.to_le_bytes()).unwrap();
         }
         db.flush().unwrap();
     }
@@ -179,7 +179,7 @@ fn each_level_gets_the_policy_filter() {
     );
     let db = Db::open("/db", opts).unwrap();
     for i in 0..12_000u32 {
-        db.put(&key(i.wrapping_mul(2654435761) % 100_000), &[7; 20])
+        db.put(key(i.wrapping_mul(2654435761) % 100_000), [7; 20])
             .unwrap();
     }
     let s = db.stats();
@@ -209,13 +209,13 @@ fn scans_respect_bounds_and_hide_deletes() {
     let (_, env) = mem_env();
     let db = Db::open("/db", small_options(env, FilterPolicy::default(), leveled())).unwrap();
     for i in 0..100u32 {
-        db.put(&key(i), &i.to_le_bytes()).unwrap();
+        db.put(key(i), i.to_le_bytes()).unwrap();
     }
     db.flush().unwrap();
     for i in (0..100u32).step_by(3) {
-        db.delete(&key(i)).unwrap();
+        db.delete(key(i)).unwrap();
     }
-    db.put(&key(50), b"new").unwrap();
+    db.put(key(50), b"new").unwrap();
     let (a, b) = (key(10), key(20));
     let keys = |lo: Bound<&[u8]>, hi: Bound<&[u8]>| -> Vec<Vec<u8>> {
         db.scan::<&[u8], _>((lo, hi)).map(|r| r.unwrap().0).collect()
@@ -237,7 +237,7 @@ fn writes_survive_close_and_reopen_on_disk_with_sync_on_demand() {
     let opts = || Options::default().sync(SyncMode::OnSync).memtable_bytes(64 << 10);
     let db = Db::open(dir.path(), opts()).unwrap();
     for i in 0..5000u32 {
-        db.put(&key(i), &[1; 30]).unwrap();
+        db.put(key(i), [1; 30]).unwrap();
     }
     db.close().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
@@ -265,13 +265,13 @@ fn readers_run_while_a_writer_flushes_and_compacts() {
     let db = Arc::new(Db::open("/db", opts).unwrap());
     // Keys below 1000 are written first and never change.
     for i in 0..1000u32 {
-        db.put(&key(i), &i.to_le_bytes()).unwrap();
+        db.put(key(i), i.to_le_bytes()).unwrap();
     }
     let writer = {
         let db = db.clone();
         thread::spawn(move || {
             for i in 1000..6000u32 {
-                db.put(&key(i), &i.to_le_bytes()).unwrap();
+                db.put(key(i), i.to_le_bytes()).unwrap();
                 if i % 1000 == 0 {
                     db.compact().unwrap();
                 }
@@ -285,7 +285,7 @@ fn readers_run_while_a_writer_flushes_and_compacts() {
                 for round in 0..20u32 {
                     for i in (t..1000u32).step_by(7) {
                         assert_eq!(
-                            db.get(&key(i)).unwrap(),
+                            db.get(key(i)).unwrap(),
                             Some(i.to_le_bytes().to_vec()),
                             "round {round}"
                         );
@@ -311,7 +311,7 @@ fn the_recovery_flush_is_counted_as_a_flush() {
     let opts = || Options::default().env(env.clone());
     let db = Db::open("/db", opts()).unwrap();
     for i in 0..100u32 {
-        db.put(&key(i), b"v").unwrap();
+        db.put(key(i), b"v").unwrap();
     }
     drop(db);
     let s = Db::open("/db", opts()).unwrap().stats();
@@ -432,7 +432,7 @@ fn the_block_cache_serves_repeated_point_reads_within_its_cap() {
     )
     .unwrap();
     for i in 0..20_000u32 {
-        db.put(format!("k{i:08}").as_bytes(), &i.to_le_bytes()).unwrap();
+        db.put(format!("k{i:08}").as_bytes(), i.to_le_bytes()).unwrap();
     }
     db.flush().unwrap();
     assert_eq!(db.iter().count(), 20_000);
@@ -489,7 +489,7 @@ fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
     let cap = 4 << 10;
     let db = open(dir.path(), FilterKind::BlockedBloom, cap);
     for i in 0..40_000u32 {
-        db.put(format!("k{:08}", i * 2).as_bytes(), &i.to_le_bytes())
+        db.put(format!("k{:08}", i * 2).as_bytes(), i.to_le_bytes())
             .unwrap();
     }
     db.flush().unwrap();

@@ -43,13 +43,13 @@ fn build_with(opts: Options, unflushed: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let mut model = BTreeMap::new();
     for i in 0..120 {
         let v = format!("v{i}").into_bytes();
-        db.put(&key(i * 2), &v).unwrap();
+        db.put(key(i * 2), &v).unwrap();
         model.insert(key(i * 2), v);
     }
     db.flush().unwrap();
     for i in 0..unflushed {
         let v = format!("w{i}").into_bytes();
-        db.put(&key(1000 + i), &v).unwrap();
+        db.put(key(1000 + i), &v).unwrap();
         model.insert(key(1000 + i), v);
     }
     drop(db);
@@ -133,7 +133,7 @@ fn gets_are_right_or_typed_errors(
     }
     // Absent keys inside the range are never reported present.
     for i in 0..120 {
-        match db.get(&key(i * 2 + 1)) {
+        match db.get(key(i * 2 + 1)) {
             Ok(got) => assert_eq!(got, None, "{what}"),
             Err(Error::Corruption { file: f, .. }) if f == file => {}
             Err(e) => panic!("{what}: unexpected error {e}"),
@@ -377,7 +377,7 @@ fn a_filter_driven_by_another_hash_is_not_trusted() {
     let mut model = BTreeMap::new();
     for i in 0..120 {
         let v = format!("v{i}").into_bytes();
-        db.put(&key(i * 2), &v).unwrap();
+        db.put(key(i * 2), &v).unwrap();
         model.insert(key(i * 2), v);
     }
     db.flush().unwrap();

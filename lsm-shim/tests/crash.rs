@@ -75,8 +75,8 @@ fn workload() -> Vec<(Step, Writes)> {
         let mut b = WriteBatch::new();
         for &(k, v) in &ops {
             match v {
-                Some(v) => b.put(&key(k), &value(k, v)),
-                None => b.delete(&key(k)),
+                Some(v) => b.put(key(k), value(k, v)),
+                None => b.delete(key(k)),
             };
         }
         steps.push((Step::Write(b), ops));
@@ -183,7 +183,7 @@ fn check_recovery(
     // Point reads agree with the scan.
     for k in 0..60 {
         assert_eq!(
-            db.get(&key(k)).unwrap(),
+            db.get(key(k)).unwrap(),
             got.get(&key(k)).cloned(),
             "{what}: key {k}"
         );

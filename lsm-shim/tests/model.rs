@@ -84,16 +84,16 @@ fn check(
     for (i, op) in ops.iter().enumerate() {
         match op {
             Op::Put(k, v) => {
-                db.put(&key(*k), v).unwrap();
+                db.put(key(*k), v).unwrap();
                 model.insert(key(*k), v.clone());
             }
             Op::Delete(k) => {
-                db.delete(&key(*k)).unwrap();
+                db.delete(key(*k)).unwrap();
                 model.remove(&key(*k));
             }
             Op::Get(k) => {
                 prop_assert_eq!(
-                    db.get(&key(*k)).unwrap(),
+                    db.get(key(*k)).unwrap(),
                     model.get(&key(*k)).cloned(),
                     "op {} {:?}",
                     i,

@@ -38,7 +38,7 @@ fn load(policy: FilterPolicy) -> Db {
         .sync(SyncMode::OnSync);
     let db = Db::open("/db", opts).unwrap();
     for i in 0..KEYS {
-        db.put(&key(i), &i.to_le_bytes()).unwrap();
+        db.put(key(i), i.to_le_bytes()).unwrap();
     }
     db.flush().unwrap();
     db
@@ -53,7 +53,7 @@ fn reads_per_miss(db: &Db, n: u64) -> (f64, f64) {
     for i in 0..n {
         let k = key(KEYS + 1 + i);
         predicted += s.predicted_reads_for(&k);
-        assert_eq!(db.get(&k).unwrap(), None);
+        assert_eq!(db.get(k).unwrap(), None);
     }
     let measured = (db.stats().data_blocks_read - s.data_blocks_read) as f64;
     (measured / n as f64, predicted / n as f64)

@@ -449,7 +449,7 @@ fn updates(a: &Args) -> Result<String, Error> {
         let mut b = amq_lsm::WriteBatch::new();
         for i in 0..n {
             let j = amq::hash::remix(i, 7);
-            b.put(&amq_bench::value::key(j % (4 * n)), &amq_bench::value::value(i));
+            b.put(amq_bench::value::key(j % (4 * n)), amq_bench::value::value(i));
             if b.len() == 1000 {
                 db.write(std::mem::take(&mut b))?;
             }

@@ -166,19 +166,19 @@ fn check(
     for (i, op) in ops.iter().enumerate() {
         match op {
             Op::Put(k, v) => {
-                db.put(&key(*k), &value(*v)).unwrap();
+                db.put(key(*k), value(*v)).unwrap();
                 model.insert(key(*k), value(*v));
             }
             Op::Delete(k) => {
-                db.delete(&key(*k)).unwrap();
+                db.delete(key(*k)).unwrap();
                 model.remove(&key(*k));
             }
             Op::Find(v) => {
                 let want = expected(&model, &value(*v));
-                prop_assert_eq!(&db.find_by_value(&value(*v)).unwrap(), &want, "op {} {:?}", i, op);
+                prop_assert_eq!(&db.find_by_value(value(*v)).unwrap(), &want, "op {} {:?}", i, op);
                 let tables: u64 = db.stats().levels.iter().map(|l| l.tables as u64).sum();
                 for m in METHODS {
-                    let got = db.find_by_value_with(&value(*v), m).unwrap();
+                    let got = db.find_by_value_with(value(*v), m).unwrap();
                     prop_assert_eq!(&got.entries, &want, "op {} {:?} {:?}", i, op, m);
                     // The slices are kept only where `Flat` is configured.
                     let flat_kept = matches!(p, Setup::Flat);
@@ -208,7 +208,7 @@ fn check(
         totals.3 = totals.3.max(db.value_stats().hierarchy_height as u64);
     }
     for v in 0..12 {
-        prop_assert_eq!(db.find_by_value(&value(v)).unwrap(), expected(&model, &value(v)));
+        prop_assert_eq!(db.find_by_value(value(v)).unwrap(), expected(&model, &value(v)));
     }
     let s = db.value_stats();
     prop_assert_eq!((s.unfiltered_tables, s.untrusted_value_filters), (0, 0));
@@ -443,13 +443,13 @@ fn an_extractor_indexes_one_field() {
     let mut model = BTreeMap::new();
     for i in 0..90u32 {
         let v = format!("{},tweet {i}", users[i as usize % 3]).into_bytes();
-        db.put(&key(i), &v).unwrap();
+        db.put(key(i), &v).unwrap();
         model.insert(key(i), v);
         if i % 30 == 29 {
             db.flush().unwrap();
         }
     }
-    db.delete(&key(0)).unwrap();
+    db.delete(key(0)).unwrap();
     model.remove(&key(0));
     for u in users {
         let want: Vec<_> = model
