@@ -27,6 +27,16 @@ impl Db {
     /// Writes the memtable out as a level-0 table (nothing if it is empty),
     /// then compacts if thresholds are passed and
     /// [`Options::auto_compact`](crate::Options::auto_compact) is set.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// assert_eq!((db.stats().memtable_entries, db.stats().levels[0].tables), (0, 1));
+    /// # Ok(()) }
+    /// ```
     pub fn flush(&self) -> Result<()> {
         let mut w = self.lock_writer()?;
         self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
@@ -38,6 +48,18 @@ impl Db {
 
     /// Flushes, then merges every table into one run at the deepest level
     /// holding data, dropping every tombstone and overwritten value.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("a", "1")?;
+    /// db.flush()?;
+    /// db.delete("a")?;
+    /// db.compact()?;
+    /// assert_eq!(db.stats().table_entries(), 0); // the tombstone and the value are gone
+    /// # Ok(()) }
+    /// ```
     pub fn compact(&self) -> Result<()> {
         let mut w = self.lock_writer()?;
         self.stop_on_error(&mut w, |db, w| db.flush_locked(w))?;
@@ -46,6 +68,16 @@ impl Db {
 
     /// Makes every write so far durable (syncs the WAL). Needed only with
     /// [`SyncMode::OnSync`](crate::SyncMode::OnSync).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.sync()?; // now it survives a power cut too
+    /// assert_eq!(db.stats().wal_syncs, 1);
+    /// # Ok(()) }
+    /// ```
     pub fn sync(&self) -> Result<()> {
         let mut w = self.lock_writer()?;
         self.stop_on_error(&mut w, |db, w| {
@@ -58,6 +90,15 @@ impl Db {
     /// Syncs the WAL and closes the store. Dropping a `Db` closes it too,
     /// without the sync (writes not yet synced with [`SyncMode::OnSync`](crate::SyncMode::OnSync)
     /// then survive a process exit but not a power cut).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.close()?;
+    /// # Ok(()) }
+    /// ```
     pub fn close(self) -> Result<()> {
         if self.opts.sync == SyncMode::OnSync {
             self.sync()?;
@@ -65,7 +106,20 @@ impl Db {
         Ok(())
     }
 
-    /// The counters and the shape of the tree now.
+    /// The counters and the shape of the tree now ([`Stats`]; printed with
+    /// `{}`, a summary over a few lines).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// let s = db.stats();
+    /// assert_eq!((s.writes, s.flushes, s.table_entries()), (1, 1, 1));
+    /// println!("{s}");
+    /// # Ok(()) }
+    /// ```
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.snapshot();
         let (entries, version) = {

@@ -155,6 +155,14 @@ impl Db {
     }
 
     /// The store's directory.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// assert_eq!(db.path(), dir.path());
+    /// # Ok(()) }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.dir
     }

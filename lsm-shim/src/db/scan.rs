@@ -65,12 +65,34 @@ impl Db {
     }
 
     /// Every live entry, in key order: [`scan`](Self::scan) over all keys.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// db.put("b", "2")?;
+    /// db.put("a", "1")?;
+    /// let keys: Vec<Vec<u8>> = db.iter().map(|r| r.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
+    /// # Ok(()) }
+    /// ```
     pub fn iter(&self) -> Scan {
         self.scan::<&[u8], _>(..)
     }
 }
 
-/// The live entries of a range, from [`Db::scan`].
+/// The live entries of a range, from [`Db::scan`]: `(key, value)` pairs in
+/// key order, or the error that ended the scan.
+///
+/// ```
+/// # fn main() -> Result<(), amq_lsm::Error> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+/// db.put("a", "1")?;
+/// let scan: amq_lsm::Scan = db.scan("a".."z");
+/// assert_eq!(scan.count(), 1);
+/// # Ok(()) }
+/// ```
 pub struct Scan {
     merge: MergeIter<'static>,
     hi: Bound<Vec<u8>>,
