@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (or the ones named) for SECONDS each, two at a time,
 # and fails if any target finds a crash. New corpus entries go to a scratch
-# directory; fuzz/corpus/<target> holds the committed seeds. Crashing inputs
+# directory; fuzz/corpus/<target> holds the seeds, which are not committed:
+# examples/seed_corpus.rs writes them (valid encodings of every filter kind
+# for the decoder targets), and this script runs it when they are absent.
+# Targets it writes no seeds for start from an empty corpus. Crashing inputs
 # are kept in fuzz/artifacts/<target>/.
 #
 #   fuzz/run.sh SECONDS [TARGET...]
@@ -18,6 +21,11 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cargo fuzz list)
 fi
 cargo fuzz build -O >/dev/null 2>&1 || cargo fuzz build -O
+# The seeds, unless an earlier run wrote them (decode_any gets a seed of
+# every kind, so its directory stands for all of them).
+if [ -z "$(ls -A corpus/decode_any 2>/dev/null)" ]; then
+  cargo run --quiet --example seed_corpus
+fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # FUZZ_LOGS=DIR keeps each target's libFuzzer log there.

@@ -49,16 +49,14 @@ fn value(i: u64) -> [u8; 100] {
 fn load_amq(dir: &std::path::Path, n: u64, kind: FilterKind) -> Result<Db, Box<dyn std::error::Error>> {
     let db = Db::open(
         dir,
-        Options {
-            filter_policy: FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(10.0)),
-            sync: SyncMode::OnSync,
-            ..Options::default()
-        },
+        Options::default()
+            .filter_policy(FilterPolicy::uniform(kind, FilterSizing::BitsPerKey(10.0)))
+            .sync(SyncMode::OnSync),
     )?;
     for chunk in shuffled(n).chunks(1000) {
         let mut batch = WriteBatch::new();
         for &i in chunk {
-            batch.put(&KeyShape::Short.key(2 * i), &value(i));
+            batch.put(KeyShape::Short.key(2 * i), value(i));
         }
         db.write(batch)?;
     }

@@ -23,11 +23,9 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(9);
     let cache_mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(0);
     let dir = tempfile::tempdir().expect("temp dir");
-    let opts = Options {
-        block_cache_bytes: cache_mib << 20,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .block_cache_bytes(cache_mib << 20)
+        .sync(SyncMode::OnSync);
     let db = Db::open(dir.path(), opts).expect("open");
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut rand = move || {
@@ -43,7 +41,7 @@ fn main() {
     for chunk in order.chunks(1000) {
         let mut b = WriteBatch::new();
         for &i in chunk {
-            b.put(&KeyShape::Short.key(2 * i), &i.to_le_bytes());
+            b.put(KeyShape::Short.key(2 * i), i.to_le_bytes());
         }
         db.write(b).expect("write");
     }
@@ -52,7 +50,7 @@ fn main() {
         // Every block read once, so a cache that holds them all serves
         // every lookup of every pass alike (no pass warms it for another).
         for i in 0..n {
-            db.get(&KeyShape::Short.key(2 * i)).expect("get");
+            db.get(KeyShape::Short.key(2 * i)).expect("get");
         }
     }
     // 1,000 lookups per pass: even numbers (present) and odd ones (absent).

@@ -15,13 +15,14 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let secs: f64 = args.next().map_or(Ok(5.0), |s| s.parse())?;
     let partitioned = args.next().as_deref() != Some("whole");
     let dir = tempfile::tempdir()?;
-    let opts = Options {
-        filter_policy: FilterPolicy::uniform(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)),
-        filter_partition_bytes: partitioned.then_some(4096),
-        filter_cache_bytes: 64 << 20,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .filter_policy(FilterPolicy::uniform(
+            FilterKind::BlockedBloom,
+            FilterSizing::BitsPerKey(10.0),
+        ))
+        .filter_partition_bytes(partitioned.then_some(4096))
+        .filter_cache_bytes(64 << 20)
+        .sync(SyncMode::OnSync);
     let db = Db::open(dir.path(), opts)?;
     load_shuffled(&db, n)?;
     let keys: Vec<Vec<u8>> = (0..100_000u64)

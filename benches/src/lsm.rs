@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 
 use amq::hash::{reduce, remix};
 use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, PreparedHash};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, LevelFilter, Options, Stats, SyncMode, WriteBatch};
+use amq_lsm::{
+    CompactionStyle, Db, FilterPolicy, LevelFilter, LeveledOptions, Options, Stats, SyncMode, TieredOptions,
+    WriteBatch,
+};
 
 /// The errors of this module: the store's, or the file system's.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -112,19 +115,17 @@ impl OverlappingStore {
     ) -> Result<Self, Error> {
         assert!(keys_per_table >= 4 && max_tables >= 1);
         let dir = tempfile::tempdir()?;
-        let opts = Options {
-            filter_policy: FilterPolicy::uniform(kind, sizing),
-            compaction: CompactionStyle::Tiered {
-                runs_per_level: (max_tables + 1).max(2),
-                max_levels: 2,
-            },
-            auto_compact: false,
-            sync: SyncMode::OnSync,
-            // Only explicit flushes cut tables.
-            memtable_bytes: 1 << 40,
-            table_bytes: 1 << 40,
-            ..Options::default()
-        };
+        let opts = Options::default()
+            .filter_policy(FilterPolicy::uniform(kind, sizing))
+            .compaction(CompactionStyle::Tiered(
+                TieredOptions::default()
+                    .runs_per_level((max_tables + 1).max(2))
+                    .max_levels(2),
+            ))
+            .auto_compact(false)
+            .sync(SyncMode::OnSync)
+            .memtable_bytes(1 << 40)
+            .table_bytes(1 << 40);
         let db = Db::open(dir.path(), opts)?;
         Ok(OverlappingStore {
             db,
@@ -156,7 +157,7 @@ impl OverlappingStore {
                 let mut batch = WriteBatch::new();
                 for &j in chunk {
                     self.shape.write(self.number(t, j), &mut key);
-                    batch.put(&key, &(j as u64).to_le_bytes());
+                    batch.put(&key, (j as u64).to_le_bytes());
                 }
                 self.db.write(batch)?;
             }
@@ -473,7 +474,7 @@ pub fn load_shuffled(db: &Db, n: u64) -> Result<(), Error> {
         let mut batch = WriteBatch::new();
         for &i in chunk {
             KeyShape::Short.write(2 * i, &mut key);
-            batch.put(&key, &i.to_le_bytes());
+            batch.put(&key, i.to_le_bytes());
         }
         db.write(batch)?;
     }
@@ -493,12 +494,10 @@ pub fn measure_load(
     probes: u64,
 ) -> Result<LoadRow, Error> {
     let dir = tempfile::tempdir()?;
-    let opts = Options {
-        filter_policy: policy.clone(),
-        compaction: style.compaction(),
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .filter_policy(policy.clone())
+        .compaction(style.compaction())
+        .sync(SyncMode::OnSync);
     let db = Db::open(dir.path(), opts)?;
     let start = Instant::now();
     load_shuffled(&db, n)?;
@@ -656,12 +655,13 @@ pub struct MonkeyRow {
 /// 1 MiB and 1 MiB memtables and tables, so that `n` 16-byte keys with
 /// 8-byte values fill at least four levels from 1M keys on.
 pub fn deep_leveled() -> CompactionStyle {
-    CompactionStyle::Leveled {
-        l0_trigger: 4,
-        base_level_bytes: 1 << 20,
-        size_ratio: 10,
-        max_levels: 7,
-    }
+    CompactionStyle::Leveled(
+        LeveledOptions::default()
+            .l0_trigger(4)
+            .base_level_bytes(1 << 20)
+            .size_ratio(10)
+            .max_levels(7),
+    )
 }
 
 /// Loads `n` keys (shuffled, as [`measure_load`]) into a [`deep_leveled`]
@@ -670,14 +670,12 @@ pub fn deep_leveled() -> CompactionStyle {
 /// them.
 pub fn measure_monkey(policy: FilterPolicy, n: u64, probes: u64) -> Result<MonkeyRow, Error> {
     let dir = tempfile::tempdir()?;
-    let opts = Options {
-        filter_policy: policy.clone(),
-        compaction: deep_leveled(),
-        memtable_bytes: 1 << 20,
-        table_bytes: 1 << 20,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .filter_policy(policy.clone())
+        .compaction(deep_leveled())
+        .memtable_bytes(1 << 20)
+        .table_bytes(1 << 20)
+        .sync(SyncMode::OnSync);
     let db = Db::open(dir.path(), opts)?;
     load_shuffled(&db, n)?;
     let s = db.stats();

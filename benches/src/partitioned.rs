@@ -81,13 +81,11 @@ pub struct PartitionSetup {
 
 /// The store's options for `policy`, partitioned or not.
 fn options(policy: &FilterPolicy, partition_bytes: Option<usize>, filter_cache_bytes: usize) -> Options {
-    Options {
-        filter_policy: policy.clone(),
-        filter_partition_bytes: partition_bytes,
-        filter_cache_bytes,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    }
+    Options::default()
+        .filter_policy(policy.clone())
+        .filter_partition_bytes(partition_bytes)
+        .filter_cache_bytes(filter_cache_bytes)
+        .sync(SyncMode::OnSync)
 }
 
 /// The comparison's parameters.

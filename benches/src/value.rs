@@ -52,13 +52,11 @@ pub fn value(j: u64) -> Vec<u8> {
 
 /// The options of a measured store.
 pub fn options(values: Option<ValueIndexOptions>) -> Options {
-    Options {
-        memtable_bytes: MEMTABLE_BYTES,
-        sync: SyncMode::OnSync,
-        auto_compact: false,
-        value_index: values,
-        ..Options::default()
-    }
+    Options::default()
+        .memtable_bytes(MEMTABLE_BYTES)
+        .sync(SyncMode::OnSync)
+        .auto_compact(false)
+        .value_index(values)
 }
 
 /// Loads `n` entries into a new store in `dir`; returns the seconds taken.
@@ -67,7 +65,7 @@ pub fn load(dir: &Path, n: u64, domain: f64, values: Option<ValueIndexOptions>) 
     let db = Db::open(dir, options(values))?;
     let mut b = WriteBatch::new();
     for i in 0..n {
-        b.put(&key(i), &value(value_id(i, n, domain)));
+        b.put(key(i), value(value_id(i, n, domain)));
         if b.len() == 1000 {
             db.write(std::mem::take(&mut b))?;
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use amq::{FilterKind, FilterSizing};
 use amq_lsm::env::{Env, FaultEnv};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options, Recovery, SyncMode};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Recovery, SyncMode, TieredOptions};
 use arbitrary::Arbitrary;
 
 const DIR: &str = "/db";
@@ -18,28 +18,11 @@ fn key(i: u32) -> Vec<u8> {
 
 fn options(env: &Arc<FaultEnv>, policy: FilterPolicy, tiered: bool) -> Options {
     let env: Arc<dyn Env> = env.clone();
-    Options {
-        env,
-        filter_policy: policy,
-        compaction: if tiered {
-            CompactionStyle::Tiered {
-                runs_per_level: 3,
-                max_levels: 4,
-            }
+    Options::default().env(env).filter_policy(policy).compaction(if tiered {
+            CompactionStyle::Tiered(TieredOptions::default().runs_per_level(3).max_levels(4))
         } else {
-            CompactionStyle::Leveled {
-                l0_trigger: 3,
-                base_level_bytes: 4 << 10,
-                size_ratio: 3,
-                max_levels: 4,
-            }
-        },
-        memtable_bytes: 1000,
-        block_bytes: 128,
-        table_bytes: 1024,
-        sync: SyncMode::EveryWrite,
-        ..Options::default()
-    }
+            CompactionStyle::Leveled(LeveledOptions::default().l0_trigger(3).base_level_bytes(4 << 10).size_ratio(3).max_levels(4))
+        }).memtable_bytes(1000).block_bytes(128).table_bytes(1024).sync(SyncMode::EveryWrite)
 }
 
 /// Which file of the store to damage.

@@ -25,7 +25,7 @@
 use std::time::{Duration, Instant};
 
 use amq::{FilterKind, FilterSizing};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options, Stats, SyncMode, WriteBatch};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Stats, SyncMode, WriteBatch};
 
 /// Command-line settings.
 struct Args {
@@ -131,19 +131,18 @@ fn run(label: &str, policy: FilterPolicy, args: &Args) -> Result<Row, Box<dyn st
     // Leveled compaction with the levels scaled down (1 MiB memtables,
     // 2 MiB level 1, ratio 10), so a million keys make a tree of several
     // levels, as a hundred times more keys would with the defaults.
-    let opts = Options {
-        filter_policy: policy,
-        sync: SyncMode::OnSync,
-        memtable_bytes: 1 << 20,
-        table_bytes: 1 << 20,
-        compaction: CompactionStyle::Leveled {
-            l0_trigger: 4,
-            base_level_bytes: 2 << 20,
-            size_ratio: 10,
-            max_levels: 7,
-        },
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .filter_policy(policy)
+        .sync(SyncMode::OnSync)
+        .memtable_bytes(1 << 20)
+        .table_bytes(1 << 20)
+        .compaction(CompactionStyle::Leveled(
+            LeveledOptions::default()
+                .l0_trigger(4)
+                .base_level_bytes(2 << 20)
+                .size_ratio(10)
+                .max_levels(7),
+        ));
     let db = Db::open(dir.path(), opts)?;
 
     // Load the even numbers below 2n in a shuffled order, so every flushed

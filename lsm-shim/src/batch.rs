@@ -31,28 +31,56 @@ const OP_PUT: u8 = 1;
 
 impl WriteBatch {
     /// An empty batch.
+    ///
+    /// ```
+    /// assert!(amq_lsm::WriteBatch::new().is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a put of `key` to `value`.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
-        self.ops.push((key.to_vec(), Entry::Value(value.to_vec())));
+    /// Adds a put of `key` to `value` (anything that is bytes: `&[u8]`,
+    /// `Vec<u8>`, `&str`, `String`, byte arrays).
+    ///
+    /// ```
+    /// use amq_lsm::WriteBatch;
+    /// let mut b = WriteBatch::new();
+    /// b.put("k", "v").put(b"k2", vec![1u8, 2]);
+    /// assert_eq!(b.len(), 2);
+    /// ```
+    pub fn put<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, key: K, value: V) -> &mut Self {
+        self.ops
+            .push((key.as_ref().to_vec(), Entry::Value(value.as_ref().to_vec())));
         self
     }
 
     /// Adds a delete of `key` (a tombstone).
-    pub fn delete(&mut self, key: &[u8]) -> &mut Self {
-        self.ops.push((key.to_vec(), Entry::Tombstone));
+    ///
+    /// ```
+    /// use amq_lsm::WriteBatch;
+    /// let mut b = WriteBatch::new();
+    /// b.delete("k");
+    /// assert!(!b.is_empty());
+    /// ```
+    pub fn delete<K: AsRef<[u8]>>(&mut self, key: K) -> &mut Self {
+        self.ops.push((key.as_ref().to_vec(), Entry::Tombstone));
         self
     }
 
     /// Number of operations.
+    ///
+    /// ```
+    /// assert_eq!(amq_lsm::WriteBatch::new().put("a", "1").len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.ops.len()
     }
 
     /// Whether the batch has no operations.
+    ///
+    /// ```
+    /// assert!(amq_lsm::WriteBatch::new().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }

@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::filenames;
 use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
-use crate::options::CompactionStyle;
+use crate::options::{CompactionStyle, LeveledOptions, TieredOptions};
 use crate::policy::LevelFilter;
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::version::{Run, Version};
@@ -100,12 +100,12 @@ pub(crate) fn pick(
 ) -> Option<Compaction> {
     let levels = &version.levels;
     match *style {
-        CompactionStyle::Leveled {
+        CompactionStyle::Leveled(LeveledOptions {
             l0_trigger,
             base_level_bytes,
             size_ratio,
             max_levels,
-        } => {
+        }) => {
             let l0 = levels.first()?;
             if l0.runs.len() >= l0_trigger {
                 let lo = l0.runs.iter().filter_map(Run::smallest).min()?;
@@ -140,10 +140,10 @@ pub(crate) fn pick(
             }
             None
         }
-        CompactionStyle::Tiered {
+        CompactionStyle::Tiered(TieredOptions {
             runs_per_level,
             max_levels,
-        } => {
+        }) => {
             for (n, level) in levels.iter().enumerate().take(max_levels) {
                 if level.runs.len() >= runs_per_level {
                     let out = (n + 1).min(max_levels - 1);
@@ -186,7 +186,7 @@ pub(crate) struct Merger<'a> {
     pub table_bytes: u64,
     pub filter: LevelFilter,
     /// The value filters' options, if tables carry value filters.
-    pub values: Option<&'a crate::value::ValueIndexOptions>,
+    pub values: Option<&'a crate::value_filter::options::ValueIndexOptions>,
     /// `Options::filter_partition_bytes`.
     pub filter_partition_bytes: Option<usize>,
 }

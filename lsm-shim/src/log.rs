@@ -28,6 +28,7 @@ pub(crate) const HEADER_LEN: usize = 12;
 /// assert_eq!(Recovery::default(), Recovery::TolerateTornTail);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Recovery {
     /// Drop a torn last record; any other damaged record is an error
     /// ([`Error::Corruption`](crate::Error::Corruption)). Nothing that was

@@ -263,8 +263,8 @@ pub struct Built {
 /// `bits_per_key − D / keys`, which keeps Monkey's shape (charging it to
 /// the new tables alone starves small level-0 flushes and flattens the
 /// FPRs to a uniform policy's). The drift is paid down as tables are
-/// rewritten; what remains on a growing tree is measured in the tests
-/// (`tests/monkey.rs`) and `docs/lsm.md`.
+/// rewritten; what remains on a growing tree is measured in the crate's
+/// Monkey tests and `docs/lsm.md`.
 pub fn bits_for_new_tables(
     kind: FilterKind,
     bits_per_key: f64,

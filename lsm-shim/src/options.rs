@@ -8,57 +8,76 @@ use crate::error::{Error, Result};
 use crate::log::Recovery;
 use crate::manifest::MAX_LEVELS;
 use crate::policy::FilterPolicy;
-use crate::value::ValueIndexOptions;
+use crate::value_filter::options::ValueIndexOptions;
 
 /// When the write-ahead log is synced to stable storage.
+///
+/// Every write reaches the operating system (a `write` to the WAL file)
+/// before it returns, in every mode: it survives the process crashing or
+/// being killed. What the modes differ in is a power cut or an operating
+/// system crash, which loses what the operating system had not yet written
+/// to the device.
+///
+/// The default is [`OnSync`](Self::OnSync), as in RocksDB
+/// (`WriteOptions::sync = false`), LevelDB (`sync = false`) and fjall
+/// (journal writes are buffered; durability is asked for with `persist`):
+/// a sync per write costs a device flush per write (50,000 single puts
+/// with [`EveryWrite`](Self::EveryWrite) take about 100 times as long as
+/// the same puts in batches of 1,000), and a store that needs per-write
+/// durability says so. Batches ([`Db::write`](crate::Db::write)) make
+/// [`EveryWrite`](Self::EveryWrite) cheaper: one sync per batch.
+///
+/// ```
+/// use amq_lsm::{Options, SyncMode};
+/// assert_eq!(SyncMode::default(), SyncMode::OnSync);
+/// let opts = Options::default().sync(SyncMode::EveryWrite);
+/// assert_eq!(opts.sync, SyncMode::EveryWrite);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SyncMode {
     /// Every `put`, `delete` and `write` is synced before it returns: an
-    /// acknowledged write survives a power cut.
-    #[default]
+    /// acknowledged write survives a power cut. Costs a sync (a device
+    /// flush) per write or batch.
     EveryWrite,
-    /// Writes reach the operating system before they return (they survive
-    /// the process crashing) and stable storage at the next
-    /// [`Db::sync`](crate::Db::sync), flush or close.
+    /// The default. Writes reach the operating system before they return
+    /// (they survive the process crashing) and stable storage at the next
+    /// [`Db::sync`](crate::Db::sync), flush, compaction or
+    /// [`Db::close`](crate::Db::close); a power cut may lose the writes
+    /// since then, never part of a batch and never an earlier write.
+    #[default]
     OnSync,
 }
 
-/// How tables move down the tree.
+/// The shape of leveled compaction ([`CompactionStyle::Leveled`]).
 ///
 /// ```
-/// use amq_lsm::CompactionStyle;
-/// assert!(matches!(CompactionStyle::default(), CompactionStyle::Leveled { .. }));
+/// use amq_lsm::{CompactionStyle, LeveledOptions, Options};
+/// let leveled = LeveledOptions::default().l0_trigger(8).size_ratio(4);
+/// assert_eq!((leveled.l0_trigger, leveled.size_ratio, leveled.max_levels), (8, 4, 7));
+/// let opts = Options::default().compaction(leveled);
+/// assert_eq!(opts.compaction, CompactionStyle::Leveled(leveled));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionStyle {
-    /// Level 0 holds flushed tables whose ranges overlap; every deeper level
-    /// is one sorted run, `size_ratio` times larger than the one above. A
-    /// point read consults every level-0 table and at most one table per
-    /// deeper level.
-    Leveled {
-        /// Level-0 tables that trigger a compaction into level 1.
-        l0_trigger: usize,
-        /// Target bytes of level 1.
-        base_level_bytes: u64,
-        /// Each level's target is this many times the one above (≥ 2).
-        size_ratio: u32,
-        /// Levels, level 0 included; the last one grows without limit.
-        max_levels: usize,
-    },
-    /// Each level holds up to `runs_per_level` overlapping sorted runs; when
-    /// full, they are merged into one new run of the next level. Writes are
-    /// cheaper, and a point read consults every run: filters matter most.
-    Tiered {
-        /// Runs a level holds before they are merged down (≥ 2).
-        runs_per_level: usize,
-        /// Levels, level 0 included; the last one merges into itself.
-        max_levels: usize,
-    },
+#[non_exhaustive]
+pub struct LeveledOptions {
+    /// Level-0 tables that trigger a compaction into level 1 (default 4).
+    /// More lets writes merge less often, and makes a point read consult
+    /// more level-0 tables.
+    pub l0_trigger: usize,
+    /// Target bytes of level 1 (default 16 MiB).
+    pub base_level_bytes: u64,
+    /// Each level's target is this many times the one above (default 10,
+    /// at least 2). Larger: fewer levels, more rewriting per level.
+    pub size_ratio: u32,
+    /// Levels, level 0 included (default 7, in `2..=64`); the last one
+    /// grows without limit.
+    pub max_levels: usize,
 }
 
-impl Default for CompactionStyle {
+impl Default for LeveledOptions {
     fn default() -> Self {
-        CompactionStyle::Leveled {
+        LeveledOptions {
             l0_trigger: 4,
             base_level_bytes: 16 << 20,
             size_ratio: 10,
@@ -67,81 +86,211 @@ impl Default for CompactionStyle {
     }
 }
 
-impl CompactionStyle {
-    /// Tiered with `runs_per_level` runs per level and 7 levels.
-    pub fn tiered(runs_per_level: usize) -> Self {
-        CompactionStyle::Tiered {
-            runs_per_level,
-            max_levels: 7,
-        }
+impl LeveledOptions {
+    /// Sets [`l0_trigger`](Self::l0_trigger) (default 4).
+    pub fn l0_trigger(mut self, tables: usize) -> Self {
+        self.l0_trigger = tables;
+        self
     }
 
-    pub(crate) fn max_levels(&self) -> usize {
-        match *self {
-            CompactionStyle::Leveled { max_levels, .. } | CompactionStyle::Tiered { max_levels, .. } => {
-                max_levels
-            }
+    /// Sets [`base_level_bytes`](Self::base_level_bytes) (default 16 MiB).
+    pub fn base_level_bytes(mut self, bytes: u64) -> Self {
+        self.base_level_bytes = bytes;
+        self
+    }
+
+    /// Sets [`size_ratio`](Self::size_ratio) (default 10).
+    pub fn size_ratio(mut self, ratio: u32) -> Self {
+        self.size_ratio = ratio;
+        self
+    }
+
+    /// Sets [`max_levels`](Self::max_levels) (default 7).
+    pub fn max_levels(mut self, levels: usize) -> Self {
+        self.max_levels = levels;
+        self
+    }
+}
+
+/// The shape of tiered compaction ([`CompactionStyle::Tiered`]).
+///
+/// ```
+/// use amq_lsm::{CompactionStyle, TieredOptions};
+/// let tiered = TieredOptions::default().runs_per_level(8);
+/// assert_eq!((tiered.runs_per_level, tiered.max_levels), (8, 7));
+/// assert_eq!(CompactionStyle::tiered(8), CompactionStyle::Tiered(tiered));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TieredOptions {
+    /// Runs a level holds before they are merged down (default 4, at least
+    /// 2). More: cheaper writes, and more runs for a point read to consult.
+    pub runs_per_level: usize,
+    /// Levels, level 0 included (default 7, in `2..=64`); the last one
+    /// merges into itself.
+    pub max_levels: usize,
+}
+
+impl Default for TieredOptions {
+    fn default() -> Self {
+        TieredOptions {
+            runs_per_level: 4,
+            max_levels: 7,
         }
     }
 }
 
-/// Everything [`Db::open`](crate::Db::open) needs to know.
+impl TieredOptions {
+    /// Sets [`runs_per_level`](Self::runs_per_level) (default 4).
+    pub fn runs_per_level(mut self, runs: usize) -> Self {
+        self.runs_per_level = runs;
+        self
+    }
+
+    /// Sets [`max_levels`](Self::max_levels) (default 7).
+    pub fn max_levels(mut self, levels: usize) -> Self {
+        self.max_levels = levels;
+        self
+    }
+}
+
+/// How tables move down the tree.
+///
+/// ```
+/// use amq_lsm::{CompactionStyle, LeveledOptions};
+/// assert_eq!(CompactionStyle::default(), CompactionStyle::Leveled(LeveledOptions::default()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompactionStyle {
+    /// Level 0 holds flushed tables whose ranges overlap; every deeper level
+    /// is one sorted run, `size_ratio` times larger than the one above. A
+    /// point read consults every level-0 table and at most one table per
+    /// deeper level.
+    Leveled(LeveledOptions),
+    /// Each level holds up to `runs_per_level` overlapping sorted runs; when
+    /// full, they are merged into one new run of the next level. Writes are
+    /// cheaper, and a point read consults every run: filters matter most.
+    Tiered(TieredOptions),
+}
+
+impl Default for CompactionStyle {
+    /// Leveled, with [`LeveledOptions::default`].
+    fn default() -> Self {
+        CompactionStyle::Leveled(LeveledOptions::default())
+    }
+}
+
+impl From<LeveledOptions> for CompactionStyle {
+    fn from(o: LeveledOptions) -> Self {
+        CompactionStyle::Leveled(o)
+    }
+}
+
+impl From<TieredOptions> for CompactionStyle {
+    fn from(o: TieredOptions) -> Self {
+        CompactionStyle::Tiered(o)
+    }
+}
+
+impl CompactionStyle {
+    /// Tiered with `runs_per_level` runs per level and 7 levels.
+    ///
+    /// ```
+    /// use amq_lsm::CompactionStyle;
+    /// assert!(matches!(CompactionStyle::tiered(4), CompactionStyle::Tiered(t) if t.runs_per_level == 4));
+    /// ```
+    pub fn tiered(runs_per_level: usize) -> Self {
+        CompactionStyle::Tiered(TieredOptions::default().runs_per_level(runs_per_level))
+    }
+
+    pub(crate) fn max_levels(&self) -> usize {
+        match self {
+            CompactionStyle::Leveled(l) => l.max_levels,
+            CompactionStyle::Tiered(t) => t.max_levels,
+        }
+    }
+}
+
+/// Everything [`Db::open`](crate::Db::open) needs to know: start from
+/// [`Options::default`] and change what differs with the setters, each of
+/// which takes and returns the options. Every field is public to read; the
+/// struct may gain fields, so it is not built with a struct literal.
 ///
 /// ```
 /// use amq::{FilterKind, FilterSizing};
 /// use amq_lsm::{CompactionStyle, FilterPolicy, Options, SyncMode};
-/// let opts = Options {
-///     filter_policy: FilterPolicy::uniform(FilterKind::Ribbon, FilterSizing::Fpr(0.01)),
-///     compaction: CompactionStyle::tiered(4),
-///     sync: SyncMode::OnSync,
-///     ..Options::default()
-/// };
+/// let opts = Options::default()
+///     .filter_policy(FilterPolicy::uniform(FilterKind::Ribbon, FilterSizing::Fpr(0.01)))
+///     .compaction(CompactionStyle::tiered(4))
+///     .sync(SyncMode::EveryWrite);
 /// assert_eq!(opts.block_bytes, 4096);
+/// assert_eq!(opts.sync, SyncMode::EveryWrite);
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Options {
-    /// The file system (default: the real one).
+    /// The file system (default: the real one, [`StdEnv`]).
     pub env: Arc<dyn Env>,
-    /// Which filter each level's tables carry.
+    /// Which filter each level's tables carry (default: blocked Bloom
+    /// filters at 10 bits per key on every level, [`FilterPolicy::default`]).
     pub filter_policy: FilterPolicy,
-    /// Leveled or tiered compaction, and its shape.
+    /// Leveled or tiered compaction, and its shape (default: leveled,
+    /// [`LeveledOptions::default`]).
     pub compaction: CompactionStyle,
-    /// Memtable bytes that trigger a flush.
+    /// Memtable bytes that trigger a flush (default 4 MiB). The memtable is
+    /// held in memory and replayed from the WAL at open: more makes fewer,
+    /// larger level-0 tables and a longer recovery.
     pub memtable_bytes: usize,
-    /// Target bytes of a data block before its trailer.
+    /// Target bytes of a data block before its trailer (default 4096, in
+    /// 64 bytes to 64 MiB). A point read that gets past a table's filter
+    /// reads and checks one whole block; larger blocks make a smaller index.
     pub block_bytes: usize,
-    /// Compaction cuts output tables at about this many bytes.
+    /// Compaction cuts output tables at about this many bytes (default
+    /// 2 MiB).
     pub table_bytes: u64,
-    /// When the write-ahead log is synced.
+    /// When the write-ahead log is synced (default [`SyncMode::OnSync`]:
+    /// writes survive a process crash when they return, and a power cut
+    /// once synced by [`Db::sync`](crate::Db::sync), a flush, a compaction
+    /// or [`Db::close`](crate::Db::close); see [`SyncMode`] for what
+    /// [`SyncMode::EveryWrite`] costs).
     pub sync: SyncMode,
     /// Fail `open` with [`Error::UntrustedFilter`] on a damaged or unknown
-    /// filter block, instead of reading that table without its filter.
+    /// filter block, instead of reading that table without its filter
+    /// (default `false`).
     pub strict_filters: bool,
-    /// How a damaged write-ahead log is recovered.
+    /// How a damaged write-ahead log is recovered (default
+    /// [`Recovery::TolerateTornTail`]).
     pub wal_recovery: Recovery,
-    /// Run compactions after flushes when thresholds are passed (off: only
-    /// explicit [`Db::compact`](crate::Db::compact) calls compact).
+    /// Run compactions after flushes when thresholds are passed (default
+    /// `true`; off: only explicit [`Db::compact`](crate::Db::compact) calls
+    /// compact, and reads consult every table flushed since).
     pub auto_compact: bool,
     /// Value filters in every table and the index over them, for
-    /// [`Db::find_by_value`](crate::Db::find_by_value) (`None`: no value
-    /// filters; value searches scan every table).
+    /// [`Db::find_by_value`](crate::Db::find_by_value) (default `None`: no
+    /// value filters; value searches scan every table). Each table then
+    /// carries a value filter of the configured size, and every flush and
+    /// compaction updates the index.
     pub value_index: Option<ValueIndexOptions>,
-    /// Bytes of data blocks kept in memory after point reads (CLOCK
-    /// eviction, an approximation of least recently used; `crate::cache`). 0, the default: no
+    /// Bytes of data blocks kept in memory after point reads, evicted by
+    /// CLOCK (an approximation of least recently used). 0, the default: no
     /// cache, every data block a point read needs is read from its file.
+    /// Scans do not fill it.
     pub block_cache_bytes: usize,
     /// Split each table's filter into partitions of about this many bytes,
-    /// each covering whole data blocks, with a small pinned index; a lookup
-    /// reads only the partition it needs, through the filter cache
-    /// (`sstable/partitions.rs`). `None`, the default: one whole filter per
-    /// table, pinned in memory. Every kind can be partitioned. RocksDB's
-    /// partitioned filters use 4 KiB (`Some(4096)`).
+    /// each covering whole data blocks, with a small index of them pinned
+    /// in memory; a lookup reads only the partition its key's data block
+    /// needs, through the filter cache ([`filter_cache_bytes`](Self::filter_cache_bytes)).
+    /// `None`, the default: one whole filter per table, pinned in memory.
+    /// Every kind can be partitioned. RocksDB's partitioned filters use
+    /// 4 KiB (`Some(4096)`). Caps filter memory at the cost of a partition
+    /// read (or a cache lookup) per probe.
     pub filter_partition_bytes: Option<usize>,
     /// Bytes of filter partitions kept in memory, decoded, after they are
-    /// read (CLOCK eviction, `crate::cache`), apart from the block cache. 0, the
-    /// default: no filter cache, so every probe of a partitioned filter reads
-    /// its partition from the table file. Whole filters are always pinned
-    /// and do not count here.
+    /// read (CLOCK eviction), apart from the block cache. 0, the default: no
+    /// filter cache, so every probe of a partitioned filter reads its
+    /// partition from the table file. Whole filters are always pinned and
+    /// do not count here.
     ///
     /// Why a cache of its own, not a share of `block_cache_bytes`: a
     /// partition answers for thousands of keys (4 KiB at 10 bits/key holds
@@ -149,8 +298,7 @@ pub struct Options {
     /// one to a burst of data block reads costs far more reads later.
     /// RocksDB protects them with a high-priority pool inside one cache;
     /// two caps are the plain form of that, and let a deployment size the
-    /// filter memory exactly (the benchmarks set it to a share of the total
-    /// filter size).
+    /// filter memory exactly.
     pub filter_cache_bytes: usize,
 }
 
@@ -172,6 +320,119 @@ impl Default for Options {
             filter_partition_bytes: None,
             filter_cache_bytes: 0,
         }
+    }
+}
+
+/// The setters: each sets one field (see the field for its default and
+/// cost) and returns the options.
+///
+/// ```
+/// use std::sync::Arc;
+/// use amq_lsm::env::{Env, FaultEnv};
+/// use amq_lsm::{Options, Recovery, ValueIndexOptions};
+/// let env: Arc<dyn Env> = Arc::new(FaultEnv::new());
+/// let opts = Options::default()
+///     .env(env)
+///     .memtable_bytes(64 << 10)
+///     .block_bytes(1024)
+///     .table_bytes(1 << 20)
+///     .strict_filters(true)
+///     .wal_recovery(Recovery::PointInTime)
+///     .auto_compact(false)
+///     .value_index(Some(ValueIndexOptions::default()))
+///     .block_cache_bytes(8 << 20)
+///     .filter_partition_bytes(Some(4096))
+///     .filter_cache_bytes(1 << 20);
+/// assert_eq!((opts.memtable_bytes, opts.filter_partition_bytes), (64 << 10, Some(4096)));
+/// ```
+impl Options {
+    /// Sets [`env`](Self::env).
+    pub fn env(mut self, env: Arc<dyn Env>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Sets [`filter_policy`](Self::filter_policy).
+    pub fn filter_policy(mut self, policy: FilterPolicy) -> Self {
+        self.filter_policy = policy;
+        self
+    }
+
+    /// Sets [`compaction`](Self::compaction): a [`CompactionStyle`], or the
+    /// [`LeveledOptions`] or [`TieredOptions`] of one.
+    pub fn compaction(mut self, style: impl Into<CompactionStyle>) -> Self {
+        self.compaction = style.into();
+        self
+    }
+
+    /// Sets [`memtable_bytes`](Self::memtable_bytes) (default 4 MiB).
+    pub fn memtable_bytes(mut self, bytes: usize) -> Self {
+        self.memtable_bytes = bytes;
+        self
+    }
+
+    /// Sets [`block_bytes`](Self::block_bytes) (default 4096).
+    pub fn block_bytes(mut self, bytes: usize) -> Self {
+        self.block_bytes = bytes;
+        self
+    }
+
+    /// Sets [`table_bytes`](Self::table_bytes) (default 2 MiB).
+    pub fn table_bytes(mut self, bytes: u64) -> Self {
+        self.table_bytes = bytes;
+        self
+    }
+
+    /// Sets [`sync`](Self::sync) (default [`SyncMode::OnSync`]).
+    pub fn sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
+        self
+    }
+
+    /// Sets [`strict_filters`](Self::strict_filters) (default `false`).
+    pub fn strict_filters(mut self, strict: bool) -> Self {
+        self.strict_filters = strict;
+        self
+    }
+
+    /// Sets [`wal_recovery`](Self::wal_recovery) (default
+    /// [`Recovery::TolerateTornTail`]).
+    pub fn wal_recovery(mut self, mode: Recovery) -> Self {
+        self.wal_recovery = mode;
+        self
+    }
+
+    /// Sets [`auto_compact`](Self::auto_compact) (default `true`).
+    pub fn auto_compact(mut self, on: bool) -> Self {
+        self.auto_compact = on;
+        self
+    }
+
+    /// Sets [`value_index`](Self::value_index) (default `None`).
+    pub fn value_index(mut self, index: Option<ValueIndexOptions>) -> Self {
+        self.value_index = index;
+        self
+    }
+
+    /// Sets [`block_cache_bytes`](Self::block_cache_bytes) (default 0: no
+    /// block cache).
+    pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
+        self.block_cache_bytes = bytes;
+        self
+    }
+
+    /// Sets [`filter_partition_bytes`](Self::filter_partition_bytes)
+    /// (default `None`: whole filters).
+    pub fn filter_partition_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.filter_partition_bytes = bytes;
+        self
+    }
+
+    /// Sets [`filter_cache_bytes`](Self::filter_cache_bytes) (default 0: no
+    /// filter cache).
+    pub fn filter_cache_bytes(mut self, bytes: usize) -> Self {
+        self.filter_cache_bytes = bytes;
+        self
     }
 }
 
@@ -214,22 +475,22 @@ impl Options {
         }
         let levels_ok = |n: usize| (2..=MAX_LEVELS as usize).contains(&n);
         match self.compaction {
-            CompactionStyle::Leveled {
+            CompactionStyle::Leveled(LeveledOptions {
                 l0_trigger,
                 base_level_bytes,
                 size_ratio,
                 max_levels,
-            } => {
+            }) => {
                 if l0_trigger == 0 || base_level_bytes == 0 || size_ratio < 2 || !levels_ok(max_levels) {
                     return Err(Error::InvalidOptions(
                         "leveled: l0_trigger ≥ 1, base_level_bytes ≥ 1, size_ratio ≥ 2, max_levels in 2..=64",
                     ));
                 }
             }
-            CompactionStyle::Tiered {
+            CompactionStyle::Tiered(TieredOptions {
                 runs_per_level,
                 max_levels,
-            } => {
+            }) => {
                 if runs_per_level < 2 || !levels_ok(max_levels) {
                     return Err(Error::InvalidOptions(
                         "tiered: runs_per_level ≥ 2, max_levels in 2..=64",

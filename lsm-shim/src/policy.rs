@@ -15,11 +15,27 @@
 //! [`uniform`](FilterPolicy::uniform) (one kind everywhere),
 //! [`bloom_then_ribbon`](FilterPolicy::bloom_then_ribbon) (fast-to-build
 //! Bloom filters for the short-lived upper levels, Ribbon's 30% smaller
-//! filters below: RocksDB's `bloom_before_level`), and
-//! [`without_last_level`](FilterPolicy::without_last_level) (no filter on the
-//! deepest level, which holds most keys: a read that reaches it for a missing
-//! key pays one block read, and the filter memory of ~90% of the keys is
-//! saved: RocksDB's `optimize_filters_for_hits`).
+//! filters below: RocksDB's `bloom_before_level`). Two levels can be named
+//! by what they are rather than by number, since which number they have
+//! depends on how much data the tree holds:
+//!
+//! - the **first** level, level 0, where every flush writes its table
+//!   ([`FilterPolicy::with_first`]);
+//! - the **bottommost** level, as RocksDB and Pebble say: the deepest level
+//!   that holds data ([`FilterPolicy::with_bottommost`]). A table is
+//!   written to the bottommost level when, as it is written, no level
+//!   deeper than its own holds a table other than the compaction's own
+//!   inputs. With leveled compaction that is a compaction's output on the
+//!   deepest non-empty level (level 1 while everything fits there); with
+//!   tiered compaction, a merge into the deepest non-empty level or the
+//!   last level's merge into itself; a full compaction
+//!   ([`Db::compact`](crate::Db::compact)) always writes it. A flush writes
+//!   level 0, which is never bottommost (its tables are merged down soon).
+//!   A table keeps the filter it was written with when deeper levels fill
+//!   later. `with_bottommost(LevelFilter::None)` leaves the deepest level,
+//!   which holds most keys, without filters: a read that reaches it for a
+//!   missing key pays one block read, and the filter memory of ~90% of the
+//!   keys is saved (RocksDB's `optimize_filters_for_hits`).
 
 use amq::{AnyFilter, FilterKind, FilterSizing, HashScheme};
 
@@ -83,14 +99,24 @@ impl LevelFilter {
 /// assert_eq!(p.for_level(5, false).kind(), Some(FilterKind::Ribbon));
 ///
 /// let p = FilterPolicy::uniform(FilterKind::BinaryFuse8, FilterSizing::BitsPerKey(9.0))
-///     .without_last_level();
+///     .with_bottommost(LevelFilter::None);
 /// assert_eq!(p.for_level(3, false).kind(), Some(FilterKind::BinaryFuse8));
 /// assert_eq!(p.for_level(3, true), LevelFilter::None);
+///
+/// // Bloom filters everywhere, Ribbon on the deepest level with data,
+/// // whichever level number that is.
+/// let ribbon = LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(0.01));
+/// let p = FilterPolicy::uniform(FilterKind::BlockedBloom, FilterSizing::Fpr(0.01)).with_bottommost(ribbon);
+/// assert_eq!(p.for_level(1, true), ribbon);
+/// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::BlockedBloom));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterPolicy {
     levels: Vec<LevelFilter>,
-    last_level: bool,
+    /// The filter of level 0 (flushes), if named apart from `levels`.
+    first: Option<LevelFilter>,
+    /// The filter of tables written to the bottommost level, if named.
+    bottommost: Option<LevelFilter>,
     /// Monkey's budget: `(kind, bits per key on average)`; `levels` then
     /// holds the uniform fallback.
     monkey: Option<(FilterKind, f64)>,
@@ -108,7 +134,8 @@ impl FilterPolicy {
     pub fn none() -> Self {
         FilterPolicy {
             levels: vec![LevelFilter::None],
-            last_level: true,
+            first: None,
+            bottommost: None,
             monkey: None,
         }
     }
@@ -117,12 +144,26 @@ impl FilterPolicy {
     pub fn uniform(kind: FilterKind, sizing: FilterSizing) -> Self {
         FilterPolicy {
             levels: vec![LevelFilter::new(kind, sizing)],
-            last_level: true,
+            first: None,
+            bottommost: None,
             monkey: None,
         }
     }
 
     /// One entry per level from level 0; the last applies to deeper levels.
+    ///
+    /// ```
+    /// use amq::{FilterKind, FilterSizing};
+    /// use amq_lsm::{FilterPolicy, LevelFilter};
+    /// let p = FilterPolicy::per_level(vec![
+    ///     LevelFilter::None,
+    ///     LevelFilter::new(FilterKind::Xor8, FilterSizing::Fpr(0.01)),
+    /// ])?;
+    /// assert_eq!(p.for_level(0, false), LevelFilter::None);
+    /// assert_eq!(p.for_level(5, false).kind(), Some(FilterKind::Xor8));
+    /// # Ok::<(), amq_lsm::Error>(())
+    /// ```
+    ///
     /// Errors if `levels` is empty, a sizing is out of its domain, or a kind
     /// is not driven by amq's key hash (see [`validate`](Self::validate)).
     pub fn per_level(levels: Vec<LevelFilter>) -> Result<Self> {
@@ -136,14 +177,16 @@ impl FilterPolicy {
         }
         let policy = FilterPolicy {
             levels,
-            last_level: true,
+            first: None,
+            bottommost: None,
             monkey: None,
         };
         policy.validate()?;
         Ok(policy)
     }
 
-    /// Checks that every kind the policy names is driven by amq's key hash
+    /// Checks that every sizing the policy names is in its domain and every
+    /// kind is driven by amq's key hash
     /// ([`HashScheme::Xxh3Seeded`]), the hash the store computes once per key
     /// and probes every table's filter with. `Db::open` calls it.
     ///
@@ -155,8 +198,9 @@ impl FilterPolicy {
     /// assert!(matches!(parquet.validate(), Err(Error::InvalidOptions(_))));
     /// ```
     pub fn validate(&self) -> Result<()> {
-        for l in &self.levels {
-            if let LevelFilter::Filter { kind, .. } = l {
+        for l in self.levels.iter().chain(&self.first).chain(&self.bottommost) {
+            if let LevelFilter::Filter { kind, sizing } = l {
+                sizing.validate()?;
                 if kind.hash_scheme() != HashScheme::Xxh3Seeded {
                     return Err(Error::InvalidOptions(
                         "a filter kind driven by another hash than the store's key hash (ParquetBloom) cannot be a table filter",
@@ -169,23 +213,64 @@ impl FilterPolicy {
 
     /// Blocked Bloom filters above level `ribbon_from`, Ribbon filters from it
     /// down, both at false-positive rate `fpr` (RocksDB's
-    /// `bloom_before_level`).
+    /// `bloom_before_level`). Where the data is depends on how much there
+    /// is: to put Ribbon filters where most keys are whatever the tree's
+    /// depth, name the bottommost level instead
+    /// ([`with_bottommost`](Self::with_bottommost)).
+    ///
+    /// ```
+    /// use amq::FilterKind;
+    /// use amq_lsm::FilterPolicy;
+    /// let p = FilterPolicy::bloom_then_ribbon(0.01, 2);
+    /// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::BlockedBloom));
+    /// assert_eq!(p.for_level(2, false).kind(), Some(FilterKind::Ribbon));
+    /// ```
     pub fn bloom_then_ribbon(fpr: f64, ribbon_from: usize) -> Self {
         let mut levels =
             vec![LevelFilter::new(FilterKind::BlockedBloom, FilterSizing::Fpr(fpr)); ribbon_from];
         levels.push(LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(fpr)));
         FilterPolicy {
             levels,
-            last_level: true,
+            first: None,
+            bottommost: None,
             monkey: None,
         }
     }
 
-    /// The same policy, but tables written to the deepest level that holds
-    /// data (below level 0) get no filter (RocksDB's
-    /// `optimize_filters_for_hits`).
-    pub fn without_last_level(mut self) -> Self {
-        self.last_level = false;
+    /// The same policy, but tables written to the bottommost level (the
+    /// deepest level that holds data, whatever its number: see the module's
+    /// documentation for when a table is written there) get `filter`.
+    /// `with_bottommost(LevelFilter::None)` is RocksDB's
+    /// `optimize_filters_for_hits`. It takes precedence over the levels'
+    /// list and over a Monkey allocation; level 0 is never bottommost.
+    ///
+    /// ```
+    /// use amq::{FilterKind, FilterSizing};
+    /// use amq_lsm::{FilterPolicy, LevelFilter};
+    /// let p = FilterPolicy::default().with_bottommost(LevelFilter::None);
+    /// assert_eq!(p.for_level(2, true), LevelFilter::None);
+    /// assert_eq!(p.for_level(2, false).kind(), Some(FilterKind::BlockedBloom));
+    /// assert_eq!(p.for_level(0, true).kind(), Some(FilterKind::BlockedBloom));
+    /// ```
+    pub fn with_bottommost(mut self, filter: LevelFilter) -> Self {
+        self.bottommost = Some(filter);
+        self
+    }
+
+    /// The same policy, but tables written to the first level, level 0
+    /// (every flush's table), get `filter`. It takes precedence over the
+    /// levels' list and over a Monkey allocation.
+    ///
+    /// ```
+    /// use amq::{FilterKind, FilterSizing};
+    /// use amq_lsm::{FilterPolicy, LevelFilter};
+    /// let bloom = LevelFilter::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0));
+    /// let p = FilterPolicy::uniform(FilterKind::Ribbon, FilterSizing::Fpr(0.01)).with_first(bloom);
+    /// assert_eq!(p.for_level(0, false), bloom);
+    /// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::Ribbon));
+    /// ```
+    pub fn with_first(mut self, filter: LevelFilter) -> Self {
+        self.first = Some(filter);
         self
     }
 
@@ -240,6 +325,9 @@ impl FilterPolicy {
         levels: &[crate::monkey::LevelShape],
         built: &[crate::monkey::Built],
     ) -> LevelFilter {
+        if let Some(named) = self.named(level, bottommost) {
+            return named;
+        }
         let Some((kind, bits_per_key)) = self.monkey else {
             return self.for_level(level, bottommost);
         };
@@ -251,19 +339,41 @@ impl FilterPolicy {
     }
 
     /// The filter of a table written to `level`; `bottommost` says whether no
-    /// deeper level holds data.
+    /// deeper level holds data (ignored for level 0, which is never
+    /// bottommost). A Monkey policy's tables are sized by the tree as it is
+    /// when they are written; this gives its uniform fallback.
+    ///
+    /// ```
+    /// use amq::FilterKind;
+    /// use amq_lsm::FilterPolicy;
+    /// let p = FilterPolicy::default();
+    /// assert_eq!(p.for_level(3, true).kind(), Some(FilterKind::BlockedBloom));
+    /// ```
     pub fn for_level(&self, level: usize, bottommost: bool) -> LevelFilter {
-        if bottommost && level > 0 && !self.last_level {
-            return LevelFilter::None;
+        self.named(level, bottommost)
+            .unwrap_or(self.levels[level.min(self.levels.len() - 1)])
+    }
+
+    /// The filter the policy names for `level` as the first or the
+    /// bottommost level, if it names one.
+    fn named(&self, level: usize, bottommost: bool) -> Option<LevelFilter> {
+        if level == 0 {
+            self.first
+        } else if bottommost {
+            self.bottommost
+        } else {
+            None
         }
-        self.levels[level.min(self.levels.len() - 1)]
     }
 
     /// A short name for reports (`"BlockedBloom 10 b/k"`).
+    ///
+    /// ```
+    /// use amq_lsm::{FilterPolicy, LevelFilter};
+    /// let p = FilterPolicy::default().with_bottommost(LevelFilter::None);
+    /// assert_eq!(p.describe(), "BlockedBloom 10 b/k / bottommost none");
+    /// ```
     pub fn describe(&self) -> String {
-        if let Some((kind, bpk)) = self.monkey {
-            return format!("Monkey {kind:?} {bpk} b/k");
-        }
         let one = |l: &LevelFilter| match l {
             LevelFilter::None => "none".to_string(),
             LevelFilter::Filter { kind, sizing } => match sizing {
@@ -271,9 +381,15 @@ impl FilterPolicy {
                 FilterSizing::Fpr(p) => format!("{kind:?} {}%", p * 100.0),
             },
         };
-        let mut s = self.levels.iter().map(one).collect::<Vec<_>>().join(" / ");
-        if !self.last_level {
-            s.push_str(" / last level none");
+        let mut s = match self.monkey {
+            Some((kind, bpk)) => format!("Monkey {kind:?} {bpk} b/k"),
+            None => self.levels.iter().map(one).collect::<Vec<_>>().join(" / "),
+        };
+        if let Some(f) = &self.first {
+            s = format!("first {} / {s}", one(f));
+        }
+        if let Some(b) = &self.bottommost {
+            s.push_str(&format!(" / bottommost {}", one(b)));
         }
         s
     }
@@ -323,8 +439,45 @@ mod tests {
 
     #[test]
     fn level_zero_keeps_its_filter_even_when_bottommost() {
-        let p = FilterPolicy::default().without_last_level();
+        let p = FilterPolicy::default().with_bottommost(LevelFilter::None);
         assert!(p.for_level(0, true).kind().is_some());
         assert_eq!(p.for_level(1, true), LevelFilter::None);
+    }
+
+    #[test]
+    fn the_first_and_bottommost_levels_take_precedence_and_are_validated() {
+        let ribbon = LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(0.01));
+        let xor = LevelFilter::new(FilterKind::Xor8, FilterSizing::Fpr(0.01));
+        let p = FilterPolicy::bloom_then_ribbon(0.01, 2)
+            .with_first(xor)
+            .with_bottommost(LevelFilter::None);
+        assert_eq!(p.for_level(0, false), xor);
+        assert_eq!(p.for_level(0, true), xor);
+        assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::BlockedBloom));
+        assert_eq!(p.for_level(1, true), LevelFilter::None);
+        assert_eq!(p.for_level(4, false), ribbon);
+        // A Monkey policy too: the named levels win over its sizing.
+        let m = FilterPolicy::monkey(FilterKind::BlockedBloom, 8.0)
+            .unwrap()
+            .with_bottommost(ribbon);
+        let shapes = [
+            crate::monkey::LevelShape { keys: 1_000, runs: 1 },
+            crate::monkey::LevelShape {
+                keys: 10_000,
+                runs: 1,
+            },
+        ];
+        assert_eq!(m.for_new_table(1, true, &shapes, &[]), ribbon);
+        assert_eq!(
+            m.for_new_table(1, false, &shapes, &[]).kind(),
+            Some(FilterKind::BlockedBloom)
+        );
+        assert_eq!(m.describe(), "Monkey BlockedBloom 8 b/k / bottommost Ribbon 1%");
+        let parquet = LevelFilter::new(FilterKind::ParquetBloom, FilterSizing::Fpr(0.01));
+        assert!(FilterPolicy::default()
+            .with_bottommost(parquet)
+            .validate()
+            .is_err());
+        assert!(FilterPolicy::default().with_first(parquet).validate().is_err());
     }
 }

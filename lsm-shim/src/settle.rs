@@ -3,16 +3,17 @@
 //! block, which lets it reach a blocked Bloom filter's block in one load.
 //!
 //! A miss against N overlapping runs spends nearly all its time in the
-//! inner loop (`settle_by_filters` in `db.rs`): per run, a range test and a
+//! inner loop (`settle_by_filters` in `db/read.rs`): per run, a range test and a
 //! filter probe. Each entry here is that run's range test (two words) and
 //! its filter. For a [`BlockedBloom`](amq::BlockedBloom) filter, the entry
 //! also keeps the filter's [`BlockedBlocks`] (the block pointer, the block
 //! count and the probe count) by value, so the probe computes the block's
 //! address from the entry it has just read instead of first loading the
 //! filter's header through its `Arc`: one dependent load fewer per table.
-//! At 256 tables a miss took 2.8-2.9 ns per table this way against 3.3-3.7
-//! through the `Arc` (`lsm_profile_miss 256` in `amq-bench`, alternated;
-//! `docs/lsm.md`).
+//! An owning entry that borrows the blocks from its `Arc` at probe time
+//! instead (no `unsafe`) cost a miss at 256 tables 20-30% more per blocked
+//! Bloom table (`KIND=BlockedBloom lsm_profile_miss 256` and `lsm_report
+//! hash-sharing` in `amq-bench`, each run twice), so the borrow is kept.
 //!
 //! Those blocks borrow from the filter the same entry owns. Rust cannot
 //! name that lifetime in a struct, so the borrow is stored as `'static`
@@ -63,24 +64,10 @@ pub(crate) struct FilterSettles {
 /// forms give the filter's own answer.
 #[derive(Clone, Copy)]
 pub(crate) enum SettleFilter<'a> {
-    /// A blocked Bloom filter: its blocks, and the entry's handle to the
-    /// filter they belong to (always `Some`; not unwrapped until asked for,
-    /// so the probe through the blocks does not read it).
-    Blocked(BlockedBlocks<'a>, &'a Option<Arc<AnyFilter>>),
+    /// A blocked Bloom filter, through its blocks.
+    Blocked(BlockedBlocks<'a>),
     /// Any other kind.
     Any(&'a AnyFilter),
-}
-
-impl<'a> SettleFilter<'a> {
-    /// The filter, whatever its form.
-    #[inline(always)]
-    pub(crate) fn filter(self) -> &'a AnyFilter {
-        match self {
-            SettleFilter::Blocked(_, Some(f)) => f,
-            SettleFilter::Any(f) => f,
-            SettleFilter::Blocked(_, None) => unreachable!("an entry has blocks only with their filter"),
-        }
-    }
 }
 
 impl FilterSettles {
@@ -115,9 +102,21 @@ impl FilterSettles {
         }
         match self.blocks {
             // Shortened to the borrow of `self`, which owns the filter.
-            Some(blocks) => Some(SettleFilter::Blocked(blocks, &self.filter)),
+            Some(blocks) => Some(SettleFilter::Blocked(blocks)),
             None => self.filter.as_deref().map(SettleFilter::Any),
         }
+    }
+}
+
+#[cfg(any(test, feature = "bench-internals"))]
+impl FilterSettles {
+    /// The filter [`filter_for`](Self::filter_for) would hand out, as the
+    /// filter itself.
+    pub(crate) fn settling_filter(&self, top: u64) -> Option<&AnyFilter> {
+        if top.wrapping_sub(self.from) >= self.span {
+            return None;
+        }
+        self.filter.as_deref()
     }
 }
 
@@ -199,12 +198,12 @@ mod tests {
                 kind == FilterKind::BlockedBloom,
                 "{kind:?}"
             );
-            assert!(std::ptr::eq(settle.filter(), &*f));
+            assert!(std::ptr::eq(s.settling_filter(1).unwrap(), &*f));
             for i in 0..10_000u64 {
                 let h = amq::hash_key(&i.to_le_bytes());
                 let mut key = PreparedHash::new(h);
                 let through = match settle {
-                    SettleFilter::Blocked(b, _) => b.contains_prepared(&mut key),
+                    SettleFilter::Blocked(b) => b.contains_prepared(&mut key),
                     SettleFilter::Any(f) => f.contains_prepared(&mut key),
                 };
                 assert_eq!(through, f.contains_hash(h), "{kind:?} {i}");
@@ -233,7 +232,7 @@ mod tests {
         let moved = vec![s.clone(), s];
         let first = moved[0].clone();
         drop(moved);
-        let Some(SettleFilter::Blocked(b, _)) = first.filter_for(7) else {
+        let Some(SettleFilter::Blocked(b)) = first.filter_for(7) else {
             panic!("a blocked Bloom filter strictly inside its range");
         };
         for (i, &want) in expected.iter().enumerate() {

@@ -8,6 +8,7 @@
 //! (`filter_false_positives`), so the measured false-positive rate is
 //! `filter_false_positives / (filter_false_positives + filter_negatives)`.
 
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use amq::FilterKind;
@@ -284,6 +285,105 @@ impl Stats {
     }
 }
 
+/// A compact, human-readable summary over a few lines: the reads and what
+/// the filters saved, the writes, the caches (when there are any), then one
+/// line per level that holds tables.
+///
+/// ```
+/// # fn main() -> Result<(), amq_lsm::Error> {
+/// use amq_lsm::{Db, Options};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put("k", "v")?;
+/// db.flush()?;
+/// db.get("k")?;
+/// let text = db.stats().to_string();
+/// assert!(text.starts_with("reads: 1 gets, 1 key hashes"), "{text}");
+/// assert!(text.contains("L0: 1 runs, 1 tables, 1 entries"), "{text}");
+/// # Ok(()) }
+/// ```
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |nanos: u64| nanos as f64 / 1e6;
+        writeln!(
+            f,
+            "reads: {} gets, {} key hashes, {} tables consulted, {} data blocks read",
+            self.gets, self.key_hashes, self.tables_consulted, self.data_blocks_read
+        )?;
+        writeln!(
+            f,
+            "filters: {} probes, {} negatives, {} true and {} false positives (measured FPR {:.3}%), {} untrusted",
+            self.filter_probes,
+            self.filter_negatives,
+            self.filter_true_positives,
+            self.filter_false_positives,
+            self.measured_fpr() * 100.0,
+            self.untrusted_filters
+        )?;
+        writeln!(
+            f,
+            "writes: {} batches, {} WAL syncs, {} memtable entries; {} flushes ({} bytes, {:.1} ms), {} compactions ({} bytes, {:.1} ms), filter building {:.1} ms",
+            self.writes,
+            self.wal_syncs,
+            self.memtable_entries,
+            self.flushes,
+            self.bytes_flushed,
+            ms(self.flush_nanos),
+            self.compactions,
+            self.bytes_compacted,
+            ms(self.compaction_nanos),
+            ms(self.filter_build_nanos)
+        )?;
+        if self.block_cache_hits + self.block_cache_misses + self.block_cache_bytes > 0 {
+            writeln!(
+                f,
+                "block cache: {} hits, {} misses, {} bytes",
+                self.block_cache_hits, self.block_cache_misses, self.block_cache_bytes
+            )?;
+        }
+        if self.filter_cache_hits + self.filter_cache_misses + self.filter_partitions_read > 0 {
+            writeln!(
+                f,
+                "filter partitions: {} cache hits, {} misses, {} bytes cached, {} read, {} untrusted",
+                self.filter_cache_hits,
+                self.filter_cache_misses,
+                self.filter_cache_bytes,
+                self.filter_partitions_read,
+                self.untrusted_filter_partitions
+            )?;
+        }
+        write!(
+            f,
+            "tree: {} entries in tables, {} filter bytes ({} resident), predicted {:.4} data-block reads per miss",
+            self.table_entries(),
+            self.filter_bytes(),
+            self.resident_filter_bytes(),
+            self.predicted_reads_per_miss()
+        )?;
+        for (n, l) in self.levels.iter().enumerate().filter(|(_, l)| l.tables > 0) {
+            let kinds: Vec<String> = l
+                .filter_kinds
+                .iter()
+                .map(|k| k.map_or_else(|| "none".to_string(), |k| format!("{k:?}")))
+                .collect();
+            write!(
+                f,
+                "\n  L{n}: {} runs, {} tables, {} entries, {} file bytes, filters {} ({:.1} bits/entry)",
+                l.runs,
+                l.tables,
+                l.entries,
+                l.file_bytes,
+                kinds.join("+"),
+                l.filter_bits_per_entry()
+            )?;
+            if l.untrusted_filters > 0 {
+                write!(f, ", {} untrusted", l.untrusted_filters)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Counters {
     pub(crate) fn snapshot(&self) -> Stats {
         let g = |c: &AtomicU64| c.load(Relaxed);
@@ -317,5 +417,73 @@ impl Counters {
             untrusted_filter_partitions: g(&self.untrusted_filter_partitions),
             levels: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_summarises_reads_filters_writes_caches_and_levels() {
+        let level = |tables, kinds: Vec<Option<FilterKind>>| LevelStats {
+            runs: 1,
+            tables,
+            entries: 1_000 * tables as u64,
+            file_bytes: 50_000,
+            filter_bytes: 1_250 * tables as u64,
+            pinned_filter_bytes: 1_250 * tables as u64,
+            untrusted_filters: usize::from(kinds.contains(&None)),
+            filter_kinds: kinds,
+            ..LevelStats::default()
+        };
+        let s = Stats {
+            gets: 10,
+            key_hashes: 9,
+            tables_consulted: 20,
+            filter_probes: 18,
+            filter_negatives: 15,
+            filter_true_positives: 2,
+            filter_false_positives: 1,
+            data_blocks_read: 3,
+            writes: 7,
+            block_cache_hits: 4,
+            block_cache_misses: 5,
+            levels: vec![
+                level(2, vec![Some(FilterKind::BlockedBloom)]),
+                LevelStats::default(),
+                level(1, vec![Some(FilterKind::Ribbon), None]),
+            ],
+            ..Stats::default()
+        };
+        let text = s.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "reads: 10 gets, 9 key hashes, 20 tables consulted, 3 data blocks read"
+        );
+        assert!(
+            lines[1].starts_with(
+                "filters: 18 probes, 15 negatives, 2 true and 1 false positives (measured FPR 6.250%)"
+            ),
+            "{text}"
+        );
+        assert!(lines[2].starts_with("writes: 7 batches"), "{text}");
+        assert_eq!(lines[3], "block cache: 4 hits, 5 misses, 0 bytes");
+        assert!(
+            lines[4].starts_with("tree: 3000 entries in tables, 3750 filter bytes (3750 resident)"),
+            "{text}"
+        );
+        // Empty levels are left out; each other one has its line.
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[5].starts_with("  L0: 1 runs, 2 tables, 2000 entries, 50000 file bytes, filters BlockedBloom (10.0 bits/entry)"), "{text}");
+        assert!(
+            lines[6].starts_with("  L2: 1 runs, 1 tables")
+                && lines[6].ends_with("filters Ribbon+none (10.0 bits/entry), 1 untrusted"),
+            "{text}"
+        );
+        // Without caches, no cache lines.
+        let plain = Stats::default().to_string();
+        assert_eq!(plain.lines().count(), 4, "{plain}");
     }
 }

@@ -23,13 +23,12 @@ const FOOTER_LEN: usize = 52;
 
 fn options(env: &Arc<FaultEnv>) -> Options {
     let dyn_env: Arc<dyn Env> = env.clone();
-    let mut o = small_options(
+    small_options(
         dyn_env,
         FilterPolicy::uniform(FilterKind::Ribbon, FilterSizing::Fpr(0.01)),
         leveled(),
-    );
-    o.memtable_bytes = 1 << 20;
-    o
+    )
+    .memtable_bytes(1 << 20)
 }
 
 /// A store with one flushed table of 120 keys and, if `unflushed`, that many
@@ -44,13 +43,13 @@ fn build_with(opts: Options, unflushed: u32) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let mut model = BTreeMap::new();
     for i in 0..120 {
         let v = format!("v{i}").into_bytes();
-        db.put(&key(i * 2), &v).unwrap();
+        db.put(key(i * 2), &v).unwrap();
         model.insert(key(i * 2), v);
     }
     db.flush().unwrap();
     for i in 0..unflushed {
         let v = format!("w{i}").into_bytes();
-        db.put(&key(1000 + i), &v).unwrap();
+        db.put(key(1000 + i), &v).unwrap();
         model.insert(key(1000 + i), v);
     }
     drop(db);
@@ -134,7 +133,7 @@ fn gets_are_right_or_typed_errors(
     }
     // Absent keys inside the range are never reported present.
     for i in 0..120 {
-        match db.get(&key(i * 2 + 1)) {
+        match db.get(key(i * 2 + 1)) {
             Ok(got) => assert_eq!(got, None, "{what}"),
             Err(Error::Corruption { file: f, .. }) if f == file => {}
             Err(e) => panic!("{what}: unexpected error {e}"),
@@ -173,10 +172,7 @@ fn every_flipped_table_byte_is_an_error_or_the_filter_fallback() {
                     "{what}"
                 );
                 drop(db);
-                let strict = Options {
-                    strict_filters: true,
-                    ..options(&env)
-                };
+                let strict = options(&env).strict_filters(true);
                 assert!(
                     matches!(Db::open(DIR, strict), Err(Error::UntrustedFilter { file, .. }) if file == name),
                     "{what}"
@@ -216,15 +212,12 @@ fn partitioned_layout(bytes: &[u8]) -> (Layout, usize) {
 #[test]
 fn every_flipped_byte_of_a_partitioned_filter_is_the_filter_fallback_or_a_strict_error() {
     let env = Arc::new(FaultEnv::new());
-    let partitioned = || Options {
-        filter_partition_bytes: Some(32),
-        filter_cache_bytes: 1024,
-        ..options(&env)
+    let partitioned = || {
+        options(&env)
+            .filter_partition_bytes(Some(32))
+            .filter_cache_bytes(1024)
     };
-    let strict = || Options {
-        strict_filters: true,
-        ..partitioned()
-    };
+    let strict = || partitioned().strict_filters(true);
     let model = build_with(partitioned(), 0);
     let (path, name) = file_named(&env, ".sst");
     let pristine = env.read_all(&path).unwrap();
@@ -360,10 +353,7 @@ fn an_unknown_filter_kind_or_hash_scheme_falls_back_to_no_filter() {
             "{what}: the untrusted filter was probed"
         );
         drop(db);
-        let strict = Options {
-            strict_filters: true,
-            ..options(&env)
-        };
+        let strict = options(&env).strict_filters(true);
         assert!(
             matches!(Db::open(DIR, strict), Err(Error::UntrustedFilter { .. })),
             "{what}"
@@ -387,7 +377,7 @@ fn a_filter_driven_by_another_hash_is_not_trusted() {
     let mut model = BTreeMap::new();
     for i in 0..120 {
         let v = format!("v{i}").into_bytes();
-        db.put(&key(i * 2), &v).unwrap();
+        db.put(key(i * 2), &v).unwrap();
         model.insert(key(i * 2), v);
     }
     db.flush().unwrap();
@@ -474,10 +464,7 @@ fn every_flipped_wal_byte_is_an_error_or_a_torn_tail() {
             let env = Arc::new(FaultEnv::new());
             build(&env, 5);
             env.corrupt(&path, |d| d[off] ^= 0x20).unwrap();
-            let opts = Options {
-                wal_recovery: mode,
-                ..options(&env)
-            };
+            let opts = options(&env).wal_recovery(mode);
             let what = format!("WAL byte {off} {mode:?}");
             // The last record's length and its check (its first 8 bytes):
             // damage there cannot be told from damage mid-log.

@@ -75,8 +75,8 @@ fn workload() -> Vec<(Step, Writes)> {
         let mut b = WriteBatch::new();
         for &(k, v) in &ops {
             match v {
-                Some(v) => b.put(&key(k), &value(k, v)),
-                None => b.delete(&key(k)),
+                Some(v) => b.put(key(k), value(k, v)),
+                None => b.delete(key(k)),
             };
         }
         steps.push((Step::Write(b), ops));
@@ -99,7 +99,7 @@ fn options(env: &Arc<FaultEnv>, style: CompactionStyle, sync: SyncMode) -> amq_l
     // The tiered runs write partitioned filters (several partitions per
     // table, a partition index, footer version 2), the leveled ones whole
     // filters: both table layouts meet every fault.
-    if matches!(style, CompactionStyle::Tiered { .. }) {
+    if matches!(style, CompactionStyle::Tiered(..)) {
         o.filter_partition_bytes = Some(48);
         o.filter_cache_bytes = 256;
     }
@@ -183,7 +183,7 @@ fn check_recovery(
     // Point reads agree with the scan.
     for k in 0..60 {
         assert_eq!(
-            db.get(&key(k)).unwrap(),
+            db.get(key(k)).unwrap(),
             got.get(&key(k)).cloned(),
             "{what}: key {k}"
         );

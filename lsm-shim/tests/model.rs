@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use amq_lsm::env::{Env, StdEnv};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 
@@ -65,11 +65,11 @@ fn check(
     ops: &[Op],
     caching: Caching,
 ) -> Result<(u64, u64, u64, u64), TestCaseError> {
-    let opts = || Options {
-        block_cache_bytes: caching.block_cache_bytes,
-        filter_partition_bytes: caching.filter_partition_bytes,
-        filter_cache_bytes: caching.filter_cache_bytes,
-        ..small_options(env.clone(), policy.clone(), style)
+    let opts = || {
+        small_options(env.clone(), policy.clone(), style)
+            .block_cache_bytes(caching.block_cache_bytes)
+            .filter_partition_bytes(caching.filter_partition_bytes)
+            .filter_cache_bytes(caching.filter_cache_bytes)
     };
     let mut db = Db::open(dir, opts()).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
@@ -84,16 +84,16 @@ fn check(
     for (i, op) in ops.iter().enumerate() {
         match op {
             Op::Put(k, v) => {
-                db.put(&key(*k), v).unwrap();
+                db.put(key(*k), v).unwrap();
                 model.insert(key(*k), v.clone());
             }
             Op::Delete(k) => {
-                db.delete(&key(*k)).unwrap();
+                db.delete(key(*k)).unwrap();
                 model.remove(&key(*k));
             }
             Op::Get(k) => {
                 prop_assert_eq!(
-                    db.get(&key(*k)).unwrap(),
+                    db.get(key(*k)).unwrap(),
                     model.get(&key(*k)).cloned(),
                     "op {} {:?}",
                     i,

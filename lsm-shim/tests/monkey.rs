@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use amq::{FilterKind, FilterSizing};
 use amq_lsm::env::FaultEnv;
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options, Stats, SyncMode};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Stats, SyncMode};
 
 const KEYS: u64 = 200_000;
 
@@ -23,23 +23,22 @@ fn key(i: u64) -> [u8; 16] {
 /// Loads `KEYS` keys into a leveled tree of at least four levels (small
 /// tables and a small level 1 so the tree is deep at this size), in memory.
 fn load(policy: FilterPolicy) -> Db {
-    let opts = Options {
-        env: Arc::new(FaultEnv::new()),
-        filter_policy: policy,
-        compaction: CompactionStyle::Leveled {
-            l0_trigger: 4,
-            base_level_bytes: 160 << 10,
-            size_ratio: 10,
-            max_levels: 7,
-        },
-        memtable_bytes: 64 << 10,
-        table_bytes: 128 << 10,
-        sync: SyncMode::OnSync,
-        ..Options::default()
-    };
+    let opts = Options::default()
+        .env(Arc::new(FaultEnv::new()))
+        .filter_policy(policy)
+        .compaction(CompactionStyle::Leveled(
+            LeveledOptions::default()
+                .l0_trigger(4)
+                .base_level_bytes(160 << 10)
+                .size_ratio(10)
+                .max_levels(7),
+        ))
+        .memtable_bytes(64 << 10)
+        .table_bytes(128 << 10)
+        .sync(SyncMode::OnSync);
     let db = Db::open("/db", opts).unwrap();
     for i in 0..KEYS {
-        db.put(&key(i), &i.to_le_bytes()).unwrap();
+        db.put(key(i), i.to_le_bytes()).unwrap();
     }
     db.flush().unwrap();
     db
@@ -54,7 +53,7 @@ fn reads_per_miss(db: &Db, n: u64) -> (f64, f64) {
     for i in 0..n {
         let k = key(KEYS + 1 + i);
         predicted += s.predicted_reads_for(&k);
-        assert_eq!(db.get(&k).unwrap(), None);
+        assert_eq!(db.get(k).unwrap(), None);
     }
     let measured = (db.stats().data_blocks_read - s.data_blocks_read) as f64;
     (measured / n as f64, predicted / n as f64)

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use amq_bench::lsm::Error;
 use amq_bench::value::{load, options, queries, time_method, time_methods, Timing, MEMTABLE_BYTES};
-use amq_lsm::{Db, Options, SearchMethod, UpdateStrategy, ValueFilterSizing, ValueIndexOptions};
+use amq_lsm::{Db, SearchMethod, UpdateStrategy, ValueFilterSizing, ValueIndexOptions};
 
 /// Entries per ~2 MiB table: what the filters are sized for.
 const VALUES_PER_TABLE: u64 = 57_000;
@@ -42,15 +42,13 @@ const METHODS: [(Option<SearchMethod>, &str); 5] = [
 ];
 
 fn value_options(bits: u64, order: usize, probes: Option<u32>) -> ValueIndexOptions {
-    ValueIndexOptions {
-        sizing: ValueFilterSizing::FixedBits {
+    ValueIndexOptions::default()
+        .sizing(ValueFilterSizing::FixedBits {
             bits,
             expected_values: VALUES_PER_TABLE,
-        },
-        order,
-        probes,
-        ..ValueIndexOptions::default()
-    }
+        })
+        .order(order)
+        .probes(probes)
 }
 
 struct Args {
@@ -380,10 +378,7 @@ fn write(a: &Args) -> Result<String, Error> {
     )?;
     writeln!(md, "| value filters | load s | tables | table MB | leaf filters MB | internal filters MB | flat slices MB |")?;
     writeln!(md, "|---|---:|---:|---:|---:|---:|---:|")?;
-    let hierarchy_only = ValueIndexOptions {
-        method: SearchMethod::Hierarchy,
-        ..value_options(2_000_000, 3, None)
-    };
+    let hierarchy_only = value_options(2_000_000, 3, None).method(SearchMethod::Hierarchy);
     for (label, vo) in [
         ("none", None),
         (
@@ -445,21 +440,16 @@ fn updates(a: &Args) -> Result<String, Error> {
         (UpdateStrategy::Auto, "auto (cost model)"),
     ] {
         let dir = tempfile::tempdir_in(a.dir())?;
-        let vo = ValueIndexOptions {
-            update: strategy,
-            ..value_options(2_000_000, 3, None)
-        };
-        let opts = Options {
-            memtable_bytes: MEMTABLE_BYTES / 7,
-            table_bytes: 512 << 10,
-            auto_compact: true,
-            ..options(Some(vo))
-        };
+        let vo = value_options(2_000_000, 3, None).update(strategy);
+        let opts = options(Some(vo))
+            .memtable_bytes(MEMTABLE_BYTES / 7)
+            .table_bytes(512 << 10)
+            .auto_compact(true);
         let db = Db::open(dir.path(), opts)?;
         let mut b = amq_lsm::WriteBatch::new();
         for i in 0..n {
             let j = amq::hash::remix(i, 7);
-            b.put(&amq_bench::value::key(j % (4 * n)), &amq_bench::value::value(i));
+            b.put(amq_bench::value::key(j % (4 * n)), amq_bench::value::value(i));
             if b.len() == 1000 {
                 db.write(std::mem::take(&mut b))?;
             }

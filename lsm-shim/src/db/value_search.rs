@@ -10,10 +10,10 @@
 //! installed a new version meanwhile, the tables are searched again while
 //! holding the lock (writers wait for that one search).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{lookup_tables, Db};
+use super::read::lookup_tables;
+use super::Db;
 use crate::error::Result;
 use crate::stats::ReadCounts;
 use crate::value::search::{self, Query};
@@ -37,7 +37,7 @@ impl Db {
     /// # fn main() -> Result<(), amq_lsm::Error> {
     /// use amq_lsm::{Db, Options, ValueIndexOptions};
     /// let dir = tempfile::tempdir().unwrap();
-    /// let opts = Options { value_index: Some(ValueIndexOptions::default()), ..Options::default() };
+    /// let opts = Options::default().value_index(Some(ValueIndexOptions::default()));
     /// let db = Db::open(dir.path(), opts)?;
     /// db.put(b"alice", b"smith")?;
     /// db.put(b"bob", b"jones")?;
@@ -52,8 +52,8 @@ impl Db {
     /// ]);
     /// # Ok(()) }
     /// ```
-    pub fn find_by_value(&self, value: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        Ok(self.search_values(value, None)?.entries)
+    pub fn find_by_value<V: AsRef<[u8]>>(&self, value: V) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        Ok(self.search_values(value.as_ref(), None)?.entries)
     }
 
     /// [`find_by_value`](Self::find_by_value) with the method forced (no
@@ -64,11 +64,9 @@ impl Db {
     /// # fn main() -> Result<(), amq_lsm::Error> {
     /// use amq_lsm::{Db, Options, SearchMethod, ValueIndexOptions};
     /// let dir = tempfile::tempdir().unwrap();
-    /// let opts = Options {
-    ///     value_index: Some(ValueIndexOptions::default()),
-    ///     auto_compact: false,
-    ///     ..Options::default()
-    /// };
+    /// let opts = Options::default()
+    ///     .value_index(Some(ValueIndexOptions::default()))
+    ///     .auto_compact(false);
     /// let db = Db::open(dir.path(), opts)?;
     /// for t in 0..4u32 {
     ///     db.put(format!("k{t}").as_bytes(), format!("v{t}").as_bytes())?;
@@ -81,8 +79,8 @@ impl Db {
     /// assert_eq!((scan.entries, scan.stats.tables_scanned), (h.entries, 4));
     /// # Ok(()) }
     /// ```
-    pub fn find_by_value_with(&self, value: &[u8], method: SearchMethod) -> Result<ValueSearch> {
-        self.search_values(value, Some(method))
+    pub fn find_by_value_with<V: AsRef<[u8]>>(&self, value: V, method: SearchMethod) -> Result<ValueSearch> {
+        self.search_values(value.as_ref(), Some(method))
     }
 
     /// The value searches' counters since open, and the value index's shape
@@ -92,7 +90,7 @@ impl Db {
     /// # fn main() -> Result<(), amq_lsm::Error> {
     /// use amq_lsm::{Db, Options, ValueIndexOptions};
     /// let dir = tempfile::tempdir().unwrap();
-    /// let opts = Options { value_index: Some(ValueIndexOptions::default()), ..Options::default() };
+    /// let opts = Options::default().value_index(Some(ValueIndexOptions::default()));
     /// let db = Db::open(dir.path(), opts)?;
     /// db.put(b"k", b"v")?;
     /// db.flush()?;
@@ -113,9 +111,10 @@ impl Db {
     /// Checks the value index's invariants: every internal filter is the OR
     /// of its children, fan-outs are within bounds, the flat slices are the
     /// leaves transposed, and the index covers exactly the live tables.
-    /// For tests; `Err` names the first broken invariant.
-    #[doc(hidden)]
-    pub fn check_value_index(&self) -> std::result::Result<(), String> {
+    /// `Err` names the first broken invariant.
+    #[cfg(test)]
+    pub(crate) fn check_value_index(&self) -> std::result::Result<(), String> {
+        use std::collections::BTreeSet;
         let r = self.read_state();
         let Some(snap) = &r.values else {
             return Ok(());
@@ -172,8 +171,7 @@ impl Db {
         let checked = (|| {
             for key in found {
                 stats.candidates_checked += 1;
-                if let Some(v) =
-                    lookup_tables(&version, &key, false, &mut counts)?.and_then(|e| live_match(&e, &q))
+                if let Some(v) = lookup_tables(&version, &key, &mut counts)?.and_then(|e| live_match(&e, &q))
                 {
                     entries.push((key, v));
                 }
@@ -193,3 +191,6 @@ impl Db {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

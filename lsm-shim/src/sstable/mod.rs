@@ -51,7 +51,7 @@ pub(crate) enum BlockType {
     Filter = 2,
     Meta = 3,
     Index = 4,
-    /// The value filter block (`crate::value::filter`).
+    /// The value filter block (`crate::value_filter`).
     ValueFilter = 5,
     /// One partition of a partitioned filter (`partitions`).
     FilterPartition = 6,

@@ -62,7 +62,7 @@ use amq::{plan, AnyFilter, Filter, FilterKind, FilterSizing, FilterView, HashSch
 
 use super::Handle;
 use crate::coding::{put_u32, put_u64, put_varint, Cursor};
-use crate::version::{compare_keys, key_prefix};
+use crate::keys::{compare_keys, key_prefix};
 
 /// One partition, as the index records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@
 //! cache (or from the file, without one) and probes it in place.
 
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use amq::{AnyFilter, Filter, FilterKind, HashScheme};
@@ -56,12 +56,20 @@ pub(crate) enum FilterState {
 
 pub(crate) struct Table {
     number: u64,
+    /// The file's path, as errors name it.
+    path: PathBuf,
+    /// The file's name (inside the store's directory), as corruption
+    /// errors name it.
     name: String,
     file: Arc<dyn RandomAccessFile>,
     props: Properties,
     /// Last key of each data block, and where the block is.
     index: Vec<(Vec<u8>, Handle)>,
     filter: FilterState,
+    /// The filter's expected false-positive rate (1 without a usable
+    /// filter), computed once at open: for some kinds it is a sum over the
+    /// filter's blocks, far too slow to compute per `Db::stats` call.
+    expected_fpr: f64,
     /// Where point reads keep the data blocks they read, if anywhere.
     cache: Option<Arc<BlockCache>>,
     /// Where the partitions of partitioned filters are kept, decoded, if
@@ -114,6 +122,7 @@ impl Table {
         let body_end = len - FOOTER_LEN as u64;
         let mut table = Table {
             number,
+            path: path.to_path_buf(),
             name,
             file,
             props: empty_props(),
@@ -122,6 +131,7 @@ impl Table {
             filter_cache: caches.filters,
             strict_filters,
             filter: FilterState::Absent,
+            expected_fpr: 1.0,
         };
         // The blocks after the data must lie in order before the footer.
         let filter_start = if footer.filter.len > 0 {
@@ -167,6 +177,11 @@ impl Table {
             ));
         }
         table.filter = table.load_filter(footer.filter)?;
+        table.expected_fpr = match &table.filter {
+            FilterState::Trusted(f) => f.expected_fpr(),
+            FilterState::Partitioned(p) => p.expected_fpr,
+            FilterState::Absent | FilterState::Untrusted(_) => 1.0,
+        };
         if let (true, FilterState::Untrusted(reason)) = (strict_filters, &table.filter) {
             return Err(Error::UntrustedFilter {
                 file: table.name.clone(),
@@ -373,7 +388,7 @@ impl Table {
         let mut buf = vec![0u8; handle.len as usize + TRAILER_LEN];
         self.file
             .read_exact_at(handle.offset, &mut buf)
-            .map_err(Error::io("read table block", &self.name))?;
+            .map_err(Error::io("read table block", &self.path))?;
         let (contents, stored) = buf.split_at(handle.len as usize);
         if *stored != trailer(contents, t) {
             return Err(Error::corruption(
@@ -495,11 +510,7 @@ impl Table {
     /// The chance a missing key in the table's range gets past its filter:
     /// amq's expected FPR, 1 without a usable filter.
     pub(crate) fn expected_fpr(&self) -> f64 {
-        match &self.filter {
-            FilterState::Trusted(f) => f.expected_fpr(),
-            FilterState::Partitioned(p) => p.expected_fpr,
-            _ => 1.0,
-        }
+        self.expected_fpr
     }
 
     pub(crate) fn filter_untrusted(&self) -> Option<&str> {

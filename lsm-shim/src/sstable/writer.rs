@@ -20,8 +20,8 @@ use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::memtable::Entry;
 use crate::policy::LevelFilter;
-use crate::value::filter::ValueFilterBuilder;
-use crate::value::ValueIndexOptions;
+use crate::value_filter::options::ValueIndexOptions;
+use crate::value_filter::ValueFilterBuilder;
 
 /// What a finished table holds, for the manifest.
 #[derive(Debug, Clone)]

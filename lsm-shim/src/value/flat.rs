@@ -98,6 +98,7 @@ impl Flat {
 
     /// Checks that the slices are the leaves transposed: `leaves[s]` is the
     /// filter in slot `s` (`None` for an empty slot). For tests.
+    #[cfg(test)]
     pub(crate) fn check(&self, leaves: &[Option<&StandardBloom>]) -> Result<(), String> {
         let slots = self.groups.len() * 64;
         for s in 0..slots.max(leaves.len()) {

@@ -422,6 +422,7 @@ impl Hierarchy {
 
     /// Checks every invariant of the module docs; `Err` names the first
     /// broken one. For tests.
+    #[cfg(test)]
     pub(crate) fn check(&self) -> Result<(), String> {
         let max = 2 * self.order;
         let Some(root) = self.root else {

@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use amq::StandardBloom;
 
-use super::filter::{self, Shape};
 use super::flat::Flat;
 use super::hierarchy::{Hierarchy, Slot};
-use super::options::{SearchMethod, UpdateStrategy, ValueIndexOptions};
 use super::stats::{ValueCounters, ValueStats};
 use crate::sstable::{BlockType, Table};
+use crate::value_filter::options::{SearchMethod, UpdateStrategy, ValueIndexOptions};
+use crate::value_filter::{self as filter, Shape};
 
 /// A table with a trusted value filter.
 #[derive(Debug, Clone)]
@@ -64,6 +64,7 @@ impl ValueSnapshot {
 
     /// Checks the hierarchy's invariants and that the flat slices are the
     /// leaves transposed.
+    #[cfg(test)]
     pub(crate) fn check(&self) -> Result<(), String> {
         self.hierarchy.check()?;
         if self.hierarchy.len() != self.leaves().count() {

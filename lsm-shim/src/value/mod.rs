@@ -3,9 +3,11 @@
 //! Bloom Filter Hierarchy for Non-key Search in Key-Value Stores", on
 //! Crainiceanu & Lemire's Bloofi) or bit-sliced (Bloofi's flat variant).
 //!
-//! - [`options`]: [`ValueIndexOptions`](crate::ValueIndexOptions), the shape
-//!   every value filter of a tree shares, the term extractor;
-//! - `filter`: the value filter block of an SSTable and when it is trusted;
+//! - `crate::value_filter`: [`ValueIndexOptions`](crate::ValueIndexOptions),
+//!   the shape every value filter of a tree shares, the term extractor, and
+//!   the value filter block of an SSTable and when it is trusted (the part
+//!   table files need, kept apart so that they do not depend on this
+//!   module);
 //! - `hierarchy`: the tree of OR-ed filters, path update and rebuild;
 //! - `flat`: the bit-sliced filters;
 //! - `index`: the writer's index following the live tables, and the
@@ -16,17 +18,15 @@
 //! Exact match only: a filter answers for whole terms, so prefixes, ranges
 //! and patterns are not searchable (the paper's §VI).
 
-pub(crate) mod filter;
 pub(crate) mod flat;
 pub(crate) mod hierarchy;
 pub(crate) mod index;
-pub(crate) mod options;
 pub(crate) mod search;
 pub(crate) mod stats;
 
 use crate::memtable::Entry;
 
-pub use options::{
+pub use crate::value_filter::options::{
     SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, WholeValue,
 };
 pub use stats::ValueStats;

@@ -13,10 +13,10 @@ use amq::hash_key;
 
 use super::hierarchy::{has_all, Probes, Slot};
 use super::index::ValueSnapshot;
-use super::options::{SearchMethod, TermExtractor, ValueIndexOptions};
 use super::stats::ValueStats;
 use crate::error::Result;
 use crate::sstable::Table;
+use crate::value_filter::options::{SearchMethod, TermExtractor, ValueIndexOptions};
 use crate::version::Version;
 
 /// Probes per term are at most 30 (`StandardBloom`'s limit).

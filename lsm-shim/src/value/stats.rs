@@ -13,7 +13,7 @@ use std::sync::Mutex;
 /// # fn main() -> Result<(), amq_lsm::Error> {
 /// use amq_lsm::{Db, Options, SearchMethod, ValueIndexOptions};
 /// let dir = tempfile::tempdir().unwrap();
-/// let opts = Options { value_index: Some(ValueIndexOptions::default()), ..Options::default() };
+/// let opts = Options::default().value_index(Some(ValueIndexOptions::default()));
 /// let db = Db::open(dir.path(), opts)?;
 /// db.put(b"k1", b"red")?;
 /// db.flush()?;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use amq::{FilterKind, FilterSizing, HashScheme};
 use amq_lsm::env::{Env, FaultEnv};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options, SyncMode};
+use amq_lsm::{
+    CompactionStyle, Db, FilterPolicy, LevelFilter, LeveledOptions, Options, SyncMode, TieredOptions,
+};
 
 /// Every filter kind amq has that is driven by its key hash (all but
 /// `ParquetBloom`, which a policy refuses: `api.rs`), and no filter.
@@ -18,39 +20,34 @@ pub fn policies() -> Vec<FilterPolicy> {
         }
         v.push(FilterPolicy::uniform(k, FilterSizing::Fpr(0.01)));
     }
-    v.push(FilterPolicy::bloom_then_ribbon(0.01, 1).without_last_level());
+    v.push(FilterPolicy::bloom_then_ribbon(0.01, 1).with_bottommost(LevelFilter::None));
     v
 }
 
 pub fn leveled() -> CompactionStyle {
-    CompactionStyle::Leveled {
-        l0_trigger: 3,
-        base_level_bytes: 4 << 10,
-        size_ratio: 3,
-        max_levels: 4,
-    }
+    LeveledOptions::default()
+        .l0_trigger(3)
+        .base_level_bytes(4 << 10)
+        .size_ratio(3)
+        .max_levels(4)
+        .into()
 }
 
 pub fn tiered() -> CompactionStyle {
-    CompactionStyle::Tiered {
-        runs_per_level: 3,
-        max_levels: 4,
-    }
+    TieredOptions::default().runs_per_level(3).max_levels(4).into()
 }
 
 /// Tiny memtables, blocks and tables, so a few hundred writes flush and
-/// compact many times.
+/// compact many times; every write synced (the crash tests count on it).
 pub fn small_options(env: Arc<dyn Env>, policy: FilterPolicy, compaction: CompactionStyle) -> Options {
-    Options {
-        env,
-        filter_policy: policy,
-        compaction,
-        memtable_bytes: 1000,
-        block_bytes: 128,
-        table_bytes: 1024,
-        sync: SyncMode::EveryWrite,
-        ..Options::default()
-    }
+    Options::default()
+        .env(env)
+        .filter_policy(policy)
+        .compaction(compaction)
+        .memtable_bytes(1000)
+        .block_bytes(128)
+        .table_bytes(1024)
+        .sync(SyncMode::EveryWrite)
 }
 
 pub fn mem_env() -> (Arc<FaultEnv>, Arc<dyn Env>) {

@@ -15,12 +15,19 @@
 //! name is the store's and the shape is the tree's: a filter built from other
 //! terms, or of another shape, could answer "absent" for a value the table
 //! holds, or could not be OR-ed with its siblings.
+//!
+//! The layer below value search (`crate::value`) that table files need:
+//! [`options`] (what every value filter of a tree shares) and the block
+//! itself, so the table writer and reader depend on this module and not on
+//! the index built over the tables.
 
 use std::sync::Arc;
 
 use amq::{hash_key, Filter, FromBytes, StandardBloom};
 
-use super::options::ValueIndexOptions;
+pub(crate) mod options;
+
+use self::options::ValueIndexOptions;
 use crate::coding::{put_bytes, put_varint, Cursor};
 
 /// The block version this build writes and reads.
@@ -133,8 +140,8 @@ pub(crate) fn decode(
 
 #[cfg(test)]
 mod tests {
+    use super::options::{TermExtractor, ValueFilterSizing};
     use super::*;
-    use crate::value::options::{TermExtractor, ValueFilterSizing};
 
     fn opts() -> ValueIndexOptions {
         ValueIndexOptions {

@@ -1,25 +1,59 @@
-//! Value search (`Db::find_by_value`, issue 12): a model test against a
+//! Value search (`Db::find_by_value`): a model test against a
 //! `BTreeMap` scan over random put/overwrite/delete/flush/compact/reopen
 //! sequences, through the hierarchy (path update and rebuild), the flat
 //! slices, every leaf filter, a plain scan and the automatic fallback, with
 //! the index's invariants checked after every step; and damaged, missing or
 //! mismatched value filters, which must never change an answer.
 
-mod common;
+//!
+//! A unit test of the crate, not an integration test, because it checks the
+//! index's invariants (`Db::check_value_index`, test-only) after every step.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq_lsm::env::{Env, FaultEnv};
-use amq_lsm::{
-    CompactionStyle, Db, FilterPolicy, Options, SearchMethod, TermExtractor, UpdateStrategy,
-    ValueFilterSizing, ValueIndexOptions,
-};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngSeed, TestRunner};
 
-use common::*;
+use crate::env::{Env, FaultEnv};
+use crate::{
+    CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, SearchMethod, SyncMode, TermExtractor,
+    TieredOptions, UpdateStrategy, ValueFilterSizing, ValueIndexOptions,
+};
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+fn mem_env() -> Arc<dyn Env> {
+    Arc::new(FaultEnv::new())
+}
+
+fn leveled() -> CompactionStyle {
+    LeveledOptions::default()
+        .l0_trigger(3)
+        .base_level_bytes(4 << 10)
+        .size_ratio(3)
+        .max_levels(4)
+        .into()
+}
+
+fn tiered() -> CompactionStyle {
+    TieredOptions::default().runs_per_level(3).max_levels(4).into()
+}
+
+/// Tiny memtables, blocks and tables, so a few hundred writes flush and
+/// compact many times.
+fn small_options(env: Arc<dyn Env>, compaction: CompactionStyle) -> Options {
+    Options::default()
+        .env(env)
+        .compaction(compaction)
+        .memtable_bytes(1000)
+        .block_bytes(128)
+        .table_bytes(1024)
+        .sync(SyncMode::EveryWrite)
+}
 
 const DIR: &str = "/db";
 const METHODS: [SearchMethod; 4] = [
@@ -71,49 +105,35 @@ enum Setup {
 }
 
 fn value_options(p: Setup) -> ValueIndexOptions {
-    let base = ValueIndexOptions {
-        // Sparse filters (at most about 30 values × 2 probes in 1,024 bits),
-        // so a stale internal filter differs from the OR of its children.
-        sizing: ValueFilterSizing::FixedBits {
+    // Sparse filters (at most about 30 values × 2 probes in 1,024 bits),
+    // so a stale internal filter differs from the OR of its children.
+    let base = ValueIndexOptions::default()
+        .sizing(ValueFilterSizing::FixedBits {
             bits: 1024,
             expected_values: 30,
-        },
-        probes: Some(2),
-        fallback_fpr: 1.0,
-        ..ValueIndexOptions::default()
-    };
+        })
+        .probes(Some(2))
+        .fallback_fpr(1.0);
     match p {
-        Setup::HierarchyPathUpdate => ValueIndexOptions {
-            order: 2,
-            method: SearchMethod::Hierarchy,
-            update: UpdateStrategy::PathUpdate,
-            ..base
-        },
-        Setup::HierarchyRebuild => ValueIndexOptions {
-            order: 3,
-            method: SearchMethod::Hierarchy,
-            update: UpdateStrategy::Rebuild,
-            ..base
-        },
-        Setup::Flat => ValueIndexOptions {
-            method: SearchMethod::Flat,
-            ..base
-        },
-        Setup::Fallback => ValueIndexOptions {
-            method: SearchMethod::Hierarchy,
-            fallback_fpr: 0.0,
-            ..base
-        },
+        Setup::HierarchyPathUpdate => base
+            .order(2)
+            .method(SearchMethod::Hierarchy)
+            .update(UpdateStrategy::PathUpdate),
+        Setup::HierarchyRebuild => base
+            .order(3)
+            .method(SearchMethod::Hierarchy)
+            .update(UpdateStrategy::Rebuild),
+        Setup::Flat => base.method(SearchMethod::Flat),
+        Setup::Fallback => base.method(SearchMethod::Hierarchy).fallback_fpr(0.0),
     }
 }
 
 fn options(env: Arc<dyn Env>, p: Setup, style: CompactionStyle) -> Options {
-    Options {
-        value_index: Some(value_options(p)),
+    small_options(env, style)
+        .filter_policy(FilterPolicy::default())
+        .value_index(Some(value_options(p)))
         // A flush every few writes: many tables, many index updates.
-        memtable_bytes: 200,
-        ..small_options(env, FilterPolicy::default(), style)
-    }
+        .memtable_bytes(200)
 }
 
 /// The model's answer: every live entry with value `v`.
@@ -146,19 +166,19 @@ fn check(
     for (i, op) in ops.iter().enumerate() {
         match op {
             Op::Put(k, v) => {
-                db.put(&key(*k), &value(*v)).unwrap();
+                db.put(key(*k), value(*v)).unwrap();
                 model.insert(key(*k), value(*v));
             }
             Op::Delete(k) => {
-                db.delete(&key(*k)).unwrap();
+                db.delete(key(*k)).unwrap();
                 model.remove(&key(*k));
             }
             Op::Find(v) => {
                 let want = expected(&model, &value(*v));
-                prop_assert_eq!(&db.find_by_value(&value(*v)).unwrap(), &want, "op {} {:?}", i, op);
+                prop_assert_eq!(&db.find_by_value(value(*v)).unwrap(), &want, "op {} {:?}", i, op);
                 let tables: u64 = db.stats().levels.iter().map(|l| l.tables as u64).sum();
                 for m in METHODS {
-                    let got = db.find_by_value_with(&value(*v), m).unwrap();
+                    let got = db.find_by_value_with(value(*v), m).unwrap();
                     prop_assert_eq!(&got.entries, &want, "op {} {:?} {:?}", i, op, m);
                     // The slices are kept only where `Flat` is configured.
                     let flat_kept = matches!(p, Setup::Flat);
@@ -188,7 +208,7 @@ fn check(
         totals.3 = totals.3.max(db.value_stats().hierarchy_height as u64);
     }
     for v in 0..12 {
-        prop_assert_eq!(db.find_by_value(&value(v)).unwrap(), expected(&model, &value(v)));
+        prop_assert_eq!(db.find_by_value(value(v)).unwrap(), expected(&model, &value(v)));
     }
     let s = db.value_stats();
     prop_assert_eq!((s.unfiltered_tables, s.untrusted_value_filters), (0, 0));
@@ -210,7 +230,7 @@ fn run(p: Setup, style: CompactionStyle, seed: u64) {
     let totals = std::cell::Cell::new((0u64, 0u64, 0u64, 0u64));
     runner
         .run(&proptest::collection::vec(op(), 100..400), |ops| {
-            let (_, env) = mem_env();
+            let env = mem_env();
             let s = check(env, p, style, &ops)?;
             let t = totals.get();
             totals.set((t.0 + s.0, t.1 + s.1, t.2 + s.2, t.3.max(s.3)));
@@ -235,10 +255,7 @@ fn run(p: Setup, style: CompactionStyle, seed: u64) {
 /// Many runs per level: a store of up to about 20 tables, so hierarchies of
 /// order 2 grow three levels high and path updates reach the upper nodes.
 fn wide() -> CompactionStyle {
-    CompactionStyle::Tiered {
-        runs_per_level: 7,
-        max_levels: 3,
-    }
+    TieredOptions::default().runs_per_level(7).max_levels(3).into()
 }
 
 #[test]
@@ -265,14 +282,7 @@ fn model_fallback() {
 /// A store of 4 tables of 30 keys each, values `v{table}-{i % 10}`, with
 /// `opts` (which name the file system); returns the model.
 fn build(opts: Options) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let db = Db::open(
-        DIR,
-        Options {
-            auto_compact: false,
-            ..opts
-        },
-    )
-    .unwrap();
+    let db = Db::open(DIR, opts.auto_compact(false)).unwrap();
     let mut model = BTreeMap::new();
     for t in 0..4u32 {
         for i in 0..30u32 {
@@ -287,18 +297,15 @@ fn build(opts: Options) -> BTreeMap<Vec<u8>, Vec<u8>> {
 
 fn base(env: &Arc<FaultEnv>) -> Options {
     let dyn_env: Arc<dyn Env> = env.clone();
-    Options {
-        env: dyn_env,
-        value_index: Some(ValueIndexOptions {
-            sizing: ValueFilterSizing::BitsPerValue {
+    Options::default()
+        .env(dyn_env)
+        .value_index(Some(ValueIndexOptions::default().sizing(
+            ValueFilterSizing::BitsPerValue {
                 expected_values: 10,
                 bits_per_value: 20.0,
             },
-            ..ValueIndexOptions::default()
-        }),
-        auto_compact: false,
-        ..Options::default()
-    }
+        )))
+        .auto_compact(false)
 }
 
 fn answers_match(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
@@ -380,10 +387,7 @@ fn a_damaged_value_filter_block_is_scanned_never_wrong() {
 fn tables_written_without_value_filters_open_and_are_scanned() {
     let env = Arc::new(FaultEnv::new());
     // Written before value filters (no value index): the old format.
-    let model = build(Options {
-        value_index: None,
-        ..base(&env)
-    });
+    let model = build(base(&env).value_index(None));
     let db = Db::open(DIR, base(&env)).unwrap();
     let s = db.value_stats();
     assert_eq!((s.leaf_filters, s.unfiltered_tables), (0, 4));
@@ -400,14 +404,7 @@ fn tables_written_without_value_filters_open_and_are_scanned() {
     answers_match(&db, &model);
     drop(db);
     // A store without a value index reads tables that have value filters.
-    let db = Db::open(
-        DIR,
-        Options {
-            value_index: None,
-            ..base(&env)
-        },
-    )
-    .unwrap();
+    let db = Db::open(DIR, base(&env).value_index(None)).unwrap();
     answers_match(&db, &model);
     let r = db.find_by_value_with(b"v2-2", SearchMethod::Hierarchy).unwrap();
     assert!(r.plain_scan && r.method == SearchMethod::Scan);
@@ -417,18 +414,8 @@ fn tables_written_without_value_filters_open_and_are_scanned() {
 fn filters_of_another_shape_or_extractor_are_not_trusted() {
     let env = Arc::new(FaultEnv::new());
     let model = build(base(&env));
-    let other_shape = ValueIndexOptions {
-        probes: Some(1),
-        ..base(&env).value_index.unwrap()
-    };
-    let db = Db::open(
-        DIR,
-        Options {
-            value_index: Some(other_shape),
-            ..base(&env)
-        },
-    )
-    .unwrap();
+    let other_shape = base(&env).value_index.unwrap().probes(Some(1));
+    let db = Db::open(DIR, base(&env).value_index(Some(other_shape))).unwrap();
     assert_eq!(db.value_stats().unfiltered_tables, 4);
     answers_match(&db, &model);
 }
@@ -448,25 +435,21 @@ impl TermExtractor for FirstField {
 #[test]
 fn an_extractor_indexes_one_field() {
     let env = Arc::new(FaultEnv::new());
-    let opts = Options {
-        value_index: Some(ValueIndexOptions {
-            extractor: Arc::new(FirstField),
-            ..base(&env).value_index.unwrap()
-        }),
-        ..base(&env)
-    };
+    let opts = base(&env).value_index(Some(
+        base(&env).value_index.unwrap().extractor(Arc::new(FirstField)),
+    ));
     let db = Db::open(DIR, opts.clone()).unwrap();
     let users = ["smith", "jones", "brown"];
     let mut model = BTreeMap::new();
     for i in 0..90u32 {
         let v = format!("{},tweet {i}", users[i as usize % 3]).into_bytes();
-        db.put(&key(i), &v).unwrap();
+        db.put(key(i), &v).unwrap();
         model.insert(key(i), v);
         if i % 30 == 29 {
             db.flush().unwrap();
         }
     }
-    db.delete(&key(0)).unwrap();
+    db.delete(key(0)).unwrap();
     model.remove(&key(0));
     for u in users {
         let want: Vec<_> = model

@@ -175,39 +175,49 @@ pub enum UpdateStrategy {
     Rebuild,
 }
 
-/// Options of the value index ([`Options::value_index`](crate::Options::value_index)).
+/// Options of the value index ([`Options::value_index`](crate::Options::value_index)):
+/// start from [`ValueIndexOptions::default`] and change what differs with
+/// the setters, each of which takes and returns the options.
 ///
 /// ```
 /// use amq_lsm::{SearchMethod, ValueFilterSizing, ValueIndexOptions};
-/// let v = ValueIndexOptions {
-///     sizing: ValueFilterSizing::FixedBits { bits: 2_000_000, expected_values: 50_000 },
-///     order: 3,
-///     method: SearchMethod::Hierarchy,
-///     ..ValueIndexOptions::default()
-/// };
+/// let v = ValueIndexOptions::default()
+///     .sizing(ValueFilterSizing::FixedBits { bits: 2_000_000, expected_values: 50_000 })
+///     .order(3)
+///     .method(SearchMethod::Hierarchy);
 /// // k = round(ln 2 · m / (d · n)) = round(0.693 · 2e6 / 150e3) = 9.
 /// assert_eq!(v.num_probes(), 9);
 /// assert!(v.validate().is_ok());
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ValueIndexOptions {
-    /// Bits per value filter.
+    /// Bits per value filter (default: 50,000 expected values per table at
+    /// 20 bits each, about 122 KiB per table). Every table's value filter
+    /// has this size, whatever it holds, so that filters can be OR-ed.
     pub sizing: ValueFilterSizing,
-    /// Probes per term; `None` chooses `round(ln 2 · m / (order · n))`.
+    /// Probes per term; `None`, the default, chooses
+    /// `round(ln 2 · m / (order · n))`. Each probe is a memory access per
+    /// filter a search asks.
     pub probes: Option<u32>,
     /// The hierarchy's order `d`: every internal node but the root has `d`
-    /// to `2d` children, the root 2 to `2d` (≥ 2).
+    /// to `2d` children, the root 2 to `2d` (default 3, at least 2). Larger:
+    /// a shallower hierarchy of fuller filters.
     pub order: usize,
-    /// What [`Db::find_by_value`](crate::Db::find_by_value) uses. The
-    /// bit-sliced filters are kept only for `Flat`; the hierarchy always.
+    /// What [`Db::find_by_value`](crate::Db::find_by_value) uses (default
+    /// [`SearchMethod::Flat`]). The bit-sliced filters are kept only for
+    /// `Flat` (about ten times the hierarchy's upkeep per flush or
+    /// compaction); the hierarchy always.
     pub method: SearchMethod,
     /// `find_by_value` scans every table instead when the leaf filters'
     /// mean estimated false-positive rate (`fill^k`) is above this: filters
-    /// that full cannot prune.
+    /// that full cannot prune (default 0.5).
     pub fallback_fpr: f64,
-    /// How the hierarchy follows compactions.
+    /// How the hierarchy follows compactions (default
+    /// [`UpdateStrategy::Auto`]).
     pub update: UpdateStrategy,
-    /// The terms indexed per value (default: the whole value).
+    /// The terms indexed per value (default [`WholeValue`]: the whole value
+    /// is the one term).
     pub extractor: Arc<dyn TermExtractor>,
 }
 
@@ -243,17 +253,57 @@ impl fmt::Debug for ValueIndexOptions {
 }
 
 impl ValueIndexOptions {
+    /// Sets [`sizing`](Self::sizing).
+    pub fn sizing(mut self, sizing: ValueFilterSizing) -> Self {
+        self.sizing = sizing;
+        self
+    }
+
+    /// Sets [`probes`](Self::probes) (default `None`: chosen from the size).
+    pub fn probes(mut self, probes: Option<u32>) -> Self {
+        self.probes = probes;
+        self
+    }
+
+    /// Sets [`order`](Self::order) (default 3).
+    pub fn order(mut self, order: usize) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// Sets [`method`](Self::method) (default [`SearchMethod::Flat`]).
+    pub fn method(mut self, method: SearchMethod) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Sets [`fallback_fpr`](Self::fallback_fpr) (default 0.5).
+    pub fn fallback_fpr(mut self, fpr: f64) -> Self {
+        self.fallback_fpr = fpr;
+        self
+    }
+
+    /// Sets [`update`](Self::update) (default [`UpdateStrategy::Auto`]).
+    pub fn update(mut self, update: UpdateStrategy) -> Self {
+        self.update = update;
+        self
+    }
+
+    /// Sets [`extractor`](Self::extractor) (default [`WholeValue`]).
+    pub fn extractor(mut self, extractor: Arc<dyn TermExtractor>) -> Self {
+        self.extractor = extractor;
+        self
+    }
+
     /// The probe count every value filter uses: [`probes`](Self::probes),
     /// or `round(ln 2 · m / (order · n))` clamped to `1..=30`.
     ///
     /// ```
     /// use amq_lsm::{ValueFilterSizing, ValueIndexOptions};
-    /// let v = ValueIndexOptions {
-    ///     sizing: ValueFilterSizing::BitsPerValue { expected_values: 1000, bits_per_value: 30.0 },
-    ///     ..ValueIndexOptions::default()
-    /// };
+    /// let v = ValueIndexOptions::default()
+    ///     .sizing(ValueFilterSizing::BitsPerValue { expected_values: 1000, bits_per_value: 30.0 });
     /// assert_eq!(v.num_probes(), 7); // round(0.693 · 30 / 3)
-    /// assert_eq!(ValueIndexOptions { probes: Some(4), ..v }.num_probes(), 4);
+    /// assert_eq!(v.probes(Some(4)).num_probes(), 4);
     /// ```
     pub fn num_probes(&self) -> u32 {
         self.probes.unwrap_or_else(|| {
@@ -269,8 +319,8 @@ impl ValueIndexOptions {
     /// ```
     /// use amq_lsm::ValueIndexOptions;
     /// assert!(ValueIndexOptions::default().validate().is_ok());
-    /// assert!(ValueIndexOptions { order: 1, ..ValueIndexOptions::default() }.validate().is_err());
-    /// assert!(ValueIndexOptions { probes: Some(31), ..ValueIndexOptions::default() }.validate().is_err());
+    /// assert!(ValueIndexOptions::default().order(1).validate().is_err());
+    /// assert!(ValueIndexOptions::default().probes(Some(31)).validate().is_err());
     /// ```
     pub fn validate(&self) -> Result<()> {
         if self.order < 2 {
