@@ -114,8 +114,8 @@ fn sized(kind: FilterKind, keys: u64, fpr: f64) -> Result<(f64, f64)> {
     }
     let n = 1u64 << log_keys;
     let target = (-(step as f64) / GRID).exp2();
-    let (bytes, got) = amq::plan::predict(kind, n as usize, FilterSizing::Fpr(target))?;
-    let answer = (bytes as f64 * 8.0 / n as f64, got);
+    let p = amq::plan::predict(kind, n as usize, FilterSizing::Fpr(target))?;
+    let answer = (p.bits_per_key(), p.expected_fpr());
     if let Ok(mut c) = CACHE.lock() {
         c.insert(key, answer);
     }
@@ -338,7 +338,7 @@ mod tests {
                     .iter()
                     .find(|p| p.kind() == FilterKind::BlockedBloom)
                     .unwrap()
-                    .fpr();
+                    .expected_fpr();
             assert!(
                 m.reads_per_miss < 0.8 * uniform,
                 "{bpk}: {} vs {uniform}",

@@ -37,7 +37,7 @@
 //!   missing key pays one block read, and the filter memory of ~90% of the
 //!   keys is saved (RocksDB's `optimize_filters_for_hits`).
 
-use amq::{AnyFilter, FilterKind, FilterSizing, HashScheme};
+use amq::{AnyFilter, FilterKind, FilterSizing, HashScheme, KeyHash};
 
 use crate::error::{Error, Result};
 
@@ -79,11 +79,11 @@ impl LevelFilter {
     }
 
     /// Builds the filter of a table from its keys' hashes, as amq bytes.
-    pub(crate) fn build(&self, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn build(&self, hashes: &[KeyHash]) -> Result<Option<Vec<u8>>> {
         match *self {
             LevelFilter::None => Ok(None),
             LevelFilter::Filter { kind, sizing } => Ok(Some(amq::Filter::to_bytes(&AnyFilter::build(
-                kind, sizing, hashes,
+                kind, hashes, sizing,
             )?))),
         }
     }
@@ -426,7 +426,7 @@ mod tests {
         // Built anyway (a policy made with `uniform`): a typed error, never a
         // filter of amq key hashes in Parquet's layout.
         assert!(matches!(
-            parquet.build(&[1, 2, 3]),
+            parquet.build(&[1, 2, 3].map(amq::hash_u64)),
             Err(Error::Filter(amq::Error::WrongHashScheme { .. }))
         ));
         for &kind in FilterKind::ALL {

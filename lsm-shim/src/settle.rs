@@ -176,8 +176,8 @@ mod tests {
     use proptest::prelude::*;
 
     fn filter(kind: FilterKind) -> Arc<AnyFilter> {
-        let hashes: Vec<u64> = (0..2_000u64).map(|i| amq::hash_key(&i.to_le_bytes())).collect();
-        Arc::new(AnyFilter::build(kind, FilterSizing::Fpr(0.01), &hashes).unwrap())
+        let hashes: Vec<amq::KeyHash> = (0..2_000u64).map(amq::hash_u64).collect();
+        Arc::new(AnyFilter::build(kind, &hashes, FilterSizing::Fpr(0.01)).unwrap())
     }
 
     /// Every kind a store can hold (all driven by amq's key hash: not
@@ -220,13 +220,13 @@ mod tests {
         // Sized without floating point, so that Miri runs it (`libm`'s
         // `sqrt` is inline assembly): `cargo +nightly miri test -p amq-lsm
         // --lib settle::tests::entry_outlives`.
-        let mut bloom = amq::BlockedBloom::with_bits_per_key_and_probes(200, 10.0, 6).unwrap();
+        let mut bloom = amq::BlockedBloom::with_shape(4, 6).unwrap();
         for i in 0..200u64 {
-            bloom.insert_hash(amq::hash_key(&i.to_le_bytes()));
+            amq::Insert::insert_hash(&mut bloom, amq::hash_u64(i)).unwrap();
         }
         let f = Arc::new(AnyFilter::BlockedBloom(bloom));
         let expected: Vec<bool> = (0..400u64)
-            .map(|i| f.contains_hash(amq::hash_key(&i.to_le_bytes())))
+            .map(|i| f.contains_hash(amq::hash_u64(i)))
             .collect();
         let s = FilterSettles::new(0, u128::MAX, Some(f));
         let moved = vec![s.clone(), s];
@@ -236,7 +236,7 @@ mod tests {
             panic!("a blocked Bloom filter strictly inside its range");
         };
         for (i, &want) in expected.iter().enumerate() {
-            let mut key = PreparedHash::new(amq::hash_key(&(i as u64).to_le_bytes()));
+            let mut key = PreparedHash::new(amq::hash_u64(i as u64));
             assert_eq!(b.contains_prepared(&mut key), want);
         }
     }
@@ -260,7 +260,7 @@ mod tests {
             // Keys near the bounds as well as anywhere.
             let k = if near { lo.wrapping_add(key) } else { key };
             let filter = filtered.then(|| {
-                Arc::new(AnyFilter::build(FilterKind::BlockedBloom, FilterSizing::Fpr(0.01), &[1, 2, 3]).unwrap())
+                Arc::new(AnyFilter::build(FilterKind::BlockedBloom, &[1, 2, 3].map(amq::hash_u64), FilterSizing::Fpr(0.01)).unwrap())
             });
             let s = FilterSettles::new(lo, hi, filter);
             let top = |x: u128| (x >> 64) as u64;

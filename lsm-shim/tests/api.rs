@@ -543,7 +543,7 @@ fn partitioned_filters_read_only_the_partitions_a_lookup_needs() {
     // not, with the same answers.
     for cache in [cap, 0] {
         let dir = tempfile::tempdir().unwrap();
-        let db = open(dir.path(), FilterKind::Cuckoo, cache);
+        let db = open(dir.path(), FilterKind::CuckooFilter, cache);
         for i in 0..5_000u32 {
             db.put(format!("k{i:08}").as_bytes(), b"v").unwrap();
         }

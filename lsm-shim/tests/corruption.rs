@@ -388,9 +388,9 @@ fn a_filter_driven_by_another_hash_is_not_trusted() {
         let (off, len) = (l.filter.0, l.filter.1 - 5);
         let mut forged = amq::ParquetBloom::with_num_bytes(128).unwrap();
         for i in 0..120 {
-            forged.insert(key(i * 2).as_slice());
+            forged.insert(key(i * 2).as_slice()).unwrap();
         }
-        let bytes = amq::Filter::to_bytes(&forged);
+        let bytes = forged.to_bytes();
         assert_eq!(bytes.len(), len, "the forgery must fit the filter block");
         d[off..off + len].copy_from_slice(&bytes);
         let mut h = xxhash_rust::xxh3::Xxh3::with_seed(u64::from_le_bytes(*b"amq-lsm\0"));
@@ -422,8 +422,8 @@ fn a_valid_filter_of_other_keys_is_not_trusted() {
     env.corrupt(&path, |d| {
         let l = layout(d);
         let (off, len) = (l.filter.0, l.filter.1 - 5);
-        let hashes: Vec<u64> = (0..119u32).map(|i| amq::hash_key(&key(50_000 + i))).collect();
-        let forged = amq::AnyFilter::build(FilterKind::Ribbon, FilterSizing::Fpr(0.01), &hashes).unwrap();
+        let hashes: Vec<amq::KeyHash> = (0..119u32).map(|i| amq::hash_key(&key(50_000 + i))).collect();
+        let forged = amq::AnyFilter::build(FilterKind::Ribbon, &hashes, FilterSizing::Fpr(0.01)).unwrap();
         let bytes = amq::Filter::to_bytes(&forged);
         // Only a same-length forgery fits in place; pad the key count to make it so.
         if bytes.len() == len {

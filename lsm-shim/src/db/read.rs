@@ -1,7 +1,7 @@
 //! Point reads: [`Db::get`] and [`Db::multi_get`], and the walk through the
 //! tables that hash a key once and ask each table's filter with it.
 
-use amq::{hash_key, PreparedHash};
+use amq::{hash_key, KeyHash, PreparedHash};
 
 use super::Db;
 use crate::error::Result;
@@ -77,7 +77,7 @@ impl Db {
         };
         let mut pending: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
         let mut counts = ReadCounts::default();
-        let mut hashes = vec![0u64; keys.len()];
+        let mut hashes = vec![KeyHash::from_well_mixed(0); keys.len()];
         for &i in &pending {
             hashes[i] = hash_key(keys[i].as_ref());
         }
@@ -268,14 +268,14 @@ fn settle_each(settles: &[FilterSettles], top: u64, hash: &mut PreparedHash) -> 
 fn multi_lookup_tables<K: AsRef<[u8]>>(
     version: &Version,
     keys: &[K],
-    hashes: &[u64],
+    hashes: &[KeyHash],
     pending: &mut Vec<usize>,
     results: &mut [Option<Entry>],
     counts: &mut ReadCounts,
 ) -> Result<()> {
     let probe_keys: Vec<Option<ProbeKey<'_>>> = keys.iter().map(|k| version.probe_key(k.as_ref())).collect();
     let mut group_keys: Vec<&[u8]> = Vec::new();
-    let mut group_hashes: Vec<u64> = Vec::new();
+    let mut group_hashes: Vec<KeyHash> = Vec::new();
     for run in version.runs_by_age() {
         if pending.is_empty() {
             break;
@@ -316,10 +316,8 @@ mod tests {
     /// the keys `250 * i..250 * i + 500`.
     fn filters() -> Vec<Arc<AnyFilter>> {
         let build = |kind, fpr, i: u64| {
-            let hashes: Vec<u64> = (250 * i..250 * i + 500)
-                .map(|k| hash_key(&k.to_le_bytes()))
-                .collect();
-            Arc::new(AnyFilter::build(kind, FilterSizing::Fpr(fpr), &hashes).unwrap())
+            let hashes: Vec<KeyHash> = (250 * i..250 * i + 500).map(amq::hash_u64).collect();
+            Arc::new(AnyFilter::build(kind, &hashes, FilterSizing::Fpr(fpr)).unwrap())
         };
         vec![
             build(FilterKind::BlockedBloom, 0.01, 0),

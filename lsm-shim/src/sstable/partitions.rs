@@ -58,7 +58,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use amq::{plan, AnyFilter, Filter, FilterKind, FilterSizing, FilterView, HashScheme};
+use amq::{plan, AnyFilter, Filter, FilterKind, FilterSizing, FilterView};
 
 use super::Handle;
 use crate::coding::{put_u32, put_u64, put_varint, Cursor};
@@ -93,8 +93,8 @@ impl Cutter {
     /// A cutter for filters of `kind` sized by `sizing` (`None` if amq has
     /// no size model for the kind: one whole filter then).
     pub(crate) fn new(kind: FilterKind, sizing: FilterSizing, partition_bytes: usize) -> Option<Cutter> {
-        let (bytes, _) = plan::predict(kind, MODEL_KEYS, sizing).ok()?;
-        let per_key = (bytes as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
+        let predicted = plan::predict(kind, MODEL_KEYS, sizing).ok()?;
+        let per_key = (predicted.size_in_bytes() as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
         Some(Cutter {
             target_keys: ((partition_bytes as f64 / per_key) as usize).max(1),
             start_key: 0,
@@ -235,7 +235,7 @@ impl PartitionedFilter {
             .map(|p| {
                 let fpr = sizing
                     .and_then(|s| plan::predict(kind, p.keys as usize, s).ok())
-                    .map_or(1.0, |(_, f)| f);
+                    .map_or(1.0, |p| p.expected_fpr());
                 fpr * p.keys as f64
             })
             .sum::<f64>()
@@ -321,17 +321,16 @@ impl PartitionedFilter {
         // view is decoded (and its checksum checked) instead.
         let checked = match FilterView::trusted(bytes) {
             Ok(v) => Checked::View(v),
-            Err(amq::Error::NoView(_)) => Checked::Decoded(
+            Err(amq::Error::Unsupported { .. }) => Checked::Decoded(
                 AnyFilter::from_bytes(bytes).map_err(|e| format!("filter partition {i}: {e:?}"))?,
             ),
             Err(e) => return Err(format!("filter partition {i}: {e:?}")),
         };
         let v = checked.filter();
-        if v.kind() != self.kind || v.hash_scheme() != HashScheme::Xxh3Seeded {
+        if v.kind() != self.kind {
             return Err(format!(
-                "filter partition {i} is a {:?} filter of {:?} hashes, the table's are {:?}",
+                "filter partition {i} is a {:?} filter, the table's are {:?}",
                 v.kind(),
-                v.hash_scheme(),
                 self.kind
             ));
         }
@@ -547,6 +546,6 @@ mod tests {
         }
         assert_eq!(next, keys);
         // Every kind is cut, those without a view too.
-        assert!(Cutter::new(FilterKind::Cuckoo, FilterSizing::BitsPerKey(12.0), 4096).is_some());
+        assert!(Cutter::new(FilterKind::CuckooFilter, FilterSizing::BitsPerKey(12.0), 4096).is_some());
     }
 }

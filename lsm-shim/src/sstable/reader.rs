@@ -23,7 +23,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use amq::{AnyFilter, Filter, FilterKind, HashScheme};
+use amq::{AnyFilter, Filter, FilterKind, KeyHash};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::Properties;
@@ -207,14 +207,6 @@ impl Table {
             Err(why) => return Ok(FilterState::Untrusted(why)),
         };
         Ok(match AnyFilter::from_bytes(&bytes) {
-            // A filter driven by another hash than the store's key hash
-            // (a Parquet filter of the keys' values) would miss keys the
-            // table holds when probed with key hashes.
-            Ok(f) if f.hash_scheme() != HashScheme::Xxh3Seeded => FilterState::Untrusted(format!(
-                "a {:?} filter takes {:?} hashes, not the store's key hashes",
-                f.kind(),
-                f.hash_scheme()
-            )),
             // A filter that passes its checksums but holds another number of
             // keys than the table was built from other keys (or forged): it
             // could answer "absent" for keys the table holds.
@@ -371,7 +363,7 @@ impl Table {
         &self,
         f: &PartitionedFilter,
         i: usize,
-        hash: u64,
+        hash: KeyHash,
         counts: &mut ReadCounts,
     ) -> Result<Option<bool>> {
         self.with_partition(f, i, counts, |filter| filter.contains_hash(hash))
@@ -529,7 +521,7 @@ impl Table {
     pub(crate) fn get_given(
         &self,
         key: &[u8],
-        hash: u64,
+        hash: KeyHash,
         answer: Option<bool>,
         counts: &mut ReadCounts,
     ) -> Result<Option<Entry>> {
@@ -592,7 +584,7 @@ impl Table {
     pub(crate) fn get_many(
         &self,
         keys: &[&[u8]],
-        hashes: &[u64],
+        hashes: &[KeyHash],
         counts: &mut ReadCounts,
         mut found: impl FnMut(usize, Entry),
     ) -> Result<()> {
@@ -601,7 +593,7 @@ impl Table {
         match &self.filter {
             FilterState::Trusted(f) => {
                 let mut maybe = vec![true; keys.len()];
-                f.contains_many(hashes, &mut maybe);
+                f.contains_hashes(hashes, &mut maybe);
                 for (a, m) in answers.iter_mut().zip(maybe) {
                     *a = Some(m);
                 }
@@ -658,7 +650,7 @@ impl Table {
         &self,
         f: &PartitionedFilter,
         keys: &[&[u8]],
-        hashes: &[u64],
+        hashes: &[KeyHash],
         answers: &mut [Option<bool>],
         counts: &mut ReadCounts,
     ) -> Result<()> {
@@ -672,7 +664,7 @@ impl Table {
             group_hashes.extend(group.iter().map(|&(_, i)| hashes[i]));
             let maybe = self.with_partition(f, group[0].0, counts, |filter| {
                 let mut maybe = vec![true; group_hashes.len()];
-                filter.contains_many(&group_hashes, &mut maybe);
+                filter.contains_hashes(&group_hashes, &mut maybe);
                 maybe
             })?;
             if let Some(maybe) = maybe {

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use amq::{hash_key, HashScheme};
+use amq::{hash_key, HashScheme, KeyHash};
 
 use super::partitions::{self, Cutter, Partition};
 use super::props::{PartitionsExt, Properties, ValueFilterHandle};
@@ -42,7 +42,7 @@ pub(crate) struct TableWriter {
     block_bytes: usize,
     data: BlockBuilder,
     index: BlockBuilder,
-    hashes: Vec<u64>,
+    hashes: Vec<KeyHash>,
     smallest: Option<Vec<u8>>,
     entries: u64,
     tombstones: u64,

@@ -128,7 +128,7 @@ mod tests {
     fn leaf(i: u32) -> StandardBloom {
         let mut f = StandardBloom::with_shape(128, 2).unwrap();
         for j in 0..4 {
-            f.insert(format!("t{i}-{j}").as_bytes());
+            amq::Insert::insert(&mut f, format!("t{i}-{j}").as_bytes()).unwrap();
         }
         f
     }

@@ -481,7 +481,7 @@ mod tests {
     fn leaf(i: u64) -> Arc<StandardBloom> {
         let mut f = StandardBloom::with_shape(256, 3).unwrap();
         for j in 0..3 {
-            f.insert(format!("t{i}-{j}").as_bytes());
+            amq::Insert::insert(&mut f, format!("t{i}-{j}").as_bytes()).unwrap();
         }
         Arc::new(f)
     }

@@ -169,7 +169,10 @@ impl ValueIndex {
                     }
                     self.snap.slots[slot as usize] = Some(Leaf {
                         table: t.clone(),
-                        fpr: filter.estimated_fpr(),
+                        // The FPR these bits give (a fill of `f` and `k`
+                        // probes: `f^k`), right for unions of overlapping
+                        // key sets too.
+                        fpr: filter.fill_ratio().powi(filter.num_probes() as i32),
                         filter: filter.clone(),
                     });
                     self.by_table.insert(t.number(), slot);

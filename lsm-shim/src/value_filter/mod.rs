@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use amq::{hash_key, Filter, FromBytes, StandardBloom};
+use amq::{hash_key, Filter, FromBytes, Insert, StandardBloom};
 
 pub(crate) mod options;
 
@@ -77,7 +77,8 @@ impl ValueFilterBuilder {
     pub(crate) fn add(&mut self, value: &[u8]) {
         let (bloom, terms) = (&mut self.bloom, &mut self.terms);
         self.opts.extractor.terms(value, &mut |t| {
-            bloom.insert_hash(hash_key(t));
+            // A Bloom filter's insert never fails.
+            let _ = bloom.insert_hash(hash_key(t));
             *terms += 1;
         });
     }
