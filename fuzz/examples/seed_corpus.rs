@@ -15,7 +15,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::StandardBloom => "decode_standard_bloom",
         FilterKind::BlockedBloom => "decode_blocked_bloom",
         FilterKind::CountingBloom => "decode_counting_bloom",
-        FilterKind::Cuckoo => "decode_cuckoo",
+        FilterKind::CuckooFilter => "decode_cuckoo",
         FilterKind::Xor8 => "decode_xor8",
         FilterKind::Xor16 => "decode_xor16",
         FilterKind::BinaryFuse8 => "decode_binary_fuse8",

@@ -2,5 +2,5 @@
 #![no_main]
 libfuzzer_sys::fuzz_target!(|data: &[u8]| amq_fuzz::decode::decode::<amq::CuckooFilter>(
     data,
-    Some(amq::FilterKind::Cuckoo)
+    Some(amq::FilterKind::CuckooFilter)
 ));
