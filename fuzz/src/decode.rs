@@ -61,7 +61,11 @@ pub fn check_decoded(f: &dyn Filter, bytes: &[u8]) {
     } else {
         // An older version re-encodes in the current one, to the same filter.
         let back = amq::AnyFilter::from_bytes(&again).expect("re-encoded bytes decode");
-        assert_eq!(back.to_bytes(), again, "re-encoding an older version is not stable");
+        assert_eq!(
+            back.to_bytes(),
+            again,
+            "re-encoding an older version is not stable"
+        );
     }
     let probes: Vec<KeyHash> = (0..64u64).map(amq::hash_u64).collect();
     let mut out = vec![false; probes.len()];

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use amq::{FilterKind, FilterSizing};
 use amq_lsm::env::{Env, FaultEnv};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Recovery, SyncMode, TieredOptions};
+use amq_lsm::{
+    CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Recovery, SyncMode, TieredOptions,
+};
 use arbitrary::Arbitrary;
 
 const DIR: &str = "/db";
@@ -18,11 +20,24 @@ fn key(i: u32) -> Vec<u8> {
 
 fn options(env: &Arc<FaultEnv>, policy: FilterPolicy, tiered: bool) -> Options {
     let env: Arc<dyn Env> = env.clone();
-    Options::default().env(env).filter_policy(policy).compaction(if tiered {
+    Options::default()
+        .env(env)
+        .filter_policy(policy)
+        .compaction(if tiered {
             CompactionStyle::Tiered(TieredOptions::default().runs_per_level(3).max_levels(4))
         } else {
-            CompactionStyle::Leveled(LeveledOptions::default().l0_trigger(3).base_level_bytes(4 << 10).size_ratio(3).max_levels(4))
-        }).memtable_bytes(1000).block_bytes(128).table_bytes(1024).sync(SyncMode::EveryWrite)
+            CompactionStyle::Leveled(
+                LeveledOptions::default()
+                    .l0_trigger(3)
+                    .base_level_bytes(4 << 10)
+                    .size_ratio(3)
+                    .max_levels(4),
+            )
+        })
+        .memtable_bytes(1000)
+        .block_bytes(128)
+        .table_bytes(1024)
+        .sync(SyncMode::EveryWrite)
 }
 
 /// Which file of the store to damage.
@@ -157,7 +172,11 @@ pub fn db_ops(input: DbInput) {
     };
     let env = Arc::new(FaultEnv::new());
     let opts = options(&env, policy, input.tiered);
-    let opts = if input.partitioned { partitioned(opts) } else { opts };
+    let opts = if input.partitioned {
+        partitioned(opts)
+    } else {
+        opts
+    };
     let mut db = Db::open(DIR, opts.clone()).expect("a new store opens");
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in input.ops.into_iter().take(300) {

@@ -192,7 +192,10 @@ fn multiset_ops<F: Remove + FromBytes>(input: DynInput, mut f: F, may_fill: bool
 
 pub fn counting_bloom(input: DynInput) {
     let bits_per_key = 4.0 * (f64::from(input.bits % 16) + 0.5);
-    match CountingBloom::new(usize::from(input.expected).max(1), FilterSizing::BitsPerKey(bits_per_key)) {
+    match CountingBloom::new(
+        usize::from(input.expected).max(1),
+        FilterSizing::BitsPerKey(bits_per_key),
+    ) {
         Ok(f) => multiset_ops(input, f, false),
         Err(e) => assert_documented(&e),
     }

@@ -10,8 +10,8 @@
 //! single and batched queries alike, and its own bytes read back to the same
 //! bits.
 
-use amq::parquet::ParquetHeader;
 use amq::hash::ParquetHash;
+use amq::parquet::ParquetHeader;
 use amq::{Error, FormatError, ParquetBloom};
 
 use crate::alloc::peak_during;

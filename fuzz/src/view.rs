@@ -21,7 +21,11 @@ fn query(v: &FilterView<'_>, probes: &[KeyHash]) -> Vec<bool> {
     v.contains_hashes(probes, &mut out);
     for (&h, &o) in probes.iter().zip(&out) {
         v.prefetch_hash(h);
-        assert_eq!(v.contains_hash(h), o, "contains_hashes disagrees with contains_hash");
+        assert_eq!(
+            v.contains_hash(h),
+            o,
+            "contains_hashes disagrees with contains_hash"
+        );
         assert_eq!(v.contains_prepared(&mut PreparedHash::new(h)), o);
     }
     assert!((0.0..=1.0).contains(&v.expected_fpr()));

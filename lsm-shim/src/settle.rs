@@ -225,9 +225,7 @@ mod tests {
             amq::Insert::insert_hash(&mut bloom, amq::hash_u64(i)).unwrap();
         }
         let f = Arc::new(AnyFilter::BlockedBloom(bloom));
-        let expected: Vec<bool> = (0..400u64)
-            .map(|i| f.contains_hash(amq::hash_u64(i)))
-            .collect();
+        let expected: Vec<bool> = (0..400u64).map(|i| f.contains_hash(amq::hash_u64(i))).collect();
         let s = FilterSettles::new(0, u128::MAX, Some(f));
         let moved = vec![s.clone(), s];
         let first = moved[0].clone();
