@@ -105,11 +105,8 @@ pub use value::{
 };
 
 /// The README's examples (amq's and amq-lsm's), compiled and run as doc tests
-/// here, where both crates are in scope. Off (`cfg(any())` is never set)
-/// while README's amq-lsm example still builds `Options` with a struct
-/// literal, which `#[non_exhaustive]` refuses outside this crate: turn it
-/// back on (`#[cfg(doctest)]`) once README uses the setters.
-#[cfg(any())]
+/// here, where both crates are in scope.
+#[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
