@@ -61,8 +61,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The file formats are in `docs/lsm-format.md`; the design and the measured
-//! results in `docs/lsm.md`.
+//! The file formats are in `docs/lsm-format.md`; the design in
+//! `docs/lsm.md`; the measured results in `docs/results-lsm.md`.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

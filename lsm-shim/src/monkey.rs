@@ -264,7 +264,7 @@ pub struct Built {
 /// the new tables alone starves small level-0 flushes and flattens the
 /// FPRs to a uniform policy's). The drift is paid down as tables are
 /// rewritten; what remains on a growing tree is measured in the crate's
-/// Monkey tests and `docs/lsm.md`.
+/// Monkey tests and `docs/results-lsm.md`.
 pub fn bits_for_new_tables(
     kind: FilterKind,
     bits_per_key: f64,

@@ -298,7 +298,7 @@ impl Table {
     /// probed many times and read once, and a decoded filter answers with
     /// no header parse and with its SIMD kernel on aligned blocks, where a
     /// view over cached bytes parses the header on every probe and runs the
-    /// portable kernel (measured: `docs/lsm.md`, "Partitioned filters").
+    /// portable kernel (measured: `docs/results-lsm.md`, "Partitioned filters").
     /// The copy that decoding makes is paid once per cache miss, beside a
     /// file read; without a cache the view spares it.
     fn with_partition<R>(
