@@ -32,16 +32,21 @@
 //! system keeps them apart: a Parquet hash cannot probe an amq filter, nor
 //! an amq hash a Parquet filter.
 //!
-//! Other entries than whole keys (a key's prefix, say) are hashed with a
-//! seed of their own into a [`KeyHash`] too, so that one filter can hold
-//! several kinds of entry without an entry of one kind answering for an
-//! equal byte string of another.
+//! Other entries than whole keys are hashed with a seed of their own into a
+//! [`KeyHash`] too: a key's prefix through [`hash_prefix`]. One filter can
+//! then hold several kinds of entry without an entry of one kind answering
+//! for an equal byte string of another.
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Seed of the key hash: the ASCII bytes `"amq-key\0"` read as a little-endian
 /// `u64`. Changing it changes the on-disk format (see [`HashScheme`]).
 pub const KEY_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-key\0");
+
+/// Seed of the prefix hash ([`hash_prefix`]): the ASCII bytes `"amq-pfx\0"`
+/// read as a little-endian `u64`, so a prefix and a whole key of the same
+/// bytes hash apart. Changing it changes the on-disk format.
+pub const PREFIX_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-pfx\0");
 
 /// The 64-bit hash of a key that every amq filter is driven by.
 ///
@@ -135,6 +140,22 @@ impl From<KeyHash> for u64 {
 #[inline]
 pub fn hash_key(key: &[u8]) -> KeyHash {
     KeyHash(xxh3_64_with_seed(key, KEY_HASH_SEED))
+}
+
+/// Hashes a key *prefix* into a [`KeyHash`], apart from whole keys: xxh3-64
+/// with seed [`PREFIX_HASH_SEED`], so `hash_prefix(p)` and `hash_key(p)`
+/// differ even for equal bytes, and one filter can hold both the keys of a
+/// table and their prefixes ([`PrefixExtractor`](crate::prefix::PrefixExtractor))
+/// without a prefix answering for an equal whole key, or the reverse.
+///
+/// ```
+/// use amq::{hash_key, hash_prefix};
+/// assert_ne!(hash_prefix(b"user:42:"), hash_key(b"user:42:"));
+/// assert_eq!(hash_prefix(b"user:42:"), hash_prefix(b"user:42:"));
+/// ```
+#[inline]
+pub fn hash_prefix(prefix: &[u8]) -> KeyHash {
+    KeyHash(xxh3_64_with_seed(prefix, PREFIX_HASH_SEED))
 }
 
 /// Hashes an integer key into a [`KeyHash`]: the same value as
@@ -350,6 +371,22 @@ mod tests {
         0xf5c0_71ca_412b_b9d5,
         0x7c96_6f2d_dd8c_dbbe,
     ];
+
+    /// Pins the prefix hash (part of the on-disk meaning of every filter
+    /// that holds prefixes), and that it is apart from the key hash.
+    #[test]
+    fn golden_prefix_hashes() {
+        assert_eq!(PREFIX_HASH_SEED, u64::from_le_bytes(*b"amq-pfx\0"));
+        assert_eq!(hash_prefix(b"").get(), xxh3_64_with_seed(b"", PREFIX_HASH_SEED));
+        assert_eq!(hash_prefix(b"user:").get(), GOLDEN_PREFIX);
+        for p in [&b""[..], b"a", b"user:", &[0u8; 64]] {
+            assert_ne!(hash_prefix(p), hash_key(p));
+        }
+    }
+
+    /// Cross-checked against the reference xxh3 (Python
+    /// `xxhash.xxh3_64_intdigest(b"user:", seed)`).
+    const GOLDEN_PREFIX: u64 = 0x0ba6_6d0c_e593_a3c9;
 
     #[test]
     fn golden_remix() {

@@ -103,6 +103,7 @@ pub mod math;
 pub mod parquet;
 pub mod plan;
 mod prefetch;
+pub mod prefix;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -119,9 +120,10 @@ pub use bloom::{BlockedBlocks, BlockedBloom, BlockedProbe, CountingBloom, Prepar
 pub use cuckoo::CuckooFilter;
 pub use error::{Error, FormatError};
 pub use filter::{Filter, FromBytes, Insert, Remove, StaticFilter};
-pub use hash::{hash_key, hash_u64, HashScheme, KeyHash};
+pub use hash::{hash_key, hash_prefix, hash_u64, HashScheme, KeyHash};
 pub use kind::FilterKind;
 pub use parquet::ParquetBloom;
+pub use prefix::{CappedPrefix, DelimitedPrefix, ExtractorId, FixedPrefix, PrefixExtractor};
 pub use ribbon::{Ribbon, RibbonParams};
 pub use sizing::FilterSizing;
 pub use view::FilterView;

@@ -25,11 +25,16 @@ fn dedup_pre_check_over_sequential_ids() {
         seen.insert_hash(h).unwrap();
     }
     // While filling, the FPR climbs from 0 to 1%: about 0.3% on average.
-    assert!(new_but_maybe_seen < n / 100, "{new_but_maybe_seen} new ids flagged");
+    assert!(
+        new_but_maybe_seen < n / 100,
+        "{new_but_maybe_seen} new ids flagged"
+    );
     // Every repeat is flagged.
     assert!((0..n).all(|id| seen.contains_hash(hash_u64(id))));
     // Absent ids once full: about 1% false positives.
-    let fp = (n..n + 100_000).filter(|&id| seen.contains_hash(hash_u64(id))).count();
+    let fp = (n..n + 100_000)
+        .filter(|&id| seen.contains_hash(hash_u64(id)))
+        .count();
     assert!((500..1_500).contains(&fp), "{fp} of 100,000 absent ids");
 }
 
@@ -37,7 +42,11 @@ fn dedup_pre_check_over_sequential_ids() {
 /// key is found afterwards, and the count is exact.
 #[test]
 fn concurrent_inserts_from_four_threads() {
-    let plan = Planner::for_keys(40_000).fpr(0.01).concurrent_inserts(true).plan().unwrap();
+    let plan = Planner::for_keys(40_000)
+        .fpr(0.01)
+        .concurrent_inserts(true)
+        .plan()
+        .unwrap();
     let f: AtomicBlockedBloom = plan.new_concurrent_filter().unwrap();
     std::thread::scope(|s| {
         for t in 0..4u64 {
@@ -51,7 +60,9 @@ fn concurrent_inserts_from_four_threads() {
     });
     assert_eq!(f.num_keys(), 40_000);
     assert!((0..40_000u64).all(|i| f.contains_hash(hash_u64(i))));
-    let fp = (1u64 << 40..(1 << 40) + 100_000).filter(|&i| f.contains_hash(hash_u64(i))).count();
+    let fp = (1u64 << 40..(1 << 40) + 100_000)
+        .filter(|&i| f.contains_hash(hash_u64(i)))
+        .count();
     assert!(fp < 1_500, "{fp}");
 }
 
@@ -69,7 +80,10 @@ fn cuckoo_with_deletes() {
         live.remove(&session(i)).unwrap();
     }
     assert!((1..10_000).step_by(2).all(|i| live.contains(&session(i))));
-    let still = (0..10_000).step_by(2).filter(|&i| live.contains(&session(i))).count();
+    let still = (0..10_000)
+        .step_by(2)
+        .filter(|&i| live.contains(&session(i)))
+        .count();
     assert!(still < 100, "{still} removed sessions still answer yes");
     assert_eq!(live.remove(b"never-inserted"), Err(Error::NotPresent));
 

@@ -116,6 +116,7 @@ pub enum Priority {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Planner {
     keys: usize,
+    prefixes: usize,
     fpr: Option<f64>,
     budget: Option<Budget>,
     inserts_after_build: bool,
@@ -137,6 +138,7 @@ impl Planner {
     pub fn for_keys(keys: usize) -> Self {
         Planner {
             keys,
+            prefixes: 0,
             fpr: None,
             budget: None,
             inserts_after_build: false,
@@ -145,6 +147,30 @@ impl Planner {
             concurrent_inserts: false,
             priority: Priority::Space,
         }
+    }
+
+    /// Distinct key prefixes the filter holds beside the keys (default 0):
+    /// a filter of keys and their prefixes
+    /// ([`PrefixExtractor`](crate::PrefixExtractor)) holds `keys + prefixes`
+    /// entries, and is sized for them; a filter of prefixes alone is planned
+    /// with `for_keys(0).prefixes(m)`. Bits per key, budgets per key and
+    /// [`Plan::keys`] then count entries.
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// let keys_only = Planner::for_keys(100_000).fpr(0.01).plan()?;
+    /// let with_prefixes = Planner::for_keys(100_000).prefixes(5_000).fpr(0.01).plan()?;
+    /// assert_eq!(with_prefixes.keys(), 105_000);
+    /// assert!(with_prefixes.size_in_bytes() > keys_only.size_in_bytes());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn prefixes(self, prefixes: usize) -> Self {
+        Planner { prefixes, ..self }
+    }
+
+    /// The entries the filter holds: keys and prefixes.
+    pub(crate) fn entries(&self) -> usize {
+        self.keys.saturating_add(self.prefixes)
     }
 
     /// The target false-positive rate, in `(0, 1)`.
@@ -231,9 +257,9 @@ impl Planner {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn rank(&self) -> Result<Ranking, Error> {
-        let n = self.keys;
+        let n = self.entries();
         if n == 0 {
-            return Err(invalid("keys", "must be at least 1"));
+            return Err(invalid("keys", "must be at least 1 (keys and prefixes together)"));
         }
         if let Some(p) = self.fpr {
             if !(p > 0.0 && p < 1.0) {
@@ -445,7 +471,8 @@ impl Plan {
         self.sizing
     }
 
-    /// The number of keys it was planned for.
+    /// The number of entries it was planned for: keys, and prefixes if the
+    /// planner was given any ([`Planner::prefixes`]).
     pub fn keys(&self) -> usize {
         self.keys
     }

@@ -54,7 +54,7 @@ impl Planner {
             t.concurrent || !self.concurrent_inserts,
             "no concurrent inserts (only the blocked Bloom filter has them)",
         )?;
-        let n = self.keys;
+        let n = self.entries();
         let sized = |sizing: FilterSizing| shape_of(n, sizing.validate()?);
         let (sizing, shape) = match goal {
             Goal::Fpr(p, budget) => {

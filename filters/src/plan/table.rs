@@ -10,6 +10,9 @@ impl fmt::Display for Ranking {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = &self.planner;
         write!(f, "{} keys", Thousands(p.keys as u64))?;
+        if p.prefixes > 0 {
+            write!(f, " + {} prefixes", Thousands(p.prefixes as u64))?;
+        }
         if let Some(fpr) = p.fpr {
             write!(f, ", target FPR {}", Percent(fpr))?;
         }
