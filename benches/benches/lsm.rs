@@ -14,7 +14,7 @@
 
 use std::hint::black_box;
 
-use amq::{hash_key, Filter, FilterSizing};
+use amq::{hash_key, Filter, FilterSizing, KeyHash};
 use amq_bench::groups;
 use amq_bench::lsm::{KeyShape, OverlappingStore, KEYS_PER_TABLE, SHARING_KINDS, TABLE_COUNTS};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -38,7 +38,7 @@ fn hash_sharing(c: &mut Criterion) {
                 OverlappingStore::new(kind, FilterSizing::Fpr(0.01), shape, k, max).expect("open the store");
             let filters = store.table_filters().expect("build the tables' filters");
             let misses = store.clean_miss_keys(PROBES, &filters);
-            let hashes: Vec<u64> = misses.iter().map(|m| hash_key(m)).collect();
+            let hashes: Vec<KeyHash> = misses.iter().map(|m| hash_key(m)).collect();
             let filter = &filters[0];
             let mut g = c.benchmark_group(format!("lsm_hash_sharing/{kind:?}-{}B", shape.bytes()));
             let mut i = 0usize;

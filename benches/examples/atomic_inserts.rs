@@ -11,7 +11,7 @@ use std::sync::Barrier;
 use std::thread;
 use std::time::Instant;
 
-use amq::AtomicBlockedBloom;
+use amq::{AtomicBlockedBloom, FilterSizing, KeyHash};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -19,14 +19,14 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(7);
     // A small filter (64 KiB, in L2) so memory latency does not hide the
     // cache-line traffic on the shared fields.
-    let hashes: Vec<u64> = (0..n)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i >> 7))
+    let hashes: Vec<KeyHash> = (0..n)
+        .map(|i| KeyHash::from_well_mixed(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i >> 7)))
         .collect();
     let mut one = Vec::new();
     let mut two = Vec::new();
     for _ in 0..rounds {
         for threads in [1usize, 2] {
-            let f = AtomicBlockedBloom::with_bits_per_key(50_000, 10.0).expect("filter");
+            let f = AtomicBlockedBloom::new(50_000, FilterSizing::BitsPerKey(10.0)).expect("filter");
             let barrier = Barrier::new(threads);
             let per = hashes.len() / threads;
             let start = Instant::now();
@@ -36,7 +36,7 @@ fn main() {
                     s.spawn(move || {
                         barrier.wait();
                         for &h in chunk {
-                            f.insert_hash(h);
+                            f.insert_hash(h).expect("a Bloom filter takes every insert");
                         }
                     });
                 }

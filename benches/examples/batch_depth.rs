@@ -1,5 +1,5 @@
 //! Batch depth at scale: one filter kind built over N keys (100M by default),
-//! then `contains_hash` one key at a time (single) against `contains_many`
+//! then `contains_hash` one key at a time (single) against `contains_hashes`
 //! (batch) in alternating rounds, beside two schemes written with the public
 //! API: the batch as it was before the pipeline (prefetch a group of 32
 //! keys with `prefetch_hash`, then answer them with `contains_hash`) and,
@@ -26,22 +26,23 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use amq::{BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Filter};
-use amq::{StandardBloom, Xor16, Xor8};
+use amq::{FilterSizing, Insert, KeyHash, StandardBloom, Xor16, Xor8};
+use amq_bench::adapters::hashes;
 use amq_bench::keys::KeySet;
 use amq_bench::report::median;
 
 const QUERIES: usize = 1_000_000;
 
-fn single<F: Filter>(f: &F, hashes: &[u64]) -> usize {
+fn single<F: Filter>(f: &F, hashes: &[KeyHash]) -> usize {
     hashes.iter().filter(|&&h| f.contains_hash(h)).count()
 }
 
-fn batch<F: Filter>(f: &F, hashes: &[u64]) -> usize {
+fn batch<F: Filter>(f: &F, hashes: &[KeyHash]) -> usize {
     let mut out = [false; 1000];
     hashes
         .chunks(1000)
         .map(|c| {
-            f.contains_many(c, &mut out[..c.len()]);
+            f.contains_hashes(c, &mut out[..c.len()]);
             out[..c.len()].iter().filter(|&&o| o).count()
         })
         .sum()
@@ -49,7 +50,7 @@ fn batch<F: Filter>(f: &F, hashes: &[u64]) -> usize {
 
 /// The batch scheme before the pipeline, through the public API: prefetch
 /// all 32 keys of a group (`prefetch_hash`), then answer them.
-fn groups_of_32<F: Filter>(f: &F, hashes: &[u64]) -> usize {
+fn groups_of_32<F: Filter>(f: &F, hashes: &[KeyHash]) -> usize {
     hashes
         .chunks(32)
         .map(|c| {
@@ -59,7 +60,7 @@ fn groups_of_32<F: Filter>(f: &F, hashes: &[u64]) -> usize {
         .sum()
 }
 
-fn rolling<F: Filter>(f: &F, hashes: &[u64], d: usize) -> usize {
+fn rolling<F: Filter>(f: &F, hashes: &[KeyHash], d: usize) -> usize {
     let mut hits = 0;
     for (i, &h) in hashes.iter().enumerate() {
         if let Some(&ahead) = hashes.get(i + d) {
@@ -89,7 +90,7 @@ fn time(f: impl FnOnce() -> usize) -> f64 {
     start.elapsed().as_nanos() as f64 / QUERIES as f64
 }
 
-fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[usize]) {
+fn run<F: Filter>(name: &str, f: &F, misses: &[KeyHash], rounds: usize, depths: &[usize]) {
     let variants = 3 + depths.len();
     let mut t: Vec<Vec<f64>> = vec![Vec::new(); variants];
     let expect = single(f, misses);
@@ -147,7 +148,7 @@ fn run<F: Filter>(name: &str, f: &F, misses: &[u64], rounds: usize, depths: &[us
         median(&mut r)
     };
     println!(
-        "{name}: {} MiB; single {:.1} ns; contains_many {:.1} ns ({:.2}×)",
+        "{name}: {} MiB; single {:.1} ns; contains_hashes {:.1} ns ({:.2}×)",
         f.size_in_bytes() >> 20,
         median(&mut t[0].clone()),
         median(&mut t[1].clone()),
@@ -237,8 +238,10 @@ fn before_contains_hash(f: &StandardBloom, hash: u64) -> bool {
 /// amq's query as it was before (`before_contains_hash`).
 fn against_fastbloom(keys: &KeySet, rounds: usize) {
     let n = keys.present.len();
-    let mut ours = StandardBloom::with_bits_per_key(n, 10.0).unwrap();
-    keys.present.iter().for_each(|&k| ours.insert_hash(k));
+    let mut ours = StandardBloom::new(n, FilterSizing::BitsPerKey(10.0)).unwrap();
+    hashes(&keys.present)
+        .iter()
+        .for_each(|&k| ours.insert_hash(k).unwrap());
     let mut theirs = fastbloom::BloomFilter::with_num_bits((n * 10).max(64)).expected_items(n);
     keys.present.iter().for_each(|&k| {
         theirs.insert_hash(k);
@@ -252,7 +255,7 @@ fn against_fastbloom(keys: &KeySet, rounds: usize) {
     if let Ok(side) = std::env::var("AMQ_SIDE") {
         let found: usize = (0..rounds)
             .map(|_| match side.as_str() {
-                "amq" => misses.iter().filter(|&&h| ours.contains_hash(h)).count(),
+                "amq" => hashes(misses).iter().filter(|&&h| ours.contains_hash(h)).count(),
                 _ => misses.iter().filter(|&&h| theirs.contains_hash(h)).count(),
             })
             .sum();
@@ -265,7 +268,7 @@ fn against_fastbloom(keys: &KeySet, rounds: usize) {
             let v = (round + j) % 6;
             let qs = if v % 2 == 0 { misses } else { &hits[..] };
             t[v].push(time(|| match v / 2 {
-                0 => qs.iter().filter(|&&h| ours.contains_hash(h)).count(),
+                0 => hashes(qs).iter().filter(|&&h| ours.contains_hash(h)).count(),
                 1 => qs.iter().filter(|&&h| theirs.contains_hash(h)).count(),
                 _ => qs.iter().filter(|&&h| before_contains_hash(&ours, h)).count(),
             }));
@@ -306,6 +309,8 @@ fn main() {
     amq::huge_pages::set_enabled(huge);
     let keys = KeySet::new(n, QUERIES);
     let misses = &keys.absent[..];
+    let miss_hashes = hashes(misses);
+    let present = hashes(&keys.present);
     let t0 = Instant::now();
     macro_rules! go {
         ($f:expr) => {{
@@ -315,7 +320,7 @@ fn main() {
                 t0.elapsed().as_secs_f64(),
                 anon_huge_mib()
             );
-            run(&kind, &f, misses, rounds, &depths);
+            run(&kind, &f, miss_hashes, rounds, &depths);
         }};
     }
     if let Ok(h) = std::env::var("AMQ_HINT") {
@@ -328,30 +333,30 @@ fn main() {
         return against_fastbloom(&keys, rounds);
     }
     match kind.as_str() {
-        "BinaryFuse8" => go!(BinaryFuse8::build(&keys.present).unwrap()),
-        "BinaryFuse16" => go!(BinaryFuse16::build(&keys.present).unwrap()),
-        "BinaryFuse32" => go!(BinaryFuse32::build(&keys.present).unwrap()),
-        "Xor8" => go!(Xor8::build(&keys.present).unwrap()),
-        "Xor16" => go!(Xor16::build(&keys.present).unwrap()),
+        "BinaryFuse8" => go!(BinaryFuse8::build(present).unwrap()),
+        "BinaryFuse16" => go!(BinaryFuse16::build(present).unwrap()),
+        "BinaryFuse32" => go!(BinaryFuse32::build(present).unwrap()),
+        "Xor8" => go!(Xor8::build(present).unwrap()),
+        "Xor16" => go!(Xor16::build(present).unwrap()),
         "Cuckoo8" | "Cuckoo12" | "Cuckoo16" => {
             let bits: u32 = kind[6..].parse().unwrap();
             let mut f = CuckooFilter::with_fingerprint_bits(n, bits).unwrap();
-            keys.present.iter().for_each(|&k| f.insert_hash(k).unwrap());
+            present.iter().for_each(|&k| f.insert_hash(k).unwrap());
             go!(f)
         }
         "StandardBloom" => {
-            let mut f = StandardBloom::with_bits_per_key(n, 10.0).unwrap();
-            keys.present.iter().for_each(|&k| f.insert_hash(k));
+            let mut f = StandardBloom::new(n, FilterSizing::BitsPerKey(10.0)).unwrap();
+            present.iter().for_each(|&k| f.insert_hash(k).unwrap());
             go!(f)
         }
         "CountingBloom" => {
-            let mut f = CountingBloom::with_fpr(n, 0.01).unwrap();
-            keys.present.iter().for_each(|&k| f.insert_hash(k));
+            let mut f = CountingBloom::new(n, FilterSizing::Fpr(0.01)).unwrap();
+            present.iter().for_each(|&k| f.insert_hash(k).unwrap());
             go!(f)
         }
         "BlockedBloom" => {
-            let mut f = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
-            f.insert_many(&keys.present);
+            let mut f = BlockedBloom::new(n, FilterSizing::BitsPerKey(10.0)).unwrap();
+            f.insert_hashes(present).unwrap();
             go!(f)
         }
         other => panic!("unknown kind {other}"),

@@ -7,13 +7,14 @@
 //! so its pages are mapped; each round then times one pass inserting all `n`
 //! keys again (the same work per key as the first pass: the block is read,
 //! ORed and written) through amq's `insert_hash` loop, amq's batched
-//! `insert_many`, and `sbbf-rs`'s `insert` loop, in an order rotating from
+//! `insert_hashes`, and `sbbf-rs`'s `insert` loop, in an order rotating from
 //! round to round. Figures: medians over rounds of ns per key and of the
 //! per-round ratio to `sbbf-rs`.
 
 use std::hint::black_box;
 
-use amq::BlockedBloom;
+use amq::{BlockedBloom, Filter, FilterSizing, Insert, KeyHash};
+use amq_bench::adapters::hashes;
 use amq_bench::adapters::sbbf::SplitBlockBloom;
 use amq_bench::keys::KeySet;
 use amq_bench::report::median;
@@ -31,11 +32,12 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(21);
     let keys = KeySet::new(n, 0).present;
-    let mut single = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
+    let hs: &[KeyHash] = hashes(&keys);
+    let mut single = BlockedBloom::new(n, FilterSizing::BitsPerKey(10.0)).unwrap();
     let mut batched = single.clone();
     let mut peer = SplitBlockBloom::with_bits_per_key(n, 10.0);
-    keys.iter().for_each(|&k| single.insert_hash(k));
-    batched.insert_many(&keys);
+    hs.iter().for_each(|&k| single.insert_hash(k).unwrap());
+    batched.insert_hashes(hs).unwrap();
     keys.iter().for_each(|&k| peer.insert(k));
     assert_eq!(single, batched);
     let mut t = [Vec::new(), Vec::new(), Vec::new()];
@@ -43,16 +45,17 @@ fn main() {
         for i in 0..3 {
             match (round + i) % 3 {
                 0 => t[0].push(time(n, || {
-                    keys.iter().for_each(|&k| single.insert_hash(black_box(k)))
+                    hs.iter().for_each(|&k| single.insert_hash(black_box(k)).unwrap())
                 })),
-                1 => t[1].push(time(n, || batched.insert_many(black_box(&keys)))),
+                1 => t[1].push(time(n, || batched.insert_hashes(black_box(hs)).unwrap())),
                 _ => t[2].push(time(n, || keys.iter().for_each(|&k| peer.insert(black_box(k))))),
             }
         }
     }
     assert!(keys
         .iter()
-        .all(|&k| single.contains_hash(k) && batched.contains_hash(k) && peer.contains(k)));
+        .zip(hs)
+        .all(|(&k, &h)| single.contains_hash(h) && batched.contains_hash(h) && peer.contains(k)));
     println!(
         "n = {n}, {rounds} rounds, kernel {} / sbbf-rs {}; medians of ns per insert (ratio: median of per-round ratios)",
         single.query_kernel(),
@@ -62,7 +65,7 @@ fn main() {
     println!("|---|--:|--:|");
     let names = [
         "amq-BlockedBloom insert_hash",
-        "amq-BlockedBloom insert_many",
+        "amq-BlockedBloom insert_hashes",
         "sbbf-rs insert",
     ];
     for f in 0..3 {

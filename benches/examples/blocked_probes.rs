@@ -9,7 +9,7 @@
 //! of each and the best k.
 
 use amq::hash::remix;
-use amq::{math, BlockedBloom, Filter};
+use amq::{math, BlockedBloom, Filter, Insert, KeyHash};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -22,16 +22,20 @@ fn main() {
     );
     for tenths in (20..=240).step_by(5) {
         let bpk = tenths as f64 / 10.0;
-        let default_k = amq::bloom_blocked_probes(bpk);
+        let default_k = amq::bloom::blocked_probes_for_bits_per_key(bpk);
         let mut best = (f64::MAX, 0);
         let lo = default_k.saturating_sub(2).max(1);
         for k in lo..=default_k + 2 {
-            let f = BlockedBloom::with_bits_per_key_and_probes(n, bpk, k).expect("params");
-            let mut f = f;
+            // ⌈n · bits/key⌉ bits in whole 512-bit blocks, as
+            // `BlockedBloom::new(n, FilterSizing::BitsPerKey(bpk))` sizes it.
+            let blocks = ((n as f64 * bpk).ceil() as usize).div_ceil(512);
+            let mut f = BlockedBloom::with_shape(blocks, k).expect("params");
             for i in 0..n as u64 {
-                f.insert_hash(remix(i, 1));
+                f.insert_hash(KeyHash::from_well_mixed(remix(i, 1))).unwrap();
             }
-            let fp = (0..absent).filter(|&i| f.contains_hash(remix(i, 2))).count();
+            let fp = (0..absent)
+                .filter(|&i| f.contains_hash(KeyHash::from_well_mixed(remix(i, 2))))
+                .count();
             let measured = fp as f64 / absent as f64;
             let formula = math::blocked_bloom_fpr(f.num_blocks() as u64 * 512, 512, k, n as u64);
             let mark = if k == default_k { "*" } else { "" };

@@ -9,7 +9,7 @@
 //! (defaults: 1,000,000, 100, and all of 8, 12, 16).
 
 use amq::hash::remix;
-use amq::{CuckooFilter, Filter};
+use amq::{CuckooFilter, Filter, Insert, KeyHash};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -28,7 +28,7 @@ fn main() {
             let mut f = CuckooFilter::with_fingerprint_bits(capacity, bits).expect("valid parameters");
             let seed = 1_000 * bits as u64 + run;
             let mut i = 0;
-            while f.insert_hash(remix(i, seed)).is_ok() {
+            while f.insert_hash(KeyHash::from_well_mixed(remix(i, seed))).is_ok() {
                 i += 1;
             }
             let in_table = f.num_keys() - 1; // the last success filled the stash

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use amq::hash::remix;
-use amq::{CuckooFilter, Filter};
+use amq::{CuckooFilter, Filter, Insert, KeyHash, Remove};
 
 fn per_key(start: Instant, n: usize) -> f64 {
     start.elapsed().as_nanos() as f64 / n as f64
@@ -20,8 +20,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(1_000_000, |a| a.parse().expect("keys"));
     let bits: u32 = args.next().map_or(12, |a| a.parse().expect("bits"));
-    let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 1)).collect();
-    let absent: Vec<u64> = (0..n as u64).map(|i| remix(i, 2)).collect();
+    let keys: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 1)))
+        .collect();
+    let absent: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 2)))
+        .collect();
     let mut best = [f64::INFINITY; 6];
     for round in 0..5 {
         let mut f = CuckooFilter::with_fingerprint_bits(n, bits).expect("parameters");
@@ -42,10 +46,10 @@ fn main() {
 
         let mut out = vec![false; n];
         let t = Instant::now();
-        f.contains_many(&keys, &mut out);
+        f.contains_hashes(&keys, &mut out);
         let batch_hit = per_key(t, n);
         let t = Instant::now();
-        f.contains_many(&absent, &mut out);
+        f.contains_hashes(&absent, &mut out);
         let batch_miss = per_key(t, n);
 
         let t = Instant::now();

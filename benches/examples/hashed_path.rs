@@ -1,6 +1,6 @@
 //! The hashed path (`Filter::contains(&[u8])`: hash the key, then probe)
 //! against the prehashed one (`contains_hash`), for every kind, and the batch
-//! forms (`contains_many` over hashes, `contains_many_keys` over keys), with
+//! forms (`contains_hashes` over hashes, `contains_keys` over keys), with
 //! `xorf`'s xor and binary fuse filters fed the same `hash_key` values as the
 //! peer (issue 13: the hashed path at most 1.2× the prehashed one).
 //!
@@ -18,7 +18,7 @@
 
 use std::hint::black_box;
 
-use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing};
+use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash};
 use amq_bench::keys::KeySet;
 use amq_bench::report::median;
 
@@ -32,16 +32,16 @@ fn time(n: usize, f: impl FnOnce() -> usize) -> f64 {
 /// The passes of one filter: prehashed, hashed, and (for ours) the two
 /// batch forms. `Option` for the forms a peer lacks.
 struct Forms<'a> {
-    prehashed: &'a Pass<'a, u64>,
+    prehashed: &'a Pass<'a, KeyHash>,
     hashed: &'a Pass<'a, u64>,
-    many: Option<&'a Pass<'a, u64>>,
+    many: Option<&'a Pass<'a, KeyHash>>,
     many_keys: Option<&'a Pass<'a, [u8; 8]>>,
 }
 
 /// One timed pass over a slice of queries; returns the keys found.
 type Pass<'a, T> = dyn Fn(&[T]) -> usize + 'a;
 
-fn measure(name: &str, forms: Forms<'_>, raw: &[u64], hashes: &[u64], bytes: &[[u8; 8]], rounds: usize) {
+fn measure(name: &str, forms: Forms<'_>, raw: &[u64], hashes: &[KeyHash], bytes: &[[u8; 8]], rounds: usize) {
     let n = raw.len();
     let mut t: [Vec<f64>; 4] = Default::default();
     for round in 0..rounds {
@@ -81,7 +81,7 @@ fn measure(name: &str, forms: Forms<'_>, raw: &[u64], hashes: &[u64], bytes: &[[
 }
 
 /// Misses among `hashes` through `contains_hash`.
-fn count_hash<F: Filter>(f: &F, hashes: &[u64]) -> usize {
+fn count_hash<F: Filter>(f: &F, hashes: &[KeyHash]) -> usize {
     hashes.iter().filter(|&&h| f.contains_hash(h)).count()
 }
 
@@ -90,12 +90,12 @@ fn count_key<F: Filter>(f: &F, raw: &[u64]) -> usize {
     raw.iter().filter(|&&k| f.contains(&k.to_le_bytes())).count()
 }
 
-fn count_many<F: Filter>(f: &F, hashes: &[u64]) -> usize {
+fn count_many<F: Filter>(f: &F, hashes: &[KeyHash]) -> usize {
     let mut out = [false; 1000];
     hashes
         .chunks(1000)
         .map(|c| {
-            f.contains_many(c, &mut out[..c.len()]);
+            f.contains_hashes(c, &mut out[..c.len()]);
             out.iter().filter(|&&o| o).count()
         })
         .sum()
@@ -109,13 +109,13 @@ fn count_many_keys<F: Filter>(f: &F, bytes: &[[u8; 8]]) -> usize {
         .map(|c| {
             refs.clear();
             refs.extend(c.iter().map(|k| &k[..]));
-            f.contains_many_keys(&refs, &mut out[..c.len()]);
+            f.contains_keys(&refs, &mut out[..c.len()]);
             out.iter().filter(|&&o| o).count()
         })
         .sum()
 }
 
-fn ours<F: Filter>(name: &str, f: &F, raw: &[u64], hashes: &[u64], bytes: &[[u8; 8]], rounds: usize) {
+fn ours<F: Filter>(name: &str, f: &F, raw: &[u64], hashes: &[KeyHash], bytes: &[[u8; 8]], rounds: usize) {
     let forms = Forms {
         prehashed: &|h| count_hash(f, h),
         hashed: &|r| count_key(f, r),
@@ -131,14 +131,16 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
     let keys = KeySet::new(n, 1_000_000);
-    let present: Vec<u64> = keys.present.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    let present: Vec<KeyHash> = keys.present.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    // The same hashes as plain `u64`s, for `xorf`.
+    let present_u64: &[u64] = bytemuck::cast_slice(&present);
     let raw = &keys.absent[..];
-    let hashes: Vec<u64> = raw.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    let hashes: Vec<KeyHash> = raw.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
     let bytes: Vec<[u8; 8]> = raw.iter().map(|k| k.to_le_bytes()).collect();
     println!(
         "n = {n}, 1M absent keys, {rounds} rounds; medians of ns per key (ratio: median of per-round ratios)"
     );
-    println!("| filter | prehashed `contains_hash` | hashed `contains` | hashed / prehashed | `contains_many` | `contains_many_keys` |");
+    println!("| filter | prehashed `contains_hash` | hashed `contains` | hashed / prehashed | `contains_hashes` | `contains_keys` |");
     println!("|---|--:|--:|--:|--:|--:|");
     // The hash alone, in the same loop shape (sum of hashes, so nothing is
     // left out), for the share of the hashed path that is the hash itself.
@@ -146,7 +148,7 @@ fn main() {
         .map(|_| {
             time(raw.len(), || {
                 raw.iter()
-                    .fold(0u64, |acc, &k| acc.wrapping_add(hash_key(&k.to_le_bytes())))
+                    .fold(0u64, |acc, &k| acc.wrapping_add(hash_key(&k.to_le_bytes()).get()))
                     as usize
             })
         })
@@ -159,7 +161,7 @@ fn main() {
         (FilterKind::StandardBloom, FilterSizing::BitsPerKey(10.0)),
         (FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)),
         (FilterKind::CountingBloom, FilterSizing::Fpr(0.01)),
-        (FilterKind::Cuckoo, FilterSizing::Fpr(0.01)),
+        (FilterKind::CuckooFilter, FilterSizing::Fpr(0.01)),
         (FilterKind::Xor8, FilterSizing::Fpr(0.01)),
         (FilterKind::Xor16, FilterSizing::Fpr(0.0001)),
         (FilterKind::BinaryFuse8, FilterSizing::Fpr(0.01)),
@@ -168,14 +170,14 @@ fn main() {
         (FilterKind::Ribbon, FilterSizing::Fpr(1.0 / 128.0)),
     ];
     for (kind, sizing) in kinds {
-        let f = AnyFilter::build(kind, sizing, &present).unwrap();
+        let f = AnyFilter::build(kind, &present, sizing).unwrap();
         assert!(present.iter().take(100_000).all(|&h| f.contains_hash(h)));
         let name = format!("amq-{kind:?}");
         match &f {
             AnyFilter::StandardBloom(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
             AnyFilter::BlockedBloom(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
             AnyFilter::CountingBloom(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
-            AnyFilter::Cuckoo(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
+            AnyFilter::CuckooFilter(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
             AnyFilter::Xor8(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
             AnyFilter::Xor16(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
             AnyFilter::BinaryFuse8(x) => ours(&name, x, raw, &hashes, &bytes, rounds),
@@ -187,12 +189,12 @@ fn main() {
         drop(f);
         if kind == FilterKind::Xor8 {
             use xorf::Filter as _;
-            let x = xorf::Xor8::from(&present[..]);
+            let x = xorf::Xor8::from(present_u64);
             let forms = Forms {
-                prehashed: &|h| h.iter().filter(|&&h| x.contains(&h)).count(),
+                prehashed: &|h| h.iter().filter(|&&h| x.contains(&h.get())).count(),
                 hashed: &|r| {
                     r.iter()
-                        .filter(|&&k| x.contains(&hash_key(&k.to_le_bytes())))
+                        .filter(|&&k| x.contains(&hash_key(&k.to_le_bytes()).get()))
                         .count()
                 },
                 many: None,
@@ -202,12 +204,12 @@ fn main() {
         }
         if kind == FilterKind::BinaryFuse8 {
             use xorf::Filter as _;
-            let x = xorf::BinaryFuse8::try_from(&present[..]).unwrap();
+            let x = xorf::BinaryFuse8::try_from(present_u64).unwrap();
             let forms = Forms {
-                prehashed: &|h| h.iter().filter(|&&h| x.contains(&h)).count(),
+                prehashed: &|h| h.iter().filter(|&&h| x.contains(&h.get())).count(),
                 hashed: &|r| {
                     r.iter()
-                        .filter(|&&k| x.contains(&hash_key(&k.to_le_bytes())))
+                        .filter(|&&k| x.contains(&hash_key(&k.to_le_bytes()).get()))
                         .count()
                 },
                 many: None,

@@ -5,14 +5,15 @@
 //! `cargo run --release -p amq-bench --example huge_pages -- [N] [ROUNDS]`
 //! (default 10,000,000 keys, 9 rounds; Linux). Each round times, for every
 //! filter and both page sizes in a rotating order, one pass of 1M absent
-//! keys through `contains_hash` (single) and one through `contains_many`
+//! keys through `contains_hash` (single) and one through `contains_hashes`
 //! (batch); the figures are medians of ns per key and of the per-round ratio
 //! huge / 4 KiB. The `AnonHugePages` line of `/proc/self/smaps_rollup` after
 //! each build says how much the kernel actually gave.
 
 use std::hint::black_box;
 
-use amq::{AnyFilter, Filter, FilterKind, FilterSizing};
+use amq::{AnyFilter, Filter, FilterKind, FilterSizing, KeyHash};
+use amq_bench::adapters::hashes;
 use amq_bench::keys::KeySet;
 use amq_bench::report::median;
 
@@ -35,16 +36,16 @@ fn anon_huge_mib() -> u64 {
         / 1024
 }
 
-fn single(f: &AnyFilter, hashes: &[u64]) -> usize {
+fn single(f: &AnyFilter, hashes: &[KeyHash]) -> usize {
     hashes.iter().filter(|&&h| f.contains_hash(h)).count()
 }
 
-fn batch(f: &AnyFilter, hashes: &[u64]) -> usize {
+fn batch(f: &AnyFilter, hashes: &[KeyHash]) -> usize {
     let mut out = [false; 1000];
     hashes
         .chunks(1000)
         .map(|c| {
-            f.contains_many(c, &mut out[..c.len()]);
+            f.contains_hashes(c, &mut out[..c.len()]);
             out.iter().filter(|&&o| o).count()
         })
         .sum()
@@ -55,14 +56,15 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(9);
     let keys = KeySet::new(n, 1_000_000);
-    let misses = &keys.absent[..];
+    let misses = hashes(&keys.absent);
+    let present = hashes(&keys.present);
     let kinds = [
         (FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)),
         (FilterKind::StandardBloom, FilterSizing::BitsPerKey(10.0)),
         (FilterKind::BinaryFuse8, FilterSizing::Fpr(0.01)),
         (FilterKind::Xor8, FilterSizing::Fpr(0.01)),
         (FilterKind::Ribbon, FilterSizing::Fpr(1.0 / 128.0)),
-        (FilterKind::Cuckoo, FilterSizing::Fpr(0.01)),
+        (FilterKind::CuckooFilter, FilterSizing::Fpr(0.01)),
     ];
     println!("n = {n}, 1M absent keys, {rounds} rounds; medians of ns per key (ratio: median of per-round ratios huge / 4 KiB)");
     println!("| filter | MiB | huge pages got (MiB) | single 4 KiB | single huge | ratio | batch 4 KiB | batch huge | ratio |");
@@ -70,11 +72,11 @@ fn main() {
     for (kind, sizing) in kinds {
         amq::huge_pages::set_enabled(false);
         let before = anon_huge_mib();
-        let small = AnyFilter::build(kind, sizing, &keys.present).unwrap();
+        let small = AnyFilter::build(kind, present, sizing).unwrap();
         let got_small = anon_huge_mib().saturating_sub(before);
         amq::huge_pages::set_enabled(true);
         let before = anon_huge_mib();
-        let huge = AnyFilter::build(kind, sizing, &keys.present).unwrap();
+        let huge = AnyFilter::build(kind, present, sizing).unwrap();
         let got = anon_huge_mib().saturating_sub(before);
         assert_eq!(small.to_bytes(), huge.to_bytes());
         let f = [&small, &huge];

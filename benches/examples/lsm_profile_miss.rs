@@ -5,19 +5,16 @@
 //! prepared hash) and bare walks over them: the store's inner loop without
 //! the store (its floor: a range test, then the filter asked at once); the
 //! same with blocked filters' blocks inline, with fresh copies of the
-//! filters behind `Arc`s and by value; and three pipelined forms, which
-//! locate a table's lines before answering it: prefetching `AHEAD` tables
-//! on (`Filter::prefetch_hash`, then the whole query later), a ring of
-//! `AHEAD` located sites (`AnyFilter::probe_site`, each answered `AHEAD`
-//! tables later), and batches of sixteen sites (the store's walk before
-//! `8904100`).
+//! filters behind `Arc`s and by value; and a pipelined form, which
+//! prefetches a table's lines `AHEAD` tables before answering it
+//! (`Filter::prefetch_hash`, then the whole query later).
 //!
 //! `lsm_profile_miss [tables] [short|long]` (default 64 short); `KIND=Ribbon`
 //! for Ribbon filters instead of blocked Bloom, `FPR=p` for another rate than 1%,
 //! `SPREAD=1` to decode the bare walk's filters among other allocations (as
 //! a store's tables decode theirs among their blocks) instead of one after
-//! another, `AHEAD=d` (default 4, at most 16) for the pipelined walks' depth.
-use amq::{hash_key, FilterKind, FilterSizing};
+//! another, `AHEAD=d` (default 4) for the pipelined walk's depth.
+use amq::{hash_key, FilterKind, FilterSizing, KeyHash};
 use amq_bench::lsm::{median, time_filters, time_filters_prepared, KeyShape, OverlappingStore};
 
 fn main() {
@@ -46,9 +43,9 @@ fn main() {
         })
         .fold(f64::INFINITY, f64::min);
     let keys = s.clean_miss_keys(10_000, &filters);
-    let hashes: Vec<u64> = keys.iter().map(|k| hash_key(k)).collect();
+    let hashes: Vec<KeyHash> = keys.iter().map(|k| hash_key(k)).collect();
     let (mut store, mut bare, mut one) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut walk, mut batched, mut prepared) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut walk, mut prepared) = (Vec::new(), Vec::new());
     // The walk's floor: the same filters behind `Arc`s, each beside its
     // range as the store's inner loop keeps it (`FilterSettles`: the key's
     // first eight bytes minus the range's start, compared with its span), in
@@ -91,10 +88,10 @@ fn main() {
         .iter()
         .map(|(a, b, f)| (*a, *b, (**f).clone()))
         .collect();
-    // How many tables ahead the pipelined walks locate.
+    // How many tables ahead the pipelined walk prefetches.
     let ahead: usize = std::env::var("AHEAD").map_or(4, |v| v.parse().expect("AHEAD"));
     let (mut walk_blocks, mut own, mut walk_ahead) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut walk_inline, mut walk_clone, mut walk_ring) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut walk_inline, mut walk_clone) = (Vec::new(), Vec::new());
     let mut n = 0u64;
     for _ in 0..30 {
         let t = std::time::Instant::now();
@@ -143,37 +140,6 @@ fn main() {
         walk_clone.push(time_walk(&keys, &hashes, |inside, key| {
             plain_walk(&clone_walk, inside, key)
         }));
-        // The same walk locating each table's site (and prefetching its
-        // lines) `ahead` tables before answering it: a ring of sites.
-        walk_ring.push(time_walk(&keys, &hashes, |inside, key| {
-            let mut ring: [Option<amq::ProbeSite<'_>>; 16] = [None; 16];
-            let mask = ahead.next_power_of_two().min(16) - 1;
-            let mut m = 0;
-            for (i, (from, span, f)) in bare_walk.iter().enumerate() {
-                let site = (inside.wrapping_sub(*from) < *span).then(|| f.probe_site(key));
-                if let Some(s) = std::mem::replace(&mut ring[i & mask], site) {
-                    m += usize::from(s.matches(key));
-                }
-            }
-            m + ring.iter().flatten().filter(|s| s.matches(key)).count()
-        }));
-        // The same walk with sixteen tables' lines located (and
-        // prefetched) before any is answered.
-        batched.push(time_walk(&keys, &hashes, |inside, key| {
-            let mut m = 0;
-            for chunk in bare_walk.chunks(16) {
-                let mut sites = [None; 16];
-                let mut n = 0;
-                for (from, span, f) in chunk {
-                    if inside.wrapping_sub(*from) < *span {
-                        sites[n] = Some(f.probe_site(key));
-                        n += 1;
-                    }
-                }
-                m += sites[..n].iter().flatten().filter(|s| s.matches(key)).count();
-            }
-            m
-        }));
     }
     // The fastest round as well as the median: on a shared machine the
     // minimum is the figure least disturbed by other jobs.
@@ -195,8 +161,6 @@ fn main() {
         ("bare walk, prefetching AHEAD runs on", &walk_ahead),
         ("bare walk, copies by value (headers inline)", &walk_inline),
         ("bare walk, copies behind Arc", &walk_clone),
-        ("bare walk, a ring of AHEAD sites", &walk_ring),
-        ("bare walk, batches of 16 sites", &batched),
     ] {
         println!(
             "{name}: {:.1}/table (fastest {:.1})",
@@ -234,7 +198,7 @@ fn plain_walk<F: std::borrow::Borrow<amq::AnyFilter>>(
 /// `key` the key's prepared hash; returns the walk's count of "maybe"s.
 fn time_walk(
     keys: &[Vec<u8>],
-    hashes: &[u64],
+    hashes: &[KeyHash],
     mut walk: impl FnMut(u64, &mut amq::PreparedHash) -> usize,
 ) -> f64 {
     let t0 = std::time::Instant::now();

@@ -8,7 +8,7 @@
 //! `filters/examples/ribbon_overhead64.rs`).
 
 use amq::hash::remix;
-use amq::{Ribbon, RibbonParams};
+use amq::{KeyHash, Ribbon, RibbonParams};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,8 +27,10 @@ fn main() {
         let (mut attempts, mut failed, mut gave_up) = (0u64, 0u64, 0u64);
         let mut bits = 0.0;
         for t in 0..trials {
-            let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 1000 + t)).collect();
-            match Ribbon::build(&keys, &params) {
+            let keys: Vec<KeyHash> = (0..n as u64)
+                .map(|i| KeyHash::from_well_mixed(remix(i, 1000 + t)))
+                .collect();
+            match Ribbon::build_with(&keys, &params) {
                 Ok(f) => {
                     attempts += f.attempts();
                     failed += f.attempts() - f.num_shards() as u64;

@@ -6,7 +6,7 @@
 //! two-line layout (`RibbonParams::with_two_line_layout`), and a
 //! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
-//! `contains_many` over 1,024 hashes at a time ("batch") of each, over 4M
+//! `contains_hashes` over 1,024 hashes at a time ("batch") of each, over 4M
 //! random absent hashes, and prints the median of the rounds (ns per key)
 //! with bits/key and build ns/key. Times are thread CPU time (Linux
 //! `schedstat`), so they hold on a machine shared with other jobs.
@@ -14,7 +14,7 @@
 use std::hint::black_box;
 
 use amq::hash::remix;
-use amq::{BinaryFuse8, Filter, Ribbon, RibbonParams};
+use amq::{BinaryFuse8, Filter, KeyHash, Ribbon, RibbonParams};
 
 fn cpu_seconds() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -48,17 +48,17 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn single(f: &dyn Filter, probes: &[u64]) -> f64 {
+fn single(f: &dyn Filter, probes: &[KeyHash]) -> f64 {
     let t = cpu_seconds();
     let hits = probes.iter().filter(|&&h| f.contains_hash(black_box(h))).count();
     black_box(hits);
     (cpu_seconds() - t) * 1e9 / probes.len() as f64
 }
 
-fn batch(f: &dyn Filter, probes: &[u64], out: &mut [bool]) -> f64 {
+fn batch(f: &dyn Filter, probes: &[KeyHash], out: &mut [bool]) -> f64 {
     let t = cpu_seconds();
     for (p, o) in probes.chunks(1024).zip(out.chunks_mut(1024)) {
-        f.contains_many(black_box(p), o);
+        f.contains_hashes(black_box(p), o);
     }
     black_box(&out);
     (cpu_seconds() - t) * 1e9 / probes.len() as f64
@@ -69,12 +69,16 @@ fn main() {
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100_000_000);
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     let r: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(7);
-    let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 42)).collect();
-    let probes: Vec<u64> = (0..4_000_000u64).map(|i| remix(i, 43)).collect();
+    let keys: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 42)))
+        .collect();
+    let probes: Vec<KeyHash> = (0..4_000_000u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 43)))
+        .collect();
 
     let huge_before = huge_kb();
     let t = cpu_seconds();
-    let ribbon = Ribbon::build(
+    let ribbon = Ribbon::build_with(
         &keys,
         &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout(),
     )
@@ -85,7 +89,7 @@ fn main() {
     let two_lines = RibbonParams::with_result_bits(r)
         .and_then(|p| p.with_two_line_layout())
         .ok()
-        .map(|p| Ribbon::build(&keys, &p).unwrap());
+        .map(|p| Ribbon::build_with(&keys, &p).unwrap());
     let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_two_lines = huge_kb();
     let t = cpu_seconds();

@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use amq::hash::remix;
-use amq::{Filter, Ribbon, RibbonParams};
+use amq::{Filter, FilterSizing, Insert, KeyHash, Ribbon, RibbonParams};
 
 /// CPU time of this thread in seconds (Linux `schedstat`), so the numbers
 /// hold on a machine shared with other jobs; wall time elsewhere.
@@ -45,14 +45,18 @@ fn main() {
     if let Some(ratio) = args.get(2).and_then(|a| a.parse().ok()) {
         params = params.with_slots_per_key(ratio).unwrap();
     }
-    let keys: Vec<u64> = (0..n as u64).map(|i| remix(i, 42)).collect();
-    let absent: Vec<u64> = (0..1_000_000u64).map(|i| remix(i, 43)).collect();
+    let keys: Vec<KeyHash> = (0..n as u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 42)))
+        .collect();
+    let absent: Vec<KeyHash> = (0..1_000_000u64)
+        .map(|i| KeyHash::from_well_mixed(remix(i, 43)))
+        .collect();
 
     let mut best = f64::MAX;
     let mut filter = None;
     for _ in 0..3 {
         let t = Instant::now();
-        let f = Ribbon::build(&keys, &params).unwrap();
+        let f = Ribbon::build_with(&keys, &params).unwrap();
         best = best.min(t.elapsed().as_secs_f64());
         filter = Some(f);
     }
@@ -87,7 +91,7 @@ fn main() {
     let mut out = vec![false; absent.len()];
     let many_ns = best_of_3(
         &mut || {
-            f.contains_many(black_box(&absent), &mut out);
+            f.contains_hashes(black_box(&absent), &mut out);
             out.iter().filter(|&&b| b).count()
         },
         absent.len(),
@@ -95,8 +99,8 @@ fn main() {
     assert_eq!(out.iter().filter(|&&b| b).count(), fp);
 
     // Reference on the same machine state: BlockedBloom misses at 10 bits/key.
-    let mut bloom = amq::BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
-    keys.iter().for_each(|&h| bloom.insert_hash(h));
+    let mut bloom = amq::BlockedBloom::new(n, FilterSizing::BitsPerKey(10.0)).unwrap();
+    keys.iter().for_each(|&h| bloom.insert_hash(h).unwrap());
     let bloom_ns = best_of_3(
         &mut || {
             absent
@@ -108,7 +112,7 @@ fn main() {
     );
 
     println!(
-        "n={n} r={r} build={:.1} ns/key hit={hit_ns:.1} ns miss={miss_ns:.1} ns contains_many={many_ns:.1} ns/key \
+        "n={n} r={r} build={:.1} ns/key hit={hit_ns:.1} ns miss={miss_ns:.1} ns contains_hashes={many_ns:.1} ns/key \
          bits/key={:.3} ({:+.2}% over r) fpr={:.5} expected={:.5} shards={} attempts={} | BlockedBloom miss={bloom_ns:.1} ns",
         per(best, n),
         f.bits_per_key(),

@@ -1,7 +1,7 @@
 //! Borrowed views against owned filters, in many short alternating rounds:
 //! for each kind with a view, `contains_hash` on the owned filter, on a
 //! `FilterView` of its bytes at a 64-byte-aligned address, and on one at an
-//! odd address; and `contains_many` on the owned filter and the aligned view.
+//! odd address; and `contains_hashes` on the owned filter and the aligned view.
 //!
 //! `cargo run --release -p amq-bench --example view_speed -- [N] [ROUNDS]`
 //! (default 1,000,000 keys, 15 rounds). Each round times one pass of 1M
@@ -11,7 +11,8 @@
 
 use std::hint::black_box;
 
-use amq::{AnyFilter, Filter, FilterKind, FilterSizing, FilterView};
+use amq::{AnyFilter, Filter, FilterKind, FilterSizing, FilterView, KeyHash};
+use amq_bench::adapters::hashes;
 use amq_bench::keys::KeySet;
 use amq_bench::report::median;
 
@@ -25,12 +26,12 @@ fn placed(bytes: &[u8], offset: usize) -> (Vec<u8>, usize) {
     (buf, start)
 }
 
-fn single(f: &dyn Filter, hashes: &[u64]) -> usize {
+fn single(f: &dyn Filter, hashes: &[KeyHash]) -> usize {
     hashes.iter().filter(|&&h| f.contains_hash(h)).count()
 }
 
-fn many(f: &dyn Filter, hashes: &[u64], out: &mut [bool]) -> usize {
-    f.contains_many(hashes, out);
+fn many(f: &dyn Filter, hashes: &[KeyHash], out: &mut [bool]) -> usize {
+    f.contains_hashes(hashes, out);
     out.iter().filter(|&&b| b).count()
 }
 
@@ -39,7 +40,7 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
     let keys = KeySet::new(n, 1_000_000);
-    let misses = &keys.absent[..];
+    let misses = hashes(&keys.absent);
     let mut out = vec![false; misses.len()];
     println!("n = {n}, {rounds} rounds, ns per query (median), ratio to the owned single query (median of per-round ratios)");
     println!("| kind | owned | view, aligned | view, offset 3 | owned batch | view batch, aligned |");
@@ -53,7 +54,7 @@ fn main() {
         FilterKind::Ribbon,
     ];
     for kind in kinds {
-        let owned = AnyFilter::build(kind, FilterSizing::BitsPerKey(10.0), &keys.present).unwrap();
+        let owned = AnyFilter::build(kind, hashes(&keys.present), FilterSizing::BitsPerKey(10.0)).unwrap();
         let bytes = owned.to_bytes();
         let (aligned_buf, a) = placed(&bytes, 0);
         let (odd_buf, o) = placed(&bytes, 3);

@@ -20,7 +20,7 @@ use std::borrow::Borrow;
 use std::time::{Duration, Instant};
 
 use amq::hash::{reduce, remix};
-use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, PreparedHash};
+use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash, PreparedHash};
 use amq_lsm::{
     CompactionStyle, Db, FilterPolicy, LevelFilter, LeveledOptions, Options, Stats, SyncMode, TieredOptions,
     WriteBatch,
@@ -219,7 +219,7 @@ impl OverlappingStore {
     }
 
     /// The key hashes of table `t`, as the store hashed them.
-    pub fn table_hashes(&self, t: usize) -> Vec<u64> {
+    pub fn table_hashes(&self, t: usize) -> Vec<KeyHash> {
         let mut key = Vec::new();
         (0..self.keys_per_table)
             .map(|j| {
@@ -232,7 +232,7 @@ impl OverlappingStore {
     /// A filter of the store's kind and sizing over table `t`'s keys: the
     /// filter that table holds, built outside the store.
     pub fn table_filter(&self, t: usize) -> Result<AnyFilter, Error> {
-        Ok(AnyFilter::build(self.kind, self.sizing, &self.table_hashes(t))?)
+        Ok(AnyFilter::build(self.kind, &self.table_hashes(t), self.sizing)?)
     }
 }
 
@@ -260,7 +260,7 @@ pub fn time_misses(db: &Db, keys: &[Vec<u8>], rehash: bool) -> Result<f64, Error
 /// filter of `filters` (the filters alone, as a miss against them would probe
 /// them; owned, or the store's own behind their `Arc`s,
 /// `Db::walked_filters`); ns per hash, all filters together.
-pub fn time_filters<F: Borrow<AnyFilter>>(filters: &[F], hashes: &[u64]) -> f64 {
+pub fn time_filters<F: Borrow<AnyFilter>>(filters: &[F], hashes: &[KeyHash]) -> f64 {
     let start = Instant::now();
     let mut maybe = 0usize;
     for &h in hashes {
@@ -276,7 +276,7 @@ pub fn time_filters<F: Borrow<AnyFilter>>(filters: &[F], hashes: &[u64]) -> f64 
 /// [`time_filters`] with the hash prepared once per key ([`PreparedHash`]:
 /// for blocked Bloom filters, the probe mask) and reused by every filter, as
 /// the store's read path does: the floor of what the store can do per table.
-pub fn time_filters_prepared<F: Borrow<AnyFilter>>(filters: &[F], hashes: &[u64]) -> f64 {
+pub fn time_filters_prepared<F: Borrow<AnyFilter>>(filters: &[F], hashes: &[KeyHash]) -> f64 {
     let start = Instant::now();
     let mut maybe = 0usize;
     for &h in hashes {
@@ -566,8 +566,10 @@ pub fn expected_fpr(policy: &FilterPolicy, s: &Stats) -> Result<Option<f64>, Err
             continue;
         };
         let keys = (l.entries / l.tables as u64).max(1);
-        let hashes: Vec<u64> = (0..keys).map(|i| remix(i, SEED ^ 3)).collect();
-        let f = AnyFilter::build(kind, sizing, &hashes)?;
+        let hashes: Vec<KeyHash> = (0..keys)
+            .map(|i| KeyHash::from_well_mixed(remix(i, SEED ^ 3)))
+            .collect();
+        let f = AnyFilter::build(kind, &hashes, sizing)?;
         sum += f.expected_fpr() * l.runs as f64;
         weight += l.runs as f64;
     }

@@ -16,8 +16,9 @@
 use std::fs::File;
 use std::sync::Arc;
 
+use amq::hash::ParquetHash;
 use amq::parquet::{ParquetHeader, ParquetValue};
-use amq::{Filter, ParquetBloom};
+use amq::{FilterSizing, ParquetBloom};
 use parquet::basic::Compression;
 use parquet::bloom_filter::Sbbf;
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
@@ -50,19 +51,19 @@ fn columns(n: usize, offset: usize) -> Columns {
 /// Inserts every value of `c` into both filters.
 fn insert_both(c: &Columns, ours: &mut ParquetBloom, theirs: &mut Sbbf) {
     for v in &c.ids {
-        ours.insert(v);
+        ours.insert(v).unwrap();
         theirs.insert(v);
     }
     for v in &c.names {
-        ours.insert(v.as_str());
+        ours.insert(v.as_str()).unwrap();
         theirs.insert(v.as_str());
     }
     for v in &c.small {
-        ours.insert(v);
+        ours.insert(v).unwrap();
         theirs.insert(v);
     }
     for v in &c.scores {
-        ours.insert(v);
+        ours.insert(v).unwrap();
         theirs.insert(v);
     }
 }
@@ -126,7 +127,7 @@ fn amq_sizes_that_are_not_a_power_of_two_are_read_by_parquet() {
     let present = columns(30_000, 7);
     let absent = columns(30_000, 2_000_000);
     let n = 4 * present.ids.len();
-    let mut ours = ParquetBloom::with_fpr(n, 0.01).unwrap();
+    let mut ours = ParquetBloom::new(n, FilterSizing::Fpr(0.01)).unwrap();
     assert!(!ours.num_blocks().is_power_of_two(), "{}", ours.num_blocks());
     let mut theirs_sized = Sbbf::new_with_ndv_fpp(n as u64, 0.01).unwrap();
     insert_both(&present, &mut ours, &mut theirs_sized);
@@ -137,10 +138,10 @@ fn amq_sizes_that_are_not_a_power_of_two_are_read_by_parquet() {
     assert_eq!(theirs.num_blocks(), ours.num_blocks());
     assert_same_answers(&ours, &theirs, &present, &absent);
     // A union of two partitions' filters reads the same way.
-    let mut left = ParquetBloom::with_fpr(n, 0.01).unwrap();
+    let mut left = ParquetBloom::new(n, FilterSizing::Fpr(0.01)).unwrap();
     let mut right = left.clone();
-    left.insert_values(&present.ids[..15_000]);
-    right.insert_values(&present.ids[15_000..]);
+    left.insert_values(&present.ids[..15_000]).unwrap();
+    right.insert_values(&present.ids[15_000..]).unwrap();
     left.union(&right).unwrap();
     let merged = Sbbf::from_bytes(&left.to_parquet_bytes()).unwrap();
     assert!(present.ids.iter().all(|v| merged.check(v)));
@@ -249,9 +250,9 @@ fn filters_in_a_parquet_file_written_by_parquet_are_read_by_amq() {
             // 1%; its folding may land a little above).
             let fp = absent.ids.iter().filter(|v| filters[0].contains(*v)).count();
             assert!(fp < absent.ids.len() / 20, "{fp} false positives");
-            let hashes: Vec<u64> = c.names.iter().map(|v| v.as_str().parquet_hash()).collect();
+            let hashes: Vec<ParquetHash> = c.names.iter().map(|v| v.as_str().parquet_hash()).collect();
             let mut out = vec![false; hashes.len()];
-            Filter::contains_many(&filters[1], &hashes, &mut out);
+            filters[1].contains_hashes(&hashes, &mut out);
             assert!(out.iter().all(|&o| o));
         }
     }
@@ -262,7 +263,7 @@ fn filters_in_a_parquet_file_written_by_parquet_are_read_by_amq() {
 
 #[test]
 fn the_fixed_vectors_read_the_same_in_both() {
-    assert_eq!("".parquet_hash(), 17_241_709_254_077_376_921);
+    assert_eq!("".parquet_hash().get(), 17_241_709_254_077_376_921);
     // parquet-mr's one-block filter of "a0".."a9" (arrow-rs's fixture).
     let fixture: [u8; 32] = [
         200, 1, 80, 20, 64, 68, 8, 109, 6, 37, 4, 67, 144, 80, 96, 32, 8, 132, 43, 33, 0, 5, 99, 65, 2, 0,
@@ -278,7 +279,7 @@ fn the_fixed_vectors_read_the_same_in_both() {
     let mut theirs_built = Sbbf::new_with_num_of_bytes(32);
     for i in 0..10 {
         let v = format!("a{i}");
-        built.insert(v.as_str());
+        built.insert(v.as_str()).unwrap();
         theirs_built.insert(v.as_str());
     }
     assert_eq!(built.parquet_bitset(), fixture);

@@ -3,7 +3,7 @@
 //! filter (a [`Deletable`](crate::Deletable)) sized for 1% in the deletable
 //! comparison.
 
-use amq::{BlockedBloom, CountingBloom, StandardBloom};
+use amq::{BlockedBloom, CountingBloom, FilterSizing, Insert, KeyHash, Remove, StandardBloom};
 
 use crate::Deletable;
 
@@ -11,19 +11,19 @@ use crate::Deletable;
 pub const BLOOM_BITS_PER_KEY: f64 = 10.0;
 
 amq_subject!(StandardBloom, "amq-StandardBloom", |keys| {
-    StandardBloom::with_bits_per_key(keys.len(), BLOOM_BITS_PER_KEY).map(|mut f| {
-        keys.iter().for_each(|&k| f.insert_hash(k));
-        f
+    StandardBloom::new(keys.len(), FilterSizing::BitsPerKey(BLOOM_BITS_PER_KEY)).and_then(|mut f| {
+        keys.iter().try_for_each(|&k| f.insert_hash(k))?;
+        Ok(f)
     })
 });
 
-// Built with the batched `insert_many`, the way to build from a batch of
+// Built with the batched `insert_hashes`, the way to build from a batch of
 // hashes (`AnyFilter::build` uses it too); `examples/blocked_insert.rs` times
 // it against the one-at-a-time `insert_hash` and `sbbf-rs`.
 amq_subject!(BlockedBloom, "amq-BlockedBloom", |keys| {
-    BlockedBloom::with_bits_per_key(keys.len(), BLOOM_BITS_PER_KEY).map(|mut f| {
-        f.insert_many(keys);
-        f
+    BlockedBloom::new(keys.len(), FilterSizing::BitsPerKey(BLOOM_BITS_PER_KEY)).and_then(|mut f| {
+        f.insert_hashes(keys)?;
+        Ok(f)
     })
 });
 
@@ -34,28 +34,27 @@ pub const COUNTING_FPR: f64 = 0.01;
 pub struct CountingBloomOnePercent(CountingBloom);
 
 amq_subject!(newtype CountingBloomOnePercent, "amq-CountingBloom", |keys| {
-    CountingBloom::with_fpr(keys.len().max(1), COUNTING_FPR).map(|mut f| {
-        keys.iter().for_each(|&k| f.insert_hash(k));
-        CountingBloomOnePercent(f)
+    CountingBloom::new(keys.len().max(1), FilterSizing::Fpr(COUNTING_FPR)).and_then(|mut f| {
+        f.insert_hashes(keys)?;
+        Ok(CountingBloomOnePercent(f))
     })
 });
 
 impl Deletable for CountingBloomOnePercent {
     fn with_capacity(keys: usize) -> Result<Self, String> {
-        CountingBloom::with_fpr(keys.max(1), COUNTING_FPR)
+        CountingBloom::new(keys.max(1), FilterSizing::Fpr(COUNTING_FPR))
             .map(CountingBloomOnePercent)
             .map_err(|e| format!("amq-CountingBloom: {e:?}"))
     }
 
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
-        self.0.insert_hash(key);
-        true
+        self.0.insert_hash(KeyHash::from_well_mixed(key)).is_ok()
     }
 
     #[inline]
     fn remove(&mut self, key: u64) -> bool {
-        self.0.remove_hash(key).is_ok()
+        self.0.remove_hash(KeyHash::from_well_mixed(key)).is_ok()
     }
 }
 

@@ -1,7 +1,7 @@
 //! amq's cuckoo filter as a [`Deletable`] [`Subject`], one type per
 //! fingerprint width, sized for the key count at its 95% design load.
 
-use amq::{CuckooFilter, Filter};
+use amq::{CuckooFilter, Filter, Insert, KeyHash, Remove};
 
 use crate::{build_by_inserting, Deletable, Subject};
 
@@ -30,12 +30,12 @@ impl<const BITS: u32> Subject for AmqCuckoo<BITS> {
 
     #[inline]
     fn contains(&self, key: u64) -> bool {
-        self.0.contains_hash(key)
+        self.0.contains_hash(KeyHash::from_well_mixed(key))
     }
 
     #[inline]
     fn contains_many(&self, keys: &[u64], out: &mut [bool]) {
-        Filter::contains_many(&self.0, keys, out)
+        Filter::contains_hashes(&self.0, crate::adapters::hashes(keys), out)
     }
 
     fn size_in_bytes(&self) -> usize {
@@ -56,12 +56,12 @@ impl<const BITS: u32> Deletable for AmqCuckoo<BITS> {
 
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
-        self.0.insert_hash(key).is_ok()
+        self.0.insert_hash(KeyHash::from_well_mixed(key)).is_ok()
     }
 
     #[inline]
     fn remove(&mut self, key: u64) -> bool {
-        self.0.remove_hash(key).is_ok()
+        self.0.remove_hash(KeyHash::from_well_mixed(key)).is_ok()
     }
 }
 

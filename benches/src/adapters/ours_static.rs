@@ -1,7 +1,7 @@
 //! amq's static filters (xor, binary fuse, ribbon) as
 //! [`Subject`](crate::Subject)s.
 
-use amq::{BinaryFuse16, BinaryFuse32, BinaryFuse8, StaticFilter, Xor16, Xor8};
+use amq::{BinaryFuse16, BinaryFuse32, BinaryFuse8, Xor16, Xor8};
 
 /// Result bits of the Ribbon comparison (FPR 2^-7 ≈ 0.78%).
 pub const RIBBON_RESULT_BITS: u32 = 7;
@@ -17,7 +17,7 @@ pub struct Ribbon7(amq::Ribbon);
 
 amq_subject!(newtype Ribbon7, "amq-Ribbon7", |keys| {
     amq::RibbonParams::with_result_bits(RIBBON_RESULT_BITS)
-        .and_then(|params| <amq::Ribbon as StaticFilter>::build(keys, &params))
+        .and_then(|params| amq::Ribbon::build_with(keys, &params))
         .map(Ribbon7)
 });
 

@@ -8,13 +8,13 @@
 //! `sbbf-rs` adapter hash with `xxhash-rust` (the same function), `parquet`
 //! with `twox-hash`.
 //!
-//! Sizing: ours by [`amq::ParquetBloom::with_fpr`] for 1% (the
+//! Sizing: ours by [`amq::ParquetBloom::new`] for 1% (the
 //! specification's curve, any block count); `sbbf-rs` at the same bits per
 //! value (rounded up to its 64-byte lines); `parquet` by its own
 //! `Sbbf::new_with_ndv_fpp(n, 0.01)`, which rounds up to a power of two.
 
 use amq::parquet::ParquetValue;
-use amq::{Filter, ParquetBloom};
+use amq::{FilterSizing, ParquetBloom};
 
 use crate::adapters::sbbf::SplitBlockBloom;
 use crate::Subject;
@@ -31,8 +31,9 @@ impl Subject for AmqParquet {
     const HAS_BATCH: bool = true;
 
     fn build(keys: &[u64]) -> Result<Self, String> {
-        let mut f = ParquetBloom::with_fpr(keys.len().max(1), PARQUET_FPR).map_err(|e| format!("{e:?}"))?;
-        f.insert_values(keys);
+        let mut f = ParquetBloom::new(keys.len().max(1), FilterSizing::Fpr(PARQUET_FPR))
+            .map_err(|e| format!("{e:?}"))?;
+        f.insert_values(keys).map_err(|e| format!("{e:?}"))?;
         Ok(AmqParquet(f))
     }
 
@@ -66,21 +67,21 @@ impl Subject for SbbfRsValues {
 
     fn build(keys: &[u64]) -> Result<Self, String> {
         let n = keys.len().max(1);
-        let bits_per_value = ParquetBloom::with_fpr(n, PARQUET_FPR)
+        let bits_per_value = ParquetBloom::new(n, FilterSizing::Fpr(PARQUET_FPR))
             .map_err(|e| format!("{e:?}"))?
             .num_bytes() as f64
             * 8.0
             / n as f64;
         let mut f = SplitBlockBloom::with_bits_per_key(n, bits_per_value);
         for k in keys {
-            f.insert(k.parquet_hash());
+            f.insert(k.parquet_hash().get());
         }
         Ok(SbbfRsValues(f))
     }
 
     #[inline]
     fn contains(&self, key: u64) -> bool {
-        self.0.contains(key.parquet_hash())
+        self.0.contains(key.parquet_hash().get())
     }
 
     fn size_in_bytes(&self) -> usize {
@@ -133,7 +134,7 @@ mod tests {
             assert!(ours.contains(k) && rs.contains(k) && pq.contains(k));
         }
         let mut same = ParquetBloom::with_num_bytes(rs.size_in_bytes()).unwrap();
-        same.insert_values(&keys.present);
+        same.insert_values(&keys.present).unwrap();
         assert_eq!(same.parquet_bitset(), rs.0.bitset());
         assert!(ours.0.bits_per_key() <= 10.6);
         assert!(pq.size_in_bytes() >= ours.size_in_bytes());

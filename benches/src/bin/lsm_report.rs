@@ -32,7 +32,7 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use amq::{hash_key, FilterKind, FilterSizing};
+use amq::{hash_key, FilterKind, FilterSizing, KeyHash};
 use amq_bench::lsm::{
     all_policies, measure_load, measure_monkey, median, slope, time_filters, time_filters_prepared,
     time_misses, Error, KeyShape, LoadRow, OverlappingStore, Style, KEYS_PER_TABLE, SHARING_KINDS,
@@ -196,7 +196,7 @@ fn hash_sharing(keys_per_table: usize, probes: usize, runs: usize, svg: &str) ->
             let mut store = OverlappingStore::new(kind, FilterSizing::Fpr(0.01), shape, keys_per_table, max)?;
             let filters = store.table_filters()?;
             let misses = store.clean_miss_keys(probes, &filters);
-            let hashes: Vec<u64> = misses.iter().map(|m| hash_key(m)).collect();
+            let hashes: Vec<KeyHash> = misses.iter().map(|m| hash_key(m)).collect();
             // Untimed passes first: the first curve's reference was measured
             // at 1.9x the others' while the core was still warming up.
             for _ in 0..runs {
