@@ -22,12 +22,13 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::block::Direction;
 use crate::env::Env;
 use crate::error::Result;
 use crate::filenames;
 use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
-use crate::options::{CompactionStyle, LeveledOptions, TieredOptions};
+use crate::options::{CompactionStyle, LeveledOptions, Options, TieredOptions};
 use crate::policy::LevelFilter;
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::version::{Run, Version};
@@ -182,13 +183,10 @@ pub(crate) fn full(version: &Version) -> Option<Compaction> {
 pub(crate) struct Merger<'a> {
     pub env: &'a dyn Env,
     pub dir: &'a Path,
-    pub block_bytes: usize,
-    pub table_bytes: u64,
+    /// How tables are written (`Options::table_bytes`, block size, value
+    /// filters, filter partitions, prefixes).
+    pub opts: &'a Options,
     pub filter: LevelFilter,
-    /// The value filters' options, if tables carry value filters.
-    pub values: Option<&'a crate::value_filter::options::ValueIndexOptions>,
-    /// `Options::filter_partition_bytes`.
-    pub filter_partition_bytes: Option<usize>,
 }
 
 impl Merger<'_> {
@@ -210,15 +208,17 @@ impl Merger<'_> {
                 None => {
                     let number = next_number();
                     let path = self.dir.join(filenames::table(number));
-                    writer.insert(
-                        TableWriter::create(self.env, path, number, self.block_bytes, self.filter)?
-                            .with_value_filter(self.values)
-                            .with_filter_partitions(self.filter_partition_bytes),
-                    )
+                    writer.insert(TableWriter::create(
+                        self.env,
+                        path,
+                        number,
+                        self.opts,
+                        self.filter,
+                    )?)
                 }
             };
             w.add(&key, &entry)?;
-            if w.estimated_bytes() >= self.table_bytes {
+            if w.estimated_bytes() >= self.opts.table_bytes {
                 if let Some(w) = writer.take() {
                     outputs.push(w.finish()?);
                 }
@@ -240,7 +240,11 @@ pub(crate) fn merged_inputs(c: &Compaction) -> MergeIter<'static> {
         .iter()
         .map(|run| {
             let tables = run.clone();
-            Box::new(tables.into_iter().flat_map(|t| t.iter(Bound::Unbounded))) as Source<'static>
+            Box::new(
+                tables
+                    .into_iter()
+                    .flat_map(|t| t.cursor(Direction::Forward, Bound::Unbounded, Bound::Unbounded)),
+            ) as Source<'static>
         })
         .collect();
     MergeIter::new(sources)

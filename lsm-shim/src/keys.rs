@@ -1,7 +1,9 @@
-//! Byte-string keys as the read path compares them: an inlined compare, and
-//! the first 16 bytes as an integer whose order agrees with the keys'.
+//! Byte-string keys as the read path compares them: an inlined compare, the
+//! first 16 bytes as an integer whose order agrees with the keys', range
+//! bounds, and the end of a prefix's range.
 
 use std::cmp::Ordering;
+use std::ops::Bound;
 
 /// `a.cmp(b)` for byte strings, inlined: eight bytes at a time as
 /// big-endian integers, then byte by byte. The read path compares a key with
@@ -37,6 +39,37 @@ pub(crate) fn key_prefix(key: &[u8]) -> u128 {
     u128::from_be_bytes(b)
 }
 
+/// Whether `key` is at or past the lower bound `lo`.
+#[inline]
+pub(crate) fn after_start(key: &[u8], lo: Bound<&[u8]>) -> bool {
+    match lo {
+        Bound::Included(l) => key >= l,
+        Bound::Excluded(l) => key > l,
+        Bound::Unbounded => true,
+    }
+}
+
+/// Whether `key` is at or before the upper bound `hi`.
+#[inline]
+pub(crate) fn before_end(key: &[u8], hi: Bound<&[u8]>) -> bool {
+    match hi {
+        Bound::Included(h) => key <= h,
+        Bound::Excluded(h) => key < h,
+        Bound::Unbounded => true,
+    }
+}
+
+/// The least key above every key that starts with `prefix`: the prefix with
+/// its last byte below `0xff` incremented and the bytes after it dropped.
+/// `None` when there is none (a prefix of `0xff` bytes only, or empty): the
+/// prefix's keys then run to the end of the key space.
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
+}
+
 #[inline(always)]
 fn be64(c: &[u8]) -> u64 {
     u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
@@ -44,8 +77,16 @@ fn be64(c: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{compare_keys, key_prefix};
+    use super::{compare_keys, key_prefix, prefix_end};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_prefix_ends_at_its_successor() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff"), None);
+        assert_eq!(prefix_end(b""), None);
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(3), ..ProptestConfig::default() })]
@@ -57,6 +98,10 @@ mod tests {
             if key_prefix(&a) < key_prefix(&b) {
                 prop_assert!(a < b);
             }
+            // Keys that start with `a` are exactly those in [a, prefix_end(a)).
+            let starts = b.starts_with(&a);
+            let in_range = b >= a && prefix_end(&a).is_none_or(|end| b < end);
+            prop_assert_eq!(starts, in_range);
             if a <= b {
                 prop_assert!(key_prefix(&a) <= key_prefix(&b));
             }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use amq::PrefixExtractor;
+
 use crate::env::{Env, StdEnv};
 use crate::error::{Error, Result};
 use crate::log::Recovery;
@@ -300,6 +302,22 @@ pub struct Options {
     /// two caps are the plain form of that, and let a deployment size the
     /// filter memory exactly.
     pub filter_cache_bytes: usize,
+    /// Which prefix of each key the tables' filters hold beside (or instead
+    /// of) the whole keys, so that [`Db::scan_prefix`](crate::Db::scan_prefix)
+    /// and scans whose bounds share one prefix open only the tables that may
+    /// hold it (default `None`: no prefixes, every overlapping table is
+    /// opened). Each table's filter then holds one more entry per distinct
+    /// prefix (a few percent more filter memory when prefixes are shared by
+    /// many keys). The extractor's identity is recorded with every table;
+    /// tables written with another extractor, or none, are never skipped.
+    /// See [`amq::PrefixExtractor`] for the built-ins.
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// Whether the tables' filters hold the whole keys (default `true`).
+    /// Off (with a [`prefix_extractor`](Self::prefix_extractor)), filters
+    /// hold prefixes only: smaller, and a point read probes the key's prefix
+    /// instead, so it reads a table whenever the table holds any key of that
+    /// prefix. Recorded with every table.
+    pub whole_key_filtering: bool,
 }
 
 impl Default for Options {
@@ -319,6 +337,8 @@ impl Default for Options {
             block_cache_bytes: 0,
             filter_partition_bytes: None,
             filter_cache_bytes: 0,
+            prefix_extractor: None,
+            whole_key_filtering: true,
         }
     }
 }
@@ -434,6 +454,26 @@ impl Options {
         self.filter_cache_bytes = bytes;
         self
     }
+
+    /// Sets [`prefix_extractor`](Self::prefix_extractor) (default `None`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use amq::DelimitedPrefix;
+    /// let opts = amq_lsm::Options::default().prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':'))));
+    /// assert!(opts.prefix_extractor.is_some());
+    /// ```
+    pub fn prefix_extractor(mut self, extractor: Option<Arc<dyn PrefixExtractor>>) -> Self {
+        self.prefix_extractor = extractor;
+        self
+    }
+
+    /// Sets [`whole_key_filtering`](Self::whole_key_filtering) (default
+    /// `true`).
+    pub fn whole_key_filtering(mut self, on: bool) -> Self {
+        self.whole_key_filtering = on;
+        self
+    }
 }
 
 impl fmt::Debug for Options {
@@ -452,6 +492,8 @@ impl fmt::Debug for Options {
             .field("filter_partition_bytes", &self.filter_partition_bytes)
             .field("filter_cache_bytes", &self.filter_cache_bytes)
             .field("value_index", &self.value_index)
+            .field("prefix_extractor", &self.prefix_extractor)
+            .field("whole_key_filtering", &self.whole_key_filtering)
             .finish_non_exhaustive()
     }
 }
@@ -464,6 +506,11 @@ impl Options {
         }
         if self.block_bytes < 64 || self.block_bytes > 64 << 20 {
             return Err(Error::InvalidOptions("block_bytes must be in 64..=64 MiB"));
+        }
+        if !self.whole_key_filtering && self.prefix_extractor.is_none() {
+            return Err(Error::InvalidOptions(
+                "whole_key_filtering off needs a prefix_extractor (the filters would hold nothing)",
+            ));
         }
         if self.filter_partition_bytes == Some(0) {
             return Err(Error::InvalidOptions("filter_partition_bytes must be positive"));

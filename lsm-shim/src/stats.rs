@@ -7,6 +7,12 @@
 //! (`filter_negatives`), and how many of its "maybe" answers were wrong
 //! (`filter_false_positives`), so the measured false-positive rate is
 //! `filter_false_positives / (filter_false_positives + filter_negatives)`.
+//!
+//! The scan counters tell the prefix filters' story the same way: of the
+//! tables whose key range met a scan's (`scan_tables`), how many a prefix
+//! filter was asked about (`prefix_probes`), how many it skipped
+//! (`prefix_negatives`), how many it let through for nothing
+//! (`prefix_false_positives`), and the data blocks scans read.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -36,6 +42,12 @@ pub(crate) struct Counters {
     pub flush_nanos: AtomicU64,
     pub compaction_nanos: AtomicU64,
     pub filter_build_nanos: AtomicU64,
+    pub scans: AtomicU64,
+    pub scan_tables: AtomicU64,
+    pub prefix_probes: AtomicU64,
+    pub prefix_negatives: AtomicU64,
+    pub prefix_false_positives: AtomicU64,
+    pub scan_blocks_read: AtomicU64,
 }
 
 /// The read-path counters of one lookup, kept in plain integers while the
@@ -229,6 +241,22 @@ pub struct Stats {
     pub compaction_nanos: u64,
     /// Time spent building filters (in flushes and compactions).
     pub filter_build_nanos: u64,
+    /// Scans started ([`Db::scan`](crate::Db::scan),
+    /// [`Db::scan_prefix`](crate::Db::scan_prefix), [`Db::iter`](crate::Db::iter))
+    /// that were advanced at least once.
+    pub scans: u64,
+    /// Tables whose key range met a scan's range.
+    pub scan_tables: u64,
+    /// Of those, tables whose filter was asked about the scan's prefix (a
+    /// scan over one complete prefix, a filter with the store's extractor).
+    pub prefix_probes: u64,
+    /// Prefix probes that answered "absent": tables the scan skipped.
+    pub prefix_negatives: u64,
+    /// Prefix probes that answered "maybe" where the table held no key in
+    /// the scan's range (counted when the scan reaches the table).
+    pub prefix_false_positives: u64,
+    /// Data blocks read by scans.
+    pub scan_blocks_read: u64,
     /// Entries in the memtable.
     pub memtable_entries: usize,
     /// Point reads' data blocks served by the block cache
@@ -272,6 +300,16 @@ impl Stats {
     /// Entries in all tables.
     pub fn table_entries(&self) -> u64 {
         self.levels.iter().map(|l| l.entries).sum()
+    }
+
+    /// The measured false-positive rate of the prefix filters: false
+    /// positives over probes for prefixes a table did not hold.
+    pub fn measured_prefix_fpr(&self) -> f64 {
+        let absent = self.prefix_false_positives + self.prefix_negatives;
+        if absent == 0 {
+            return 0.0;
+        }
+        self.prefix_false_positives as f64 / absent as f64
     }
 
     /// The measured false-positive rate of the filters: false positives over
@@ -320,6 +358,19 @@ impl fmt::Display for Stats {
             self.measured_fpr() * 100.0,
             self.untrusted_filters
         )?;
+        if self.scans > 0 {
+            writeln!(
+                f,
+                "scans: {} scans, {} tables met, {} prefix probes, {} tables skipped, {} prefix false positives (measured FPR {:.3}%), {} data blocks read",
+                self.scans,
+                self.scan_tables,
+                self.prefix_probes,
+                self.prefix_negatives,
+                self.prefix_false_positives,
+                self.measured_prefix_fpr() * 100.0,
+                self.scan_blocks_read
+            )?;
+        }
         writeln!(
             f,
             "writes: {} batches, {} WAL syncs, {} memtable entries; {} flushes ({} bytes, {:.1} ms), {} compactions ({} bytes, {:.1} ms), filter building {:.1} ms",
@@ -406,6 +457,12 @@ impl Counters {
             flush_nanos: g(&self.flush_nanos),
             compaction_nanos: g(&self.compaction_nanos),
             filter_build_nanos: g(&self.filter_build_nanos),
+            scans: g(&self.scans),
+            scan_tables: g(&self.scan_tables),
+            prefix_probes: g(&self.prefix_probes),
+            prefix_negatives: g(&self.prefix_negatives),
+            prefix_false_positives: g(&self.prefix_false_positives),
+            scan_blocks_read: g(&self.scan_blocks_read),
             memtable_entries: 0,
             block_cache_hits: 0,
             block_cache_misses: 0,
@@ -482,8 +539,23 @@ mod tests {
                 && lines[6].ends_with("filters Ribbon+none (10.0 bits/entry), 1 untrusted"),
             "{text}"
         );
-        // Without caches, no cache lines.
+        // Without caches or scans, no cache or scan lines.
         let plain = Stats::default().to_string();
         assert_eq!(plain.lines().count(), 4, "{plain}");
+        let scanned = Stats {
+            scans: 2,
+            scan_tables: 40,
+            prefix_probes: 40,
+            prefix_negatives: 38,
+            prefix_false_positives: 1,
+            scan_blocks_read: 3,
+            ..Stats::default()
+        }
+        .to_string();
+        assert_eq!(
+            scanned.lines().nth(2),
+            Some("scans: 2 scans, 40 tables met, 40 prefix probes, 38 tables skipped, 1 prefix false positives (measured FPR 2.564%), 3 data blocks read"),
+            "{scanned}"
+        );
     }
 }

@@ -11,6 +11,7 @@ use amq::{hash_key, AnyFilter, Filter};
 use super::Db;
 use crate::error::Result;
 use crate::memtable::Entry;
+use crate::sstable::KeyPrefix;
 use crate::stats::{inc, ReadCounts};
 use crate::version::Version;
 
@@ -116,7 +117,12 @@ fn lookup_rehashing(version: &Version, key_bytes: &[u8], counts: &mut ReadCounts
                 hash_key(key_bytes)
             }
         };
-        match version.table(&c).get_given(key_bytes, hash, answer, counts) {
+        // The baseline asks whole-key filters only.
+        let mut no_prefix = KeyPrefix::new(None);
+        match version
+            .table(&c)
+            .get_given(key_bytes, hash, answer, &mut no_prefix, counts)
+        {
             Ok(None) => {}
             other => {
                 found = other;

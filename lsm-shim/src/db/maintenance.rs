@@ -295,16 +295,13 @@ impl Db {
         let merger = Merger {
             env: &*self.env,
             dir: &self.dir,
-            block_bytes: self.opts.block_bytes,
-            table_bytes: self.opts.table_bytes,
+            opts: &self.opts,
             filter: self.opts.filter_policy.for_new_table(
                 c.output_level,
                 bottommost,
                 &shapes_after(&version, &c),
                 &built_filters(&version, &inputs),
             ),
-            values: self.opts.value_index.as_ref(),
-            filter_partition_bytes: self.opts.filter_partition_bytes,
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(

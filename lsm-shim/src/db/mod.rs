@@ -112,7 +112,7 @@ pub struct Db {
     env: Arc<dyn Env>,
     read: RwLock<ReadState>,
     writer: Mutex<Writer>,
-    stats: Counters,
+    stats: Arc<Counters>,
     value_counters: ValueCounters,
     /// Data blocks of point reads (`Options::block_cache_bytes`) and filter
     /// partitions (`Options::filter_cache_bytes`), shared by every table.

@@ -88,7 +88,7 @@ impl Db {
             .unwrap_or(0);
         state.next_file = state.next_file.max(max_seen + 1).max(1);
 
-        let stats = Counters::default();
+        let stats = Arc::new(Counters::default());
         let caches = Caches {
             blocks: (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes))),
             filters: (opts.filter_cache_bytes > 0)

@@ -1,12 +1,13 @@
 //! Point reads: [`Db::get`] and [`Db::multi_get`], and the walk through the
 //! tables that hash a key once and ask each table's filter with it.
 
-use amq::{hash_key, KeyHash, PreparedHash};
+use amq::{hash_key, KeyHash, PrefixExtractor, PreparedHash};
 
 use super::Db;
 use crate::error::Result;
 use crate::memtable::Entry;
 use crate::settle::{settle_blocked, FilterSettles, SettleFilter};
+use crate::sstable::{prefix_hash, KeyPrefix};
 use crate::stats::{add, inc, ReadCounts};
 use crate::version::{ProbeKey, Version};
 
@@ -39,7 +40,7 @@ impl Db {
             r.version.clone()
         };
         let mut counts = ReadCounts::default();
-        let found = lookup_tables(&version, key, &mut counts);
+        let found = lookup_tables(&version, key, self.opts.prefix_extractor.as_deref(), &mut counts);
         self.stats.add_reads(&counts);
         Ok(found?.and_then(Entry::into_value))
     }
@@ -82,7 +83,15 @@ impl Db {
             hashes[i] = hash_key(keys[i].as_ref());
         }
         counts.key_hashes = pending.len() as u64;
-        let r = multi_lookup_tables(&version, keys, &hashes, &mut pending, &mut results, &mut counts);
+        let r = multi_lookup_tables(
+            &version,
+            keys,
+            &hashes,
+            self.opts.prefix_extractor.as_deref(),
+            &mut pending,
+            &mut results,
+            &mut counts,
+        );
         self.stats.add_reads(&counts);
         r?;
         Ok(results
@@ -96,11 +105,14 @@ impl Db {
 /// table whose range holds the key; per table, its filter, its index and one
 /// data block. The key is hashed once, when the first table's range holds
 /// it, and that hash, prepared once ([`PreparedHash`]: for a blocked Bloom
-/// filter, the key's probe mask), probes every filter.
+/// filter, the key's probe mask), probes every filter; a table whose filter
+/// holds the prefixes of `extractor` only is asked for the key's prefix,
+/// hashed once too, when the first such table needs it.
 #[inline]
 pub(super) fn lookup_tables(
     version: &Version,
     key_bytes: &[u8],
+    extractor: Option<&dyn PrefixExtractor>,
     counts: &mut ReadCounts,
 ) -> Result<Option<Entry>> {
     let Some(key) = version.probe_key(key_bytes) else {
@@ -113,7 +125,8 @@ pub(super) fn lookup_tables(
     };
     counts.key_hashes += 1;
     let mut hash = PreparedHash::new(hash_key(key_bytes));
-    walk(version, key, key_bytes, start, &mut hash, counts)
+    let mut prefix = KeyPrefix::new(extractor);
+    walk(version, key, key_bytes, start, &mut hash, &mut prefix, counts)
 }
 
 /// Each candidate table of `version` in age order, from run `start` on,
@@ -133,6 +146,7 @@ fn walk(
     key_bytes: &[u8],
     start: usize,
     hash: &mut PreparedHash,
+    prefix: &mut KeyPrefix<'_>,
     counts: &mut ReadCounts,
 ) -> Result<Option<Entry>> {
     // Counted here and added once: a counter in memory is a store per table.
@@ -168,7 +182,7 @@ fn walk(
         read_on += 1;
         match version
             .table(&c)
-            .get_given(key_bytes, hash.hash(), answer, counts)
+            .get_given(key_bytes, hash.hash(), answer, prefix, counts)
         {
             Ok(None) => {}
             other => {
@@ -264,18 +278,23 @@ fn settle_each(settles: &[FilterSettles], top: u64, hash: &mut PreparedHash) -> 
     (settles.len(), Stop::Other)
 }
 
-/// `multi_get`'s walk: run by run, the pending keys grouped by table.
+/// `multi_get`'s walk: run by run, the pending keys grouped by table. A
+/// key's prefix hash (for tables whose filters hold prefixes only) is
+/// computed when the first such table needs it.
 fn multi_lookup_tables<K: AsRef<[u8]>>(
     version: &Version,
     keys: &[K],
     hashes: &[KeyHash],
+    extractor: Option<&dyn PrefixExtractor>,
     pending: &mut Vec<usize>,
     results: &mut [Option<Entry>],
     counts: &mut ReadCounts,
 ) -> Result<()> {
     let probe_keys: Vec<Option<ProbeKey<'_>>> = keys.iter().map(|k| version.probe_key(k.as_ref())).collect();
+    let mut prefixes: Vec<Option<Option<KeyHash>>> = Vec::new();
     let mut group_keys: Vec<&[u8]> = Vec::new();
     let mut group_hashes: Vec<KeyHash> = Vec::new();
+    let mut group_prefixes: Vec<Option<KeyHash>> = Vec::new();
     for run in version.runs_by_age() {
         if pending.is_empty() {
             break;
@@ -290,11 +309,23 @@ fn multi_lookup_tables<K: AsRef<[u8]>>(
             counts.tables_consulted += group.len() as u64;
             group_keys.clear();
             group_hashes.clear();
+            group_prefixes.clear();
             for &(_, i) in group {
                 group_keys.push(keys[i].as_ref());
                 group_hashes.push(hashes[i]);
             }
-            run.run().tables[group[0].0 as usize].get_many(&group_keys, &group_hashes, counts, |j, e| {
+            let table = &run.run().tables[group[0].0 as usize];
+            if let (Some(e), true) = (extractor, table.wants_key_prefix()) {
+                prefixes.resize(keys.len(), None);
+                for &(_, i) in group {
+                    let p = prefixes[i].get_or_insert_with(|| {
+                        counts.key_hashes += 1;
+                        prefix_hash(e, keys[i].as_ref())
+                    });
+                    group_prefixes.push(*p);
+                }
+            }
+            table.get_many(&group_keys, &group_hashes, &group_prefixes, counts, |j, e| {
                 results[group[j].1] = Some(e);
             })?;
         }

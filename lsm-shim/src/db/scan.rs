@@ -1,67 +1,121 @@
-//! Range scans: [`Db::scan`], [`Db::iter`] and the [`Scan`] iterator.
+//! Range scans: [`Db::scan`], [`Db::scan_prefix`], [`Db::iter`] and the
+//! [`Scan`] iterator, double-ended.
+//!
+//! A scan copies the memtable's part of its range and takes the current
+//! version when it is made, and reads nothing else until it is first
+//! advanced. Then it picks, per run, the tables whose key range meets its
+//! range (both bounds), asks each one's filter about the scan's prefix when
+//! the range lies inside one complete prefix of the store's extractor
+//! (`sstable/prefixes.rs` says when a table may be skipped), and merges
+//! cursors over the tables left ([`crate::sstable::TableCursor`]), each of
+//! which reads its first block only when the merge first needs it.
+//!
+//! Forward and backward are two merges over the same tables, made when each
+//! direction is first used; each remembers the last key it returned, and
+//! the scan ends where they meet.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Bound, Range, RangeBounds};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use amq::{hash_prefix, PrefixExtractor, PreparedHash};
+
 use super::Db;
+use crate::block::Direction;
 use crate::error::Result;
+use crate::keys::{after_start, before_end, prefix_end};
 use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
-use crate::sstable::Table;
+use crate::sstable::{CursorCounts, Table};
+use crate::stats::{add, inc, Counters, ReadCounts};
+use crate::version::Version;
 
 impl Db {
-    /// The live entries with keys in `range`, in key order, newest version of
-    /// each, deletes hidden. The scan reads the tree as it was when called
-    /// (a copy of the memtable's part of the range, and the current tables);
-    /// data blocks are read as the iterator advances.
+    /// The live entries with keys in `range`, in key order (or, through
+    /// [`DoubleEndedIterator`], in reverse), newest version of each, deletes
+    /// hidden. The scan reads the tree as it was when called (a copy of the
+    /// memtable's part of the range, and the current tables); tables are
+    /// chosen and data blocks read as the iterator advances.
+    ///
+    /// A table is read only if its key range meets `range`. When both bounds
+    /// lie inside one complete prefix of [`Options::prefix_extractor`]
+    /// (RocksDB's `auto_prefix_mode`), a table whose filter rules that prefix
+    /// out is skipped as in [`scan_prefix`](Self::scan_prefix).
     ///
     /// ```
     /// # fn main() -> Result<(), amq_lsm::Error> {
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
     /// for k in ["a", "b", "c", "d"] {
-    ///     db.put(k.as_bytes(), b"")?;
+    ///     db.put(k, "")?;
     /// }
-    /// let keys: Vec<Vec<u8>> = db.scan("b".as_bytes()..="c".as_bytes()).map(|r| r.map(|kv| kv.0)).collect::<Result<_, _>>()?;
+    /// let keys: Vec<Vec<u8>> = db.scan("b".."d").map(|r| r.map(|kv| kv.0)).collect::<Result<_, _>>()?;
     /// assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
+    /// // The last entry of a range, without reading the rest.
+    /// let last = db.scan("a"..="c").next_back().transpose()?;
+    /// assert_eq!(last, Some((b"c".to_vec(), Vec::new())));
     /// # Ok(()) }
     /// ```
+    ///
+    /// [`Options::prefix_extractor`]: crate::Options::prefix_extractor
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
-        let lo = range.start_bound().map(AsRef::as_ref);
-        let hi_ref = range.end_bound().map(AsRef::as_ref);
-        let hi: Bound<Vec<u8>> = hi_ref.map(<[u8]>::to_vec);
-        let (mem, version) = {
-            let r = self.read_state();
-            (r.mem.snapshot_range(lo, hi_ref), r.version.clone())
-        };
-        let mut sources: Vec<Source<'static>> = vec![Box::new(mem.into_iter().map(Ok))];
-        for level in &version.levels {
-            for run in &level.runs {
-                let tables: Vec<Arc<Table>> = run
-                    .tables
-                    .iter()
-                    .filter(|t| match lo {
-                        Bound::Included(k) => t.largest() >= k,
-                        Bound::Excluded(k) => t.largest() > k,
-                        Bound::Unbounded => true,
-                    })
-                    .cloned()
-                    .collect();
-                let lo: Bound<Vec<u8>> = lo.map(|k| k.to_vec());
-                sources.push(Box::new(tables.into_iter().flat_map(move |t| {
-                    t.iter(match &lo {
-                        Bound::Included(k) => Bound::Included(k.as_slice()),
-                        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
-                        Bound::Unbounded => Bound::Unbounded,
-                    })
-                })));
-            }
-        }
-        Scan {
-            merge: MergeIter::new(sources),
-            hi,
-            done: false,
-        }
+        let lo = range.start_bound().map(|k| k.as_ref().to_vec());
+        let hi = range.end_bound().map(|k| k.as_ref().to_vec());
+        let prefix = self
+            .opts
+            .prefix_extractor
+            .as_deref()
+            .and_then(|e| shared_prefix(e, bound_ref(&lo), bound_ref(&hi)));
+        self.scan_bounds(lo, hi, prefix)
+    }
+
+    /// The live entries whose keys start with `prefix`, in key order (or in
+    /// reverse), as [`scan`](Self::scan) gives them.
+    ///
+    /// With a [`prefix_extractor`](crate::Options::prefix_extractor) for
+    /// which `prefix` is complete (every key that starts with it has it as
+    /// its prefix: [`amq::PrefixExtractor::is_complete`]), the scan asks each
+    /// table's filter about the prefix, hashed once, and skips the tables
+    /// whose filter rules it out: on a tree of many overlapping tables an
+    /// absent prefix costs about what an absent `get` does. Tables written
+    /// with another extractor, or none, and tables whose filter cannot be
+    /// trusted are always read ([`Stats::prefix_negatives`] counts the
+    /// tables skipped).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// use std::sync::Arc;
+    /// use amq::DelimitedPrefix;
+    /// use amq_lsm::{Db, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options::default().prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':'))));
+    /// let db = Db::open(dir.path(), opts)?;
+    /// for i in 0..3 {
+    ///     db.put(format!("a:{i}"), "1")?;
+    ///     db.put(format!("z:{i}"), "2")?;
+    ///     db.flush()?; // three tables, each spanning "a:" to "z:"
+    /// }
+    /// let rows: Vec<_> = db.scan_prefix("a:").collect::<Result<_, _>>()?;
+    /// assert_eq!(rows.len(), 3);
+    /// assert_eq!(db.scan_prefix("m:").count(), 0);
+    /// let s = db.stats();
+    /// // Each scan met all three tables and asked each one's filter; "m:"
+    /// // was ruled out everywhere (barring a false positive).
+    /// assert_eq!((s.scan_tables, s.prefix_probes), (6, 6));
+    /// assert!(s.prefix_negatives >= 2);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`Stats::prefix_negatives`]: crate::Stats::prefix_negatives
+    pub fn scan_prefix<P: AsRef<[u8]>>(&self, prefix: P) -> Scan {
+        let p = prefix.as_ref();
+        let hi = prefix_end(p).map_or(Bound::Unbounded, Bound::Excluded);
+        let complete = self
+            .opts
+            .prefix_extractor
+            .as_deref()
+            .is_some_and(|e| e.is_complete(p));
+        self.scan_bounds(Bound::Included(p.to_vec()), hi, complete.then(|| p.to_vec()))
     }
 
     /// Every live entry, in key order: [`scan`](Self::scan) over all keys.
@@ -79,31 +133,268 @@ impl Db {
     pub fn iter(&self) -> Scan {
         self.scan::<&[u8], _>(..)
     }
+
+    /// A scan of `lo..hi`; `prefix`, if any, is a complete prefix of the
+    /// store's extractor that every key in the range starts with.
+    fn scan_bounds(&self, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, prefix: Option<Vec<u8>>) -> Scan {
+        let (mem, version) = {
+            let r = self.read_state();
+            (
+                r.mem.snapshot_range(bound_ref(&lo), bound_ref(&hi)),
+                r.version.clone(),
+            )
+        };
+        Scan {
+            mem: Arc::new(mem),
+            version,
+            lo,
+            hi,
+            prefix,
+            stats: Arc::clone(&self.stats),
+            runs: None,
+            front: None,
+            back: None,
+            front_key: None,
+            back_key: None,
+            done: false,
+        }
+    }
 }
 
-/// The live entries of a range, from [`Db::scan`]: `(key, value)` pairs in
-/// key order, or the error that ended the scan.
+fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    b.as_ref().map(Vec::as_slice)
+}
+
+/// The complete prefix of `extractor` that every key inside `lo..hi`
+/// starts with, if there is one: the start's prefix, when it is complete and
+/// the end does not pass the prefix's last key.
+fn shared_prefix(extractor: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
+    let start = match lo {
+        Bound::Included(k) | Bound::Excluded(k) => k,
+        Bound::Unbounded => return None,
+    };
+    let p = extractor.prefix(start).filter(|p| start.starts_with(p))?;
+    if !extractor.is_complete(p) {
+        return None;
+    }
+    let end = prefix_end(p);
+    let inside = match (hi, &end) {
+        (Bound::Included(h), _) => h.starts_with(p),
+        (Bound::Excluded(h), Some(e)) => h.starts_with(p) || h == e.as_slice(),
+        (Bound::Excluded(h), None) => h.starts_with(p),
+        // Every key at or past a prefix of `0xff` bytes starts with it.
+        (Bound::Unbounded, None) => true,
+        (Bound::Unbounded, Some(_)) => false,
+    };
+    inside.then(|| p.to_vec())
+}
+
+/// A table a scan reads, and, if a prefix filter let it through, the flag
+/// its cursors share to count a false positive once.
+#[derive(Clone)]
+struct ScanTable {
+    table: Arc<Table>,
+    prefix_maybe: Option<Arc<AtomicBool>>,
+}
+
+/// The live entries of a range, from [`Db::scan`], [`Db::scan_prefix`] or
+/// [`Db::iter`]: `(key, value)` pairs in key order, or from the end with
+/// [`next_back`](DoubleEndedIterator::next_back), or the error that ended
+/// the scan.
 ///
 /// ```
 /// # fn main() -> Result<(), amq_lsm::Error> {
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
-/// db.put("a", "1")?;
-/// let scan: amq_lsm::Scan = db.scan("a".."z");
-/// assert_eq!(scan.count(), 1);
+/// for k in ["a", "b", "c"] {
+///     db.put(k, "")?;
+/// }
+/// let mut scan: amq_lsm::Scan = db.scan("a".."z");
+/// assert_eq!(scan.next().transpose()?.map(|kv| kv.0), Some(b"a".to_vec()));
+/// assert_eq!(scan.next_back().transpose()?.map(|kv| kv.0), Some(b"c".to_vec()));
+/// assert_eq!(scan.next().transpose()?.map(|kv| kv.0), Some(b"b".to_vec()));
+/// assert!(scan.next_back().is_none()); // the two ends met
 /// # Ok(()) }
 /// ```
 pub struct Scan {
-    merge: MergeIter<'static>,
+    /// The memtable's entries in the range, copied when the scan was made.
+    mem: Arc<Vec<(Vec<u8>, Entry)>>,
+    version: Arc<Version>,
+    lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
+    /// The complete prefix every key in the range starts with, for the
+    /// tables' filters.
+    prefix: Option<Vec<u8>>,
+    stats: Arc<Counters>,
+    /// Per run (newest first), the tables to read, chosen when the scan is
+    /// first advanced.
+    runs: Option<Vec<Vec<ScanTable>>>,
+    front: Option<MergeIter<'static>>,
+    back: Option<MergeIter<'static>>,
+    /// The last key each end returned (live or deleted).
+    front_key: Option<Vec<u8>>,
+    back_key: Option<Vec<u8>>,
     done: bool,
 }
 
 impl std::fmt::Debug for Scan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scan")
+            .field("lo", &self.lo)
             .field("hi", &self.hi)
+            .field("prefix", &self.prefix)
             .finish_non_exhaustive()
+    }
+}
+
+impl Scan {
+    /// Picks the tables to read: per run, those whose key range meets the
+    /// scan's, less those whose filter rules the scan's prefix out.
+    fn choose_tables(&mut self) -> Result<Vec<Vec<ScanTable>>> {
+        inc(&self.stats.scans);
+        let mut hash = self.prefix.as_deref().map(|p| PreparedHash::new(hash_prefix(p)));
+        let mut counts = ReadCounts::default();
+        let (mut met, mut probes, mut negatives) = (0u64, 0u64, 0u64);
+        let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
+        let mut runs = Vec::new();
+        let mut failed = None;
+        'runs: for run in self.version.levels.iter().flat_map(|l| &l.runs) {
+            // A run's tables are in key order with disjoint ranges.
+            let first = run.tables.partition_point(|t| !after_start(t.largest(), lo));
+            let mut chosen = Vec::new();
+            for t in &run.tables[first..] {
+                if !before_end(t.smallest(), hi) {
+                    break;
+                }
+                met += 1;
+                let answer = match (&self.prefix, &mut hash) {
+                    (Some(p), Some(h)) => match t.may_hold_prefix(p, h, &mut counts) {
+                        Ok(a) => a,
+                        Err(e) => {
+                            failed = Some(e);
+                            break 'runs;
+                        }
+                    },
+                    _ => None,
+                };
+                if answer.is_some() {
+                    probes += 1;
+                }
+                if answer == Some(false) {
+                    negatives += 1;
+                    continue;
+                }
+                chosen.push(ScanTable {
+                    table: Arc::clone(t),
+                    prefix_maybe: (answer == Some(true)).then(|| Arc::new(AtomicBool::new(false))),
+                });
+            }
+            if !chosen.is_empty() {
+                runs.push(chosen);
+            }
+        }
+        add(&self.stats.scan_tables, met);
+        add(&self.stats.prefix_probes, probes);
+        add(&self.stats.prefix_negatives, negatives);
+        self.stats.add_reads(&counts);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(runs),
+        }
+    }
+
+    /// The merge of the memtable's entries and the chosen tables, in
+    /// `direction` order.
+    fn merge(&self, runs: &[Vec<ScanTable>], direction: Direction) -> MergeIter<'static> {
+        let mem = MemEntries {
+            entries: Arc::clone(&self.mem),
+            range: 0..self.mem.len(),
+        };
+        let mut sources: Vec<Source<'static>> = vec![match direction {
+            Direction::Forward => Box::new(mem),
+            Direction::Backward => Box::new(mem.rev()),
+        }];
+        for run in runs {
+            let mut tables = run.clone();
+            if direction == Direction::Backward {
+                tables.reverse();
+            }
+            let (lo, hi, stats) = (self.lo.clone(), self.hi.clone(), Arc::clone(&self.stats));
+            sources.push(Box::new(tables.into_iter().flat_map(move |st| {
+                st.table
+                    .cursor(direction, lo.clone(), hi.clone())
+                    .counted(CursorCounts {
+                        counters: Arc::clone(&stats),
+                        prefix_maybe: st.prefix_maybe,
+                    })
+            })));
+        }
+        MergeIter::with_direction(sources, direction)
+    }
+
+    /// The next live entry from the end `direction` moves from.
+    fn advance(&mut self, direction: Direction) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if self.done {
+            return None;
+        }
+        let runs = match self.runs.take() {
+            Some(r) => r,
+            None => match self.choose_tables() {
+                Ok(r) => r,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            },
+        };
+        let started = match direction {
+            Direction::Forward => self.front.is_some(),
+            Direction::Backward => self.back.is_some(),
+        };
+        if !started {
+            let merge = Some(self.merge(&runs, direction));
+            match direction {
+                Direction::Forward => self.front = merge,
+                Direction::Backward => self.back = merge,
+            }
+        }
+        self.runs = Some(runs);
+        loop {
+            let (merge, mine, theirs) = match direction {
+                Direction::Forward => (&mut self.front, &mut self.front_key, &self.back_key),
+                Direction::Backward => (&mut self.back, &mut self.back_key, &self.front_key),
+            };
+            let (key, entry) = match merge.as_mut()?.next() {
+                Some(Ok(kv)) => kv,
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                None => {
+                    self.done = true;
+                    return None;
+                }
+            };
+            // The other end already returned this key or one past it.
+            let met = theirs.as_ref().is_some_and(|t| match direction {
+                Direction::Forward => key >= *t,
+                Direction::Backward => key <= *t,
+            });
+            if met {
+                self.done = true;
+                return None;
+            }
+            match mine {
+                Some(k) => {
+                    k.clear();
+                    k.extend_from_slice(&key);
+                }
+                None => *mine = Some(key.clone()),
+            }
+            if let Entry::Value(v) = entry {
+                return Some(Ok((key, v)));
+            }
+        }
     }
 }
 
@@ -111,27 +402,61 @@ impl Iterator for Scan {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done {
-            let (key, entry) = match self.merge.next()? {
-                Ok(kv) => kv,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-            };
-            let past_end = match &self.hi {
-                Bound::Included(h) => key > *h,
-                Bound::Excluded(h) => key >= *h,
-                Bound::Unbounded => false,
-            };
-            if past_end {
-                self.done = true;
-                return None;
-            }
-            if let Entry::Value(v) = entry {
-                return Some(Ok((key, v)));
-            }
-        }
-        None
+        self.advance(Direction::Forward)
+    }
+}
+
+impl DoubleEndedIterator for Scan {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.advance(Direction::Backward)
+    }
+}
+
+/// The memtable's entries of a scan, shared by its two ends.
+struct MemEntries {
+    entries: Arc<Vec<(Vec<u8>, Entry)>>,
+    range: Range<usize>,
+}
+
+impl Iterator for MemEntries {
+    type Item = Result<(Vec<u8>, Entry)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let i = self.range.next()?;
+        Some(Ok(self.entries[i].clone()))
+    }
+}
+
+impl DoubleEndedIterator for MemEntries {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let i = self.range.next_back()?;
+        Some(Ok(self.entries[i].clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use amq::{DelimitedPrefix, FixedPrefix};
+
+    fn shared(e: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
+        shared_prefix(e, lo, hi)
+    }
+
+    #[test]
+    fn a_range_uses_a_prefix_only_when_every_key_in_it_has_that_prefix() {
+        use Bound::{Excluded as X, Included as I, Unbounded as U};
+        let d = DelimitedPrefix::new(b':');
+        let p = Some(b"t1:".to_vec());
+        assert_eq!(shared(&d, I(b"t1:a"), I(b"t1:z")), p);
+        assert_eq!(shared(&d, X(b"t1:"), X(b"t1;")), p); // up to the prefix's end
+        assert_eq!(shared(&d, I(b"t1:a"), X(b"t1;a")), None); // past it
+        assert_eq!(shared(&d, I(b"t1:a"), I(b"t2:a")), None);
+        assert_eq!(shared(&d, I(b"t1:a"), U), None);
+        assert_eq!(shared(&d, U, I(b"t1:a")), None);
+        assert_eq!(shared(&d, I(b"t1"), I(b"t1:a")), None); // start outside the domain
+        let f = FixedPrefix::new(2);
+        assert_eq!(shared(&f, I(b"\xff\xffa"), U), Some(b"\xff\xff".to_vec()));
+        assert_eq!(shared(&f, I(b"ab"), I(b"ab")), Some(b"ab".to_vec()));
     }
 }

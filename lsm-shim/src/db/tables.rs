@@ -54,9 +54,7 @@ pub(super) fn write_memtable(
     let filter =
         opts.filter_policy
             .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
-    let mut t = TableWriter::create(env, path.clone(), number, opts.block_bytes, filter)?
-        .with_value_filter(opts.value_index.as_ref())
-        .with_filter_partitions(opts.filter_partition_bytes);
+    let mut t = TableWriter::create(env, path.clone(), number, opts, filter)?;
     let written = (|| {
         for (k, e) in mem.iter() {
             t.add(k, e)?;
@@ -90,6 +88,7 @@ pub(super) fn open_table(
         number,
         opts.strict_filters,
         caches.clone(),
+        opts.prefix_extractor.as_deref(),
     )?;
     if t.filter_untrusted().is_some() {
         inc(&stats.untrusted_filters);

@@ -171,7 +171,9 @@ impl Db {
         let checked = (|| {
             for key in found {
                 stats.candidates_checked += 1;
-                if let Some(v) = lookup_tables(&version, &key, &mut counts)?.and_then(|e| live_match(&e, &q))
+                if let Some(v) =
+                    lookup_tables(&version, &key, self.opts.prefix_extractor.as_deref(), &mut counts)?
+                        .and_then(|e| live_match(&e, &q))
                 {
                     entries.push((key, v));
                 }

@@ -18,14 +18,23 @@
 //! blocks where the filter block would be, the partition index block after
 //! them (named by the footer's filter handle) and footer version 2.
 //!
+//! With a prefix extractor the filter holds each key's prefix too, or only
+//! the prefixes (`prefixes`); the metadata block says which. Point reads
+//! are in `point`, range reads through a `TableCursor` (`cursor`).
+//!
 //! The type byte makes a handle that points at the wrong block an error
 //! rather than a misread. A filter handle of length 0 means "no filter".
 
+mod cursor;
 mod partitions;
+mod point;
+mod prefixes;
 mod props;
 mod reader;
 mod writer;
 
+pub(crate) use cursor::CursorCounts;
+pub(crate) use prefixes::{prefix_hash, KeyPrefix};
 pub(crate) use reader::{Caches, Table};
 pub(crate) use writer::{TableSummary, TableWriter};
 

@@ -9,7 +9,16 @@
 //! extension*                   each: tag: u8  length: varint  body
 //!   tag 1, value filter:       offset: u64  length: u32  terms: varint
 //!   tag 2, filter partitions:  offset: u64  count: varint   (`partitions.rs`)
+//!   tag 3, filter contents:    flags: u8  entries: varint  [extractor: bytes]
+//!                              flags bit 0: whole keys; bit 1: prefixes, of
+//!                              the extractor whose identity follows
 //! ```
+//!
+//! The filter-contents extension says what the filter holds; without it (a
+//! table written before prefixes existed) the filter holds the whole keys
+//! and nothing else, one entry per key. A query the filter cannot answer
+//! (a point read without whole keys, a prefix of another extractor) reads
+//! the table. A flag this build does not know makes the filter untrusted.
 //!
 //! Extensions are optional and written only when used, so a table without
 //! a value filter has the bytes of a table written before extensions
@@ -21,7 +30,7 @@
 //! version, with a kind this build does not know, still opens (its filter is
 //! then not trusted and the table is read without it).
 
-use amq::{FilterSizing, HashScheme};
+use amq::{ExtractorId, FilterSizing, HashScheme};
 
 use super::Handle;
 use crate::coding::{put_bytes, put_u32, put_u64, put_varint, Cursor};
@@ -30,6 +39,29 @@ use crate::coding::{put_bytes, put_u32, put_u64, put_varint, Cursor};
 const EXT_VALUE_FILTER: u8 = 1;
 /// The extension tag of a partitioned filter's region.
 const EXT_FILTER_PARTITIONS: u8 = 2;
+/// The extension tag of what the filter holds.
+const EXT_FILTER_CONTENTS: u8 = 3;
+
+/// Filter-contents flag: the filter holds every key's hash.
+const HOLDS_KEYS: u8 = 1;
+/// Filter-contents flag: the filter holds every key's extracted prefix.
+const HOLDS_PREFIXES: u8 = 2;
+
+/// What a table's filter holds (the filter-contents extension).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FilterContents {
+    /// Every key's [`amq::hash_key`].
+    pub whole_keys: bool,
+    /// The extractor whose prefixes ([`amq::hash_prefix`]) of every key in
+    /// its domain the filter holds, if any.
+    pub prefixes: Option<ExtractorId>,
+    /// Distinct entries, over the whole filter or summed over the
+    /// partitions (a prefix whose keys span two partitions is in both).
+    pub entries: u64,
+    /// `false` when the extension has flags this build does not know: the
+    /// filter may hold something else, and is not used.
+    pub understood: bool,
+}
 
 /// Where a partitioned filter's partitions start, and how many there are
 /// (`super::partitions`).
@@ -61,6 +93,8 @@ pub(crate) struct Properties {
     pub value_filter: Option<ValueFilterHandle>,
     /// For a table with a partitioned filter, where its partitions are.
     pub filter_partitions: Option<PartitionsExt>,
+    /// What the filter holds, when it is more than the whole keys.
+    pub filter_contents: Option<FilterContents>,
 }
 
 impl Properties {
@@ -95,7 +129,29 @@ impl Properties {
             out.push(EXT_FILTER_PARTITIONS);
             put_bytes(&mut out, &body);
         }
+        if let Some(c) = &self.filter_contents {
+            let mut body = Vec::with_capacity(16);
+            let flags = u8::from(c.whole_keys) * HOLDS_KEYS + u8::from(c.prefixes.is_some()) * HOLDS_PREFIXES;
+            body.push(flags);
+            put_varint(&mut body, c.entries);
+            if let Some(id) = &c.prefixes {
+                put_bytes(&mut body, id.as_bytes());
+            }
+            out.push(EXT_FILTER_CONTENTS);
+            put_bytes(&mut out, &body);
+        }
         out
+    }
+
+    /// What the filter holds: the extension's, or, for a table written
+    /// without one, the whole keys, one entry each.
+    pub(crate) fn contents(&self) -> FilterContents {
+        self.filter_contents.clone().unwrap_or(FilterContents {
+            whole_keys: true,
+            prefixes: None,
+            entries: self.entries,
+            understood: true,
+        })
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Properties, &'static str> {
@@ -118,10 +174,45 @@ impl Properties {
         };
         let mut value_filter = None;
         let mut filter_partitions = None;
+        let mut filter_contents = None;
         while !c.is_empty() {
             let ext = c.u8().ok_or(bad)?;
             let body = c.bytes().ok_or("metadata block extension length")?;
             let mut b = Cursor::new(body);
+            if ext == EXT_FILTER_CONTENTS {
+                let damaged = "metadata block filter contents extension";
+                let flags = b.u8().ok_or(damaged)?;
+                let entries = b.varint().ok_or(damaged)?;
+                let understood = flags & !(HOLDS_KEYS | HOLDS_PREFIXES) == 0;
+                let c = if understood {
+                    let prefixes = match flags & HOLDS_PREFIXES {
+                        0 => None,
+                        _ => Some(ExtractorId::from_bytes(b.bytes().ok_or(damaged)?).map_err(|_| damaged)?),
+                    };
+                    if !b.is_empty() || flags == 0 {
+                        return Err(damaged);
+                    }
+                    FilterContents {
+                        whole_keys: flags & HOLDS_KEYS != 0,
+                        prefixes,
+                        entries,
+                        understood,
+                    }
+                } else {
+                    // A later build's contents: the body past the flags may
+                    // mean anything.
+                    FilterContents {
+                        whole_keys: false,
+                        prefixes: None,
+                        entries,
+                        understood,
+                    }
+                };
+                if filter_contents.replace(c).is_some() {
+                    return Err("metadata block filter contents extension twice");
+                }
+                continue;
+            }
             if ext == EXT_FILTER_PARTITIONS {
                 let p = match (b.u64(), b.varint(), b.is_empty()) {
                     (Some(offset), Some(count), true) if count > 0 => PartitionsExt { offset, count },
@@ -160,6 +251,7 @@ impl Properties {
             sizing,
             value_filter,
             filter_partitions,
+            filter_contents,
         })
     }
 
@@ -186,6 +278,7 @@ mod tests {
             sizing: Some(FilterSizing::Fpr(0.01)),
             value_filter: None,
             filter_partitions: None,
+            filter_contents: None,
         };
         let bytes = p.encode();
         assert_eq!(Properties::decode(&bytes), Ok(p.clone()));

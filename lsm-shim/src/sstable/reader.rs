@@ -19,14 +19,13 @@
 //! memory; a lookup reads the one partition it needs through the filter
 //! cache (or from the file, without one) and probes it in place.
 
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use amq::{AnyFilter, Filter, FilterKind, KeyHash};
+use amq::{AnyFilter, Filter, FilterKind, KeyHash, PrefixExtractor};
 
 use super::partitions::{self, PartitionedFilter};
-use super::props::Properties;
+use super::props::{FilterContents, Properties};
 use super::{
     trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN,
 };
@@ -36,7 +35,6 @@ use crate::coding::Cursor;
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filenames::file_name;
-use crate::memtable::Entry;
 use crate::stats::ReadCounts;
 
 /// The state of a table's filter.
@@ -62,10 +60,15 @@ pub(crate) struct Table {
     /// errors name it.
     name: String,
     file: Arc<dyn RandomAccessFile>,
-    props: Properties,
+    pub(super) props: Properties,
     /// Last key of each data block, and where the block is.
-    index: Vec<(Vec<u8>, Handle)>,
-    filter: FilterState,
+    pub(super) index: Vec<(Vec<u8>, Handle)>,
+    pub(super) filter: FilterState,
+    /// What the filter holds (`prefixes.rs`).
+    pub(super) contents: FilterContents,
+    /// Whether the filter holds the prefixes of the store's extractor:
+    /// recorded with that extractor's identity, and trusted.
+    pub(super) prefixes_usable: bool,
     /// The filter's expected false-positive rate (1 without a usable
     /// filter), computed once at open: for some kinds it is a sum over the
     /// filter's blocks, far too slow to compute per `Db::stats` call.
@@ -103,6 +106,7 @@ impl Table {
         number: u64,
         strict_filters: bool,
         caches: Caches,
+        prefix_extractor: Option<&dyn PrefixExtractor>,
     ) -> Result<Table> {
         let name = file_name(path);
         let file = env.open_read(path).map_err(Error::io("open table", path))?;
@@ -127,6 +131,8 @@ impl Table {
             file,
             props: empty_props(),
             index: Vec::new(),
+            contents: empty_props().contents(),
+            prefixes_usable: false,
             cache: caches.blocks,
             filter_cache: caches.filters,
             strict_filters,
@@ -147,6 +153,7 @@ impl Table {
         }
         let meta = table.read_block(footer.meta, BlockType::Meta)?;
         table.props = Properties::decode(&meta).map_err(|what| Error::corruption(&table.name, what))?;
+        table.contents = table.props.contents();
         // A partitioned filter's partitions lie before its index block.
         let partitioned = footer.version == PARTITIONED_FILTER_VERSION;
         let data_end = match (partitioned, table.props.filter_partitions) {
@@ -177,11 +184,25 @@ impl Table {
             ));
         }
         table.filter = table.load_filter(footer.filter)?;
+        let usable = matches!(
+            table.filter,
+            FilterState::Trusted(_) | FilterState::Partitioned(_)
+        );
+        // A point read asks the filter for a whole key only if it holds them
+        // (else, through the key's prefix, an answer with no simple rate).
         table.expected_fpr = match &table.filter {
+            _ if !table.contents.whole_keys => 1.0,
             FilterState::Trusted(f) => f.expected_fpr(),
             FilterState::Partitioned(p) => p.expected_fpr,
             FilterState::Absent | FilterState::Untrusted(_) => 1.0,
         };
+        // Prefixes are asked only of a filter that recorded the very
+        // extractor the store uses now.
+        table.prefixes_usable = usable
+            && match (&table.contents.prefixes, prefix_extractor) {
+                (Some(recorded), Some(e)) => *recorded == e.id(),
+                _ => false,
+            };
         if let (true, FilterState::Untrusted(reason)) = (strict_filters, &table.filter) {
             return Err(Error::UntrustedFilter {
                 file: table.name.clone(),
@@ -192,6 +213,11 @@ impl Table {
     }
 
     fn load_filter(&self, handle: Handle) -> Result<FilterState> {
+        if !self.contents.understood {
+            return Ok(FilterState::Untrusted(
+                "the filter holds entries this build does not know".into(),
+            ));
+        }
         if let Some(ext) = self.props.filter_partitions {
             return self.load_partition_index(handle, ext);
         }
@@ -210,11 +236,11 @@ impl Table {
             // A filter that passes its checksums but holds another number of
             // keys than the table was built from other keys (or forged): it
             // could answer "absent" for keys the table holds.
-            Ok(f) if f.kind() == kind && f.num_keys() as u64 != self.props.entries => {
+            Ok(f) if f.kind() == kind && f.num_keys() as u64 != self.contents.entries => {
                 FilterState::Untrusted(format!(
-                    "filter holds {} keys, the table {}",
+                    "filter holds {} entries, the metadata block says {}",
                     f.num_keys(),
-                    self.props.entries
+                    self.contents.entries
                 ))
             }
             Ok(f) if f.kind() == kind => FilterState::Trusted(Arc::new(f)),
@@ -263,7 +289,8 @@ impl Table {
             count: ext.count,
             region: (ext.offset, handle.offset),
             data_blocks: self.props.data_blocks,
-            entries: self.props.entries,
+            entries: self.contents.entries,
+            whole_keys: self.contents.whole_keys,
         };
         let parts = match partitions::decode_index(&bytes, want) {
             Ok(parts) => parts,
@@ -301,7 +328,7 @@ impl Table {
     /// portable kernel (measured: `docs/results-lsm.md`, "Partitioned filters").
     /// The copy that decoding makes is paid once per cache miss, beside a
     /// file read; without a cache the view spares it.
-    fn with_partition<R>(
+    pub(super) fn with_partition<R>(
         &self,
         f: &PartitionedFilter,
         i: usize,
@@ -351,7 +378,7 @@ impl Table {
 
     /// The partition of `f` that holds `key` if the table does.
     #[inline]
-    fn partition_for(&self, f: &PartitionedFilter, key: &[u8]) -> Option<usize> {
+    pub(super) fn partition_for(&self, f: &PartitionedFilter, key: &[u8]) -> Option<usize> {
         f.partition_for(key, |i| {
             self.index[f.last_block(i, self.index.len())].0.as_slice()
         })
@@ -359,7 +386,7 @@ impl Table {
 
     /// The answer of partition `i` for `hash`: `None` if that partition
     /// cannot be trusted.
-    fn partition_answer(
+    pub(super) fn partition_answer(
         &self,
         f: &PartitionedFilter,
         i: usize,
@@ -403,7 +430,7 @@ impl Table {
     /// A data block for a point read: from the block cache when it holds
     /// it, else read, verified and cached. (`data_blocks_read` counts both:
     /// it is what the filters did not save.)
-    fn read_data_block(&self, handle: Handle) -> Result<CachedBlock> {
+    pub(super) fn read_data_block(&self, handle: Handle) -> Result<CachedBlock> {
         let Some(cache) = &self.cache else {
             return Ok(Arc::new(self.read_block(handle, BlockType::Data)?));
         };
@@ -413,6 +440,13 @@ impl Table {
         let block = Arc::new(self.read_block(handle, BlockType::Data)?);
         cache.insert(self.number, handle.offset, Arc::clone(&block));
         Ok(block)
+    }
+
+    /// Data block `b` for a scan or compaction: read and verified, not
+    /// through the block cache (one scan must not evict the point reads'
+    /// working set).
+    pub(super) fn scan_block(&self, b: usize) -> Result<CachedBlock> {
+        Ok(Arc::new(self.read_block(self.index[b].1, BlockType::Data)?))
     }
 
     pub(crate) fn number(&self) -> u64 {
@@ -443,11 +477,12 @@ impl Table {
         self.shared_filter().map(|f| &**f)
     }
 
-    /// The trusted filter, to keep beside the table's key range where the
-    /// read path looks first ([`crate::version::RunProbe`]).
+    /// The trusted whole filter, if it holds the whole keys, to keep beside
+    /// the table's key range where the read path looks first
+    /// ([`crate::version::RunProbe`]).
     pub(crate) fn shared_filter(&self) -> Option<&Arc<AnyFilter>> {
         match &self.filter {
-            FilterState::Trusted(f) => Some(f),
+            FilterState::Trusted(f) if self.contents.whole_keys => Some(f),
             _ => None,
         }
     }
@@ -511,191 +546,6 @@ impl Table {
             _ => None,
         }
     }
-
-    /// Looks `key` up in a table whose range covers it, given its whole
-    /// filter's answer (`None` when it has no whole trusted filter): the
-    /// filter first (a partitioned filter's partition for the key, probed
-    /// with `hash`), then the index, then one data block. `None` if the
-    /// table does not hold the key.
-    #[inline]
-    pub(crate) fn get_given(
-        &self,
-        key: &[u8],
-        hash: KeyHash,
-        answer: Option<bool>,
-        counts: &mut ReadCounts,
-    ) -> Result<Option<Entry>> {
-        let answer = match (answer, &self.filter) {
-            (None, FilterState::Partitioned(f)) => match self.partition_for(f, key) {
-                Some(i) => self.partition_answer(f, i, hash, counts)?,
-                // Past the table's last key.
-                None => return Ok(None),
-            },
-            _ => answer,
-        };
-        let filtered = match answer {
-            Some(maybe) => {
-                counts.filter_probes += 1;
-                if !maybe {
-                    counts.filter_negatives += 1;
-                    return Ok(None);
-                }
-                true
-            }
-            None => false,
-        };
-        let found = self.get_in_block(key, self.block_for(key), counts)?;
-        if filtered {
-            match found {
-                Some(_) => counts.filter_true_positives += 1,
-                None => counts.filter_false_positives += 1,
-            }
-        }
-        Ok(found)
-    }
-
-    /// The data block that holds `key` if the table does (the index's
-    /// length if it lies past the last one).
-    #[inline]
-    fn block_for(&self, key: &[u8]) -> usize {
-        self.index.partition_point(|(last, _)| last.as_slice() < key)
-    }
-
-    fn get_in_block(&self, key: &[u8], block: usize, counts: &mut ReadCounts) -> Result<Option<Entry>> {
-        let Some(&(_, handle)) = self.index.get(block) else {
-            return Ok(None);
-        };
-        counts.data_blocks_read += 1;
-        let data = self.read_data_block(handle)?;
-        let block = Block::new(&data).map_err(|what| Error::corruption(&self.name, what))?;
-        let e = block
-            .get(key)
-            .map_err(|what| Error::corruption(&self.name, what))?;
-        Ok(e.map(|e| e.to_entry()))
-    }
-
-    /// Looks up several keys at once, each in this table's range (`hashes`
-    /// their [`amq::hash_key`] values): one batch probe of the filter
-    /// (`contains_many`: every line prefetched, then probed; for a
-    /// partitioned filter, one batch per partition, each partition read
-    /// once), then each data block the surviving keys need, read once for
-    /// all of them. Calls `found(i, entry)` for every key `i` the table
-    /// holds.
-    pub(crate) fn get_many(
-        &self,
-        keys: &[&[u8]],
-        hashes: &[KeyHash],
-        counts: &mut ReadCounts,
-        mut found: impl FnMut(usize, Entry),
-    ) -> Result<()> {
-        // Per key: the filter's answer, `None` where no filter was usable.
-        let mut answers: Vec<Option<bool>> = vec![None; keys.len()];
-        match &self.filter {
-            FilterState::Trusted(f) => {
-                let mut maybe = vec![true; keys.len()];
-                f.contains_hashes(hashes, &mut maybe);
-                for (a, m) in answers.iter_mut().zip(maybe) {
-                    *a = Some(m);
-                }
-            }
-            FilterState::Partitioned(f) => self.partition_answers(f, keys, hashes, &mut answers, counts)?,
-            _ => {}
-        }
-        counts.filter_probes += answers.iter().filter(|a| a.is_some()).count() as u64;
-        counts.filter_negatives += answers.iter().filter(|&&a| a == Some(false)).count() as u64;
-        // (data block, key) for every key the filter lets through.
-        let mut wanted: Vec<(usize, usize)> = (0..keys.len())
-            .filter(|&i| answers[i] != Some(false))
-            .map(|i| (self.block_for(keys[i]), i))
-            .collect();
-        wanted.sort_unstable();
-        for group in wanted.chunk_by(|a, b| a.0 == b.0) {
-            let data = match self.index.get(group[0].0) {
-                Some(&(_, handle)) => {
-                    counts.data_blocks_read += 1;
-                    Some(self.read_data_block(handle)?)
-                }
-                None => None,
-            };
-            let block = match &data {
-                Some(d) => Some(Block::new(d).map_err(|what| Error::corruption(&self.name, what))?),
-                None => None,
-            };
-            for &(_, i) in group {
-                let e = match &block {
-                    Some(b) => b
-                        .get(keys[i])
-                        .map_err(|what| Error::corruption(&self.name, what))?
-                        .map(|e| e.to_entry()),
-                    None => None,
-                };
-                if answers[i] == Some(true) {
-                    match e {
-                        Some(_) => counts.filter_true_positives += 1,
-                        None => counts.filter_false_positives += 1,
-                    }
-                }
-                if let Some(e) = e {
-                    found(i, e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A partitioned filter's answers for `keys`: the keys grouped by
-    /// partition, each partition read once and probed for its group in one
-    /// batch. (Keys past the table's last key get none.)
-    fn partition_answers(
-        &self,
-        f: &PartitionedFilter,
-        keys: &[&[u8]],
-        hashes: &[KeyHash],
-        answers: &mut [Option<bool>],
-        counts: &mut ReadCounts,
-    ) -> Result<()> {
-        let mut by_part: Vec<(usize, usize)> = (0..keys.len())
-            .filter_map(|i| Some((self.partition_for(f, keys[i])?, i)))
-            .collect();
-        by_part.sort_unstable();
-        let mut group_hashes = Vec::new();
-        for group in by_part.chunk_by(|a, b| a.0 == b.0) {
-            group_hashes.clear();
-            group_hashes.extend(group.iter().map(|&(_, i)| hashes[i]));
-            let maybe = self.with_partition(f, group[0].0, counts, |filter| {
-                let mut maybe = vec![true; group_hashes.len()];
-                filter.contains_hashes(&group_hashes, &mut maybe);
-                maybe
-            })?;
-            if let Some(maybe) = maybe {
-                for (&(_, i), m) in group.iter().zip(maybe) {
-                    answers[i] = Some(m);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Iterates the entries with keys from `lo` on.
-    pub(crate) fn iter(self: &Arc<Self>, lo: Bound<&[u8]>) -> TableIter {
-        let first_block = match lo {
-            Bound::Unbounded => 0,
-            Bound::Included(k) | Bound::Excluded(k) => {
-                self.index.partition_point(|(last, _)| last.as_slice() < k)
-            }
-        };
-        TableIter {
-            table: self.clone(),
-            next_block: first_block,
-            buf: Vec::new().into_iter(),
-            lo: match lo {
-                Bound::Unbounded => Bound::Unbounded,
-                Bound::Included(k) => Bound::Included(k.to_vec()),
-                Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-            },
-            failed: false,
-        }
-    }
 }
 
 fn empty_props() -> Properties {
@@ -710,6 +560,7 @@ fn empty_props() -> Properties {
         sizing: None,
         value_filter: None,
         filter_partitions: None,
+        filter_contents: None,
     }
 }
 
@@ -735,65 +586,4 @@ fn decode_index(bytes: &[u8], data_end: u64) -> Result<Vec<(Vec<u8>, Handle)>, &
         return Err("index does not cover the data blocks");
     }
     Ok(out)
-}
-
-/// Iterates a table's entries in key order, one data block at a time.
-pub(crate) struct TableIter {
-    table: Arc<Table>,
-    next_block: usize,
-    buf: std::vec::IntoIter<(Vec<u8>, Entry)>,
-    lo: Bound<Vec<u8>>,
-    failed: bool,
-}
-
-impl TableIter {
-    fn load_next_block(&mut self) -> Result<bool> {
-        let Some(&(_, handle)) = self.table.index.get(self.next_block) else {
-            return Ok(false);
-        };
-        self.next_block += 1;
-        let data = self.table.read_block(handle, BlockType::Data)?;
-        let block = Block::new(&data).map_err(|what| Error::corruption(self.table.name(), what))?;
-        let entries = block
-            .entries()
-            .map_err(|what| Error::corruption(self.table.name(), what))?;
-        let lo = std::mem::replace(&mut self.lo, Bound::Unbounded);
-        let v: Vec<_> = entries
-            .into_iter()
-            .filter(|e| match &lo {
-                Bound::Unbounded => true,
-                Bound::Included(k) => e.key >= *k,
-                Bound::Excluded(k) => e.key > *k,
-            })
-            .map(|e| {
-                let entry = e.to_entry();
-                (e.key, entry)
-            })
-            .collect();
-        self.buf = v.into_iter();
-        Ok(true)
-    }
-}
-
-impl Iterator for TableIter {
-    type Item = Result<(Vec<u8>, Entry)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        loop {
-            if let Some(e) = self.buf.next() {
-                return Some(Ok(e));
-            }
-            match self.load_next_block() {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-        }
-    }
 }

@@ -1,26 +1,30 @@
 //! Writes one SSTable from entries in key order.
 //!
-//! Each key is hashed once, with [`amq::hash_key`], as it is added; at the end
-//! the filter of the table's level is built from those hashes in one call
-//! ([`LevelFilter::build`]), so every filter kind, static ones included, is
-//! built from the whole key set; or, for a partitioned filter, one filter per
-//! partition from its keys (`partitions.rs`).
+//! Each key is hashed once, with [`amq::hash_key`], as it is added (and its
+//! prefix once per run of keys sharing it, with a prefix extractor:
+//! `prefixes.rs`); at the end the filter of the table's level is built from
+//! those hashes in one call ([`LevelFilter::build`]), so every filter kind,
+//! static ones included, is built from the whole entry set; or, for a
+//! partitioned filter, one filter per partition from its keys' entries
+//! (`partitions.rs`).
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use amq::{hash_key, HashScheme, KeyHash};
 
 use super::partitions::{self, Cutter, Partition};
-use super::props::{PartitionsExt, Properties, ValueFilterHandle};
+use super::prefixes::PrefixCollector;
+use super::props::{FilterContents, PartitionsExt, Properties, ValueFilterHandle};
 use super::{trailer, BlockType, Footer, Handle, PARTITIONED_FILTER_VERSION, WHOLE_FILTER_VERSION};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
 use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::memtable::Entry;
+use crate::options::Options;
 use crate::policy::LevelFilter;
-use crate::value_filter::options::ValueIndexOptions;
 use crate::value_filter::ValueFilterBuilder;
 
 /// What a finished table holds, for the manifest.
@@ -42,7 +46,11 @@ pub(crate) struct TableWriter {
     block_bytes: usize,
     data: BlockBuilder,
     index: BlockBuilder,
+    /// Every key's hash, if the filter holds whole keys.
     hashes: Vec<KeyHash>,
+    whole_keys: bool,
+    /// The keys' prefixes, with a prefix extractor.
+    prefixes: Option<PrefixCollector>,
     smallest: Option<Vec<u8>>,
     entries: u64,
     tombstones: u64,
@@ -55,49 +63,45 @@ pub(crate) struct TableWriter {
 }
 
 impl TableWriter {
+    /// A table written as `opts` say (block size, value filter, filter
+    /// partitions, prefixes and whole keys in the filter), with the filter
+    /// `filter` (the policy's choice for its level).
     pub(crate) fn create(
         env: &dyn Env,
         path: PathBuf,
         number: u64,
-        block_bytes: usize,
+        opts: &Options,
         filter: LevelFilter,
     ) -> Result<Self> {
         let file = env.create(&path).map_err(Error::io("create table", &path))?;
+        let has_filter = matches!(filter, LevelFilter::Filter { .. });
         Ok(TableWriter {
             file,
             path,
             number,
             offset: 0,
-            block_bytes,
+            block_bytes: opts.block_bytes,
             data: BlockBuilder::default(),
             index: BlockBuilder::default(),
             hashes: Vec::new(),
+            whole_keys: opts.whole_key_filtering,
+            prefixes: match (&opts.prefix_extractor, has_filter) {
+                (Some(e), true) => Some(PrefixCollector::new(e.clone())),
+                _ => None,
+            },
             smallest: None,
             entries: 0,
             tombstones: 0,
             data_blocks: 0,
             filter,
-            values: None,
-            partitions: None,
+            values: opts.value_index.as_ref().map(ValueFilterBuilder::new),
+            // A level without a filter, or a kind amq has no size model
+            // for, gets one whole filter.
+            partitions: match (opts.filter_partition_bytes, filter) {
+                (Some(bytes), LevelFilter::Filter { kind, sizing }) => Cutter::new(kind, sizing, bytes),
+                _ => None,
+            },
         })
-    }
-
-    /// Makes the table's filter partitioned, about `bytes` per partition
-    /// (`None`, or a level without a filter or of a kind without a borrowed
-    /// view: one whole filter).
-    pub(crate) fn with_filter_partitions(mut self, bytes: Option<usize>) -> Self {
-        self.partitions = match (bytes, self.filter) {
-            (Some(bytes), LevelFilter::Filter { kind, sizing }) => Cutter::new(kind, sizing, bytes),
-            _ => None,
-        };
-        self
-    }
-
-    /// Makes the table carry a value filter of the values added, built per
-    /// `opts` (nothing for `None`).
-    pub(crate) fn with_value_filter(mut self, opts: Option<&ValueIndexOptions>) -> Self {
-        self.values = opts.map(ValueFilterBuilder::new);
-        self
     }
 
     /// Adds an entry; keys must strictly increase.
@@ -118,7 +122,12 @@ impl TableWriter {
             }
         };
         self.data.add(key, value);
-        self.hashes.push(hash_key(key));
+        if self.whole_keys {
+            self.hashes.push(hash_key(key));
+        }
+        if let Some(p) = &mut self.prefixes {
+            p.add(self.entries as usize, key);
+        }
         self.entries += 1;
         if self.data.estimated_len() >= self.block_bytes {
             self.finish_data_block()?;
@@ -163,9 +172,33 @@ impl TableWriter {
         self.index.add(&last_key, Some(&v));
         self.data_blocks += 1;
         if let Some(c) = &mut self.partitions {
-            c.block_done(self.data_blocks, self.hashes.len());
+            c.block_done(self.data_blocks, self.entries as usize);
         }
         Ok(())
+    }
+
+    /// The filter entries of keys `keys`: their hashes (with whole keys) and
+    /// their distinct prefixes' (with an extractor).
+    fn filter_entries(&self, keys: Range<usize>, out: &mut Vec<KeyHash>) {
+        out.clear();
+        if self.whole_keys {
+            out.extend_from_slice(&self.hashes[keys.clone()]);
+        }
+        if let Some(p) = &self.prefixes {
+            p.hashes_of(keys, out);
+        }
+    }
+
+    /// What the filter holds, for the metadata block: `None` for whole keys
+    /// alone (the form every reader understands).
+    fn filter_contents(&self, entries: u64) -> Option<FilterContents> {
+        let prefixes = self.prefixes.as_ref().map(PrefixCollector::id);
+        (prefixes.is_some() || !self.whole_keys).then_some(FilterContents {
+            whole_keys: self.whole_keys,
+            prefixes,
+            entries,
+            understood: true,
+        })
     }
 
     /// Writes the filter, metadata and index blocks and the footer, and syncs
@@ -181,18 +214,23 @@ impl TableWriter {
             None => None,
         };
         let start = Instant::now();
+        let keys = self.entries as usize;
+        let mut entries = Vec::new();
+        let mut filter_entries = 0;
         let (filter, filter_partitions, filter_build_nanos) = match self.partitions.take() {
-            Some(cutter) if !self.hashes.is_empty() => {
+            Some(cutter) if keys > 0 => {
                 let region = self.offset;
                 let mut parts = Vec::new();
                 let mut nanos = 0;
-                for (first_block, keys) in cutter.finish(self.hashes.len()) {
+                for (first_block, keys) in cutter.finish(keys) {
                     let start = Instant::now();
-                    let bytes = self.filter.build(&self.hashes[keys.clone()])?.unwrap_or_default();
+                    self.filter_entries(keys, &mut entries);
+                    let bytes = self.filter.build(&entries)?.unwrap_or_default();
                     nanos += start.elapsed().as_nanos() as u64;
+                    filter_entries += entries.len() as u64;
                     parts.push(Partition {
                         first_block,
-                        keys: keys.len() as u64,
+                        keys: entries.len() as u64,
                         handle: self.write_block(&bytes, BlockType::FilterPartition)?,
                     });
                 }
@@ -204,7 +242,17 @@ impl TableWriter {
                 (index, Some(ext), nanos)
             }
             _ => {
-                let filter_bytes = self.filter.build(&self.hashes)?;
+                let filter_bytes = match &self.prefixes {
+                    None => self.filter.build(&self.hashes)?,
+                    Some(_) => {
+                        self.filter_entries(0..keys, &mut entries);
+                        self.filter.build(&entries)?
+                    }
+                };
+                filter_entries = match &self.prefixes {
+                    None => self.hashes.len() as u64,
+                    Some(_) => entries.len() as u64,
+                };
                 let nanos = start.elapsed().as_nanos() as u64;
                 let handle = match &filter_bytes {
                     Some(b) => self.write_block(b, BlockType::Filter)?,
@@ -229,6 +277,10 @@ impl TableWriter {
             },
             value_filter,
             filter_partitions,
+            filter_contents: match self.filter {
+                LevelFilter::None => None,
+                LevelFilter::Filter { .. } => self.filter_contents(filter_entries),
+            },
         };
         let meta = self.write_block(&props.encode(), BlockType::Meta)?;
         let index_contents = self.index.finish();

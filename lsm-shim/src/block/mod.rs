@@ -11,11 +11,16 @@
 //! key whole and is listed in the restart array. A lookup binary-searches the
 //! restarts, then scans at most one interval. This is LevelDB's block layout.
 //! Every decode is bounds-checked: a damaged block gives an error, not a panic.
+//! Scans move through a block with a [`BlockCursor`] (`cursor.rs`).
+
+mod cursor;
 
 use std::cmp::Ordering;
 
 use crate::coding::{put_u32, put_varint, Cursor};
 use crate::memtable::Entry;
+
+pub(crate) use cursor::{BlockCursor, Direction};
 
 /// Entries between two restart points.
 pub(crate) const RESTART_INTERVAL: usize = 16;
