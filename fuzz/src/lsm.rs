@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq::{FilterKind, FilterSizing};
+use amq::{CappedPrefix, DelimitedPrefix, FilterKind, FilterSizing, FixedPrefix, PrefixExtractor};
 use amq_lsm::env::{Env, FaultEnv};
 use amq_lsm::{
     CompactionStyle, Db, FilterPolicy, LeveledOptions, Options, Recovery, SyncMode, TieredOptions,
@@ -145,10 +145,47 @@ pub enum DbOp {
     Delete(u8),
     Get(u8),
     Scan(u8, u8),
+    /// A prefix scan ([`prefix`]), from the back if set.
+    ScanPrefix(u8, bool),
     Flush,
     Compact,
-    Reopen,
+    /// A reopen with prefix configuration `n` ([`with_prefixes`]).
+    Reopen(u8),
     Crash,
+}
+
+/// The keys of `db_ops`: tenants behind a `:` (so prefix filters have
+/// prefixes to skip by), and the plain keys of the other targets.
+fn tenant_key(i: u8) -> Vec<u8> {
+    match i % 3 {
+        0 => key(i.into()),
+        _ => format!("t{}:{:03}", i % 7, i / 7).into_bytes(),
+    }
+}
+
+/// The prefixes prefix scans ask for: complete for some extractors, not
+/// for others, and the empty one.
+fn prefix(i: u8) -> Vec<u8> {
+    match i % 4 {
+        0 => format!("t{}:", i % 7),
+        1 => format!("t{}", i % 7),
+        2 => "key".to_string(),
+        _ => String::new(),
+    }
+    .into_bytes()
+}
+
+/// `opts` with prefix configuration `n`: no extractor, or one of several,
+/// with or without whole keys in the filters.
+fn with_prefixes(opts: Options, n: u8) -> Options {
+    let (extractor, whole_keys): (Option<Arc<dyn PrefixExtractor>>, bool) = match n % 5 {
+        0 => (None, true),
+        1 => (Some(Arc::new(DelimitedPrefix::new(b':'))), true),
+        2 => (Some(Arc::new(DelimitedPrefix::new(b':'))), false),
+        3 => (Some(Arc::new(FixedPrefix::new(2))), false),
+        _ => (Some(Arc::new(CappedPrefix::new(3))), true),
+    };
+    opts.prefix_extractor(extractor).whole_key_filtering(whole_keys)
 }
 
 #[derive(Debug, Arbitrary)]
@@ -156,6 +193,8 @@ pub struct DbInput {
     pub kind: u8,
     pub tiered: bool,
     pub partitioned: bool,
+    /// The first prefix configuration ([`with_prefixes`]).
+    pub prefixes: u8,
     pub ops: Vec<DbOp>,
 }
 
@@ -177,25 +216,39 @@ pub fn db_ops(input: DbInput) {
     } else {
         opts
     };
-    let mut db = Db::open(DIR, opts.clone()).expect("a new store opens");
+    let mut config = input.prefixes;
+    let mut db = Db::open(DIR, with_prefixes(opts.clone(), config)).expect("a new store opens");
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in input.ops.into_iter().take(300) {
         match op {
             DbOp::Put(k, mut v) => {
                 v.truncate(64);
-                db.put(&key(k.into()), &v).unwrap();
-                model.insert(key(k.into()), v);
+                db.put(tenant_key(k), &v).unwrap();
+                model.insert(tenant_key(k), v);
             }
             DbOp::Delete(k) => {
-                db.delete(&key(k.into())).unwrap();
-                model.remove(&key(k.into()));
+                db.delete(tenant_key(k)).unwrap();
+                model.remove(&tenant_key(k));
             }
-            DbOp::Get(k) => assert_eq!(
-                db.get(&key(k.into())).unwrap(),
-                model.get(&key(k.into())).cloned()
-            ),
+            DbOp::Get(k) => assert_eq!(db.get(tenant_key(k)).unwrap(), model.get(&tenant_key(k)).cloned()),
+            DbOp::ScanPrefix(p, backward) => {
+                let p = prefix(p);
+                let mut got: Vec<_> = match backward {
+                    false => db.scan_prefix(&p).map(|r| r.unwrap()).collect(),
+                    true => db.scan_prefix(&p).rev().map(|r| r.unwrap()).collect(),
+                };
+                if backward {
+                    got.reverse();
+                }
+                let want: Vec<_> = model
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(&p))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(got, want, "prefix {p:?}");
+            }
             DbOp::Scan(a, b) => {
-                let (lo, hi) = (key(a.into()), key(b.into()));
+                let (lo, hi) = (tenant_key(a), tenant_key(b));
                 let got: Vec<_> = db.scan(lo.clone()..hi.clone()).map(|r| r.unwrap()).collect();
                 let want: Vec<_> = if lo <= hi {
                     model.range(lo..hi).map(|(k, v)| (k.clone(), v.clone())).collect()
@@ -206,13 +259,14 @@ pub fn db_ops(input: DbInput) {
             }
             DbOp::Flush => db.flush().unwrap(),
             DbOp::Compact => db.compact().unwrap(),
-            DbOp::Reopen | DbOp::Crash => {
+            DbOp::Reopen(_) | DbOp::Crash => {
                 drop(db);
-                if matches!(op, DbOp::Crash) {
+                match op {
+                    DbOp::Reopen(n) => config = n,
                     // Every write was synced (`EveryWrite`): none may be lost.
-                    env.crash();
+                    _ => env.crash(),
                 }
-                db = Db::open(DIR, opts.clone()).expect("reopen");
+                db = Db::open(DIR, with_prefixes(opts.clone(), config)).expect("reopen");
             }
         }
     }

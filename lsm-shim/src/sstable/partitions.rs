@@ -51,9 +51,9 @@
 //! # Where to cut
 //!
 //! The writer cuts a partition at the first data block boundary after the
-//! partition holds `target_keys = partition_bytes / bytes_per_key` keys,
-//! with `bytes_per_key` from amq's size model for the level's kind and
-//! sizing ([`amq::plan::predict`]).
+//! partition holds `target = partition_bytes / bytes_per_entry` filter
+//! entries (keys, prefixes, or both), with `bytes_per_entry` from amq's size
+//! model for the level's kind and sizing ([`amq::plan::predict`]).
 
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -81,11 +81,12 @@ const MODEL_KEYS: usize = 1 << 20;
 /// The writer's side: where the partitions of a table are cut.
 #[derive(Debug, Clone)]
 pub(crate) struct Cutter {
-    target_keys: usize,
-    /// The open partition: its first key (an index into the table's keys)
-    /// and first data block.
+    target_entries: usize,
+    /// The open partition: its first key (an index into the table's keys),
+    /// first data block, and the filter entries before it.
     start_key: usize,
     start_block: u64,
+    start_entries: usize,
     cuts: Vec<(u64, Range<usize>)>,
 }
 
@@ -94,22 +95,25 @@ impl Cutter {
     /// no size model for the kind: one whole filter then).
     pub(crate) fn new(kind: FilterKind, sizing: FilterSizing, partition_bytes: usize) -> Option<Cutter> {
         let predicted = plan::predict(kind, MODEL_KEYS, sizing).ok()?;
-        let per_key = (predicted.size_in_bytes() as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
+        let per_entry = (predicted.size_in_bytes() as f64 / MODEL_KEYS as f64).max(1.0 / 64.0);
         Some(Cutter {
-            target_keys: ((partition_bytes as f64 / per_key) as usize).max(1),
+            target_entries: ((partition_bytes as f64 / per_entry) as usize).max(1),
             start_key: 0,
             start_block: 0,
+            start_entries: 0,
             cuts: Vec::new(),
         })
     }
 
-    /// Called after each data block is written: `blocks` data blocks and
-    /// `keys` keys so far. Cuts the open partition if it is full.
-    pub(crate) fn block_done(&mut self, blocks: u64, keys: usize) {
-        if keys - self.start_key >= self.target_keys {
+    /// Called after each data block is written: `blocks` data blocks, `keys`
+    /// keys and about `entries` filter entries so far (keys, prefixes or
+    /// both). Cuts the open partition if it is full.
+    pub(crate) fn block_done(&mut self, blocks: u64, keys: usize, entries: usize) {
+        if entries - self.start_entries >= self.target_entries {
             self.cuts.push((self.start_block, self.start_key..keys));
             self.start_key = keys;
             self.start_block = blocks;
+            self.start_entries = entries;
         }
     }
 
@@ -533,12 +537,12 @@ mod tests {
     fn cuts_fall_on_block_boundaries_once_a_partition_is_full() {
         // 10 bits per key: 4,096 bytes hold about 3,300 keys.
         let mut c = Cutter::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0), 4096).unwrap();
-        let target = c.target_keys;
+        let target = c.target_entries;
         assert!((3000..3400).contains(&target), "{target}");
         let mut keys = 0;
         for block in 1..=100u64 {
             keys += 100;
-            c.block_done(block, keys);
+            c.block_done(block, keys, keys);
         }
         let cuts = c.finish(keys);
         assert_eq!(cuts.first().map(|c| c.0), Some(0));

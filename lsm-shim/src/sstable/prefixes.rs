@@ -24,9 +24,13 @@
 //! for a whole key.
 //!
 //! A partitioned filter puts each key's prefix in the partition of that
-//! key, so a prefix whose keys span several partitions is in each of them,
-//! and a scan asks every partition whose key range meets the prefix's
-//! (RocksDB once asked only the first, and lost rows).
+//! key, so a prefix whose keys span several partitions is in each of them.
+//! A scan over prefix `p` asks the partition holding the least key at or
+//! past `p` (whatever the scan's start inside the prefix): if the table
+//! holds any key with the prefix, that partition holds the first one, and so
+//! the prefix. A point read with a filter of prefixes only asks the key's
+//! own partition. (RocksDB once located the partition by the seek key and
+//! kept a prefix in the partition of its first key only, and lost rows.)
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -46,6 +50,8 @@ pub(crate) struct PrefixCollector {
     /// Where each run of keys with one prefix starts: the index of its first
     /// key and the prefix's hash (`None` for keys outside the domain).
     runs: Vec<(usize, Option<KeyHash>)>,
+    /// Runs with a prefix.
+    prefix_runs: usize,
 }
 
 impl PrefixCollector {
@@ -54,7 +60,14 @@ impl PrefixCollector {
             extractor,
             last: None,
             runs: Vec::new(),
+            prefix_runs: 0,
         }
+    }
+
+    /// Prefix runs so far: about the distinct prefixes (a prefix that comes
+    /// back after another counts twice).
+    pub(crate) fn prefixes(&self) -> usize {
+        self.prefix_runs
     }
 
     /// The extractor's identity, as the metadata block records it.
@@ -71,6 +84,7 @@ impl PrefixCollector {
             return;
         }
         self.last = prefix.map(<[u8]>::to_vec);
+        self.prefix_runs += usize::from(prefix.is_some());
         self.runs.push((index, prefix.map(hash_prefix)));
     }
 
@@ -158,24 +172,13 @@ impl Table {
             FilterState::Partitioned(f) => f,
             FilterState::Absent | FilterState::Untrusted(_) => return Ok(None),
         };
-        // Every partition whose key range meets the prefix's: from the one
-        // holding `prefix` on, while a partition's last key still starts
-        // with it (the prefix's keys may go on in the next).
-        let Some(mut i) = self.partition_for(f, prefix) else {
+        // The least key at or past the prefix is in this partition: if any
+        // key here starts with the prefix, that one does, and its partition
+        // holds the prefix.
+        match self.partition_for(f, prefix) {
+            Some(i) => self.partition_answer(f, i, hash.hash(), counts),
             // Past the table's last key: no key here starts with it.
-            return Ok(Some(false));
-        };
-        loop {
-            match self.partition_answer(f, i, hash.hash(), counts)? {
-                Some(false) => {}
-                Some(true) => return Ok(Some(true)),
-                None => return Ok(None),
-            }
-            let last = &self.index[f.last_block(i, self.index.len())].0;
-            if !last.starts_with(prefix) || i + 1 == f.parts.len() {
-                return Ok(Some(false));
-            }
-            i += 1;
+            None => Ok(Some(false)),
         }
     }
 

@@ -324,4 +324,61 @@ mod tests {
         *zero.last_mut().unwrap() = 0;
         assert!(Properties::decode(&zero).is_err());
     }
+
+    #[test]
+    fn filter_contents_round_trip_and_later_flags_make_the_filter_unused() {
+        let base = Properties {
+            entries: 10,
+            tombstones: 0,
+            data_blocks: 1,
+            smallest: b"a".to_vec(),
+            largest: b"z".to_vec(),
+            key_hash_scheme: HashScheme::Xxh3Seeded.id(),
+            filter_kind: 2,
+            sizing: Some(FilterSizing::Fpr(0.01)),
+            value_filter: None,
+            filter_partitions: None,
+            filter_contents: None,
+        };
+        // Without the extension: whole keys, one entry per key.
+        assert_eq!(
+            base.contents(),
+            FilterContents {
+                whole_keys: true,
+                prefixes: None,
+                entries: 10,
+                understood: true
+            }
+        );
+        let id = amq::ExtractorId::new("amq.fixed", &[4]).unwrap();
+        for (whole_keys, prefixes) in [(true, Some(id.clone())), (false, Some(id.clone()))] {
+            let p = Properties {
+                filter_contents: Some(FilterContents {
+                    whole_keys,
+                    prefixes,
+                    entries: 14,
+                    understood: true,
+                }),
+                ..base.clone()
+            };
+            let bytes = p.encode();
+            assert_eq!(Properties::decode(&bytes), Ok(p.clone()));
+            assert_eq!(p.contents().entries, 14);
+            for cut in base.encode().len() + 1..bytes.len() {
+                assert!(Properties::decode(&bytes[..cut]).is_err(), "cut {cut}");
+            }
+        }
+        // A flag of a later build: the table opens, its filter is not used.
+        let mut later = base.encode();
+        later.extend_from_slice(&[EXT_FILTER_CONTENTS, 3, HOLDS_KEYS | 0x80, 14, 0xee]);
+        let decoded = Properties::decode(&later).unwrap();
+        assert!(!decoded.contents().understood);
+        // No flag at all, or bytes after the extractor: damage.
+        let mut none = base.encode();
+        none.extend_from_slice(&[EXT_FILTER_CONTENTS, 2, 0, 14]);
+        assert!(Properties::decode(&none).is_err());
+        let mut trailing = base.encode();
+        trailing.extend_from_slice(&[EXT_FILTER_CONTENTS, 3, HOLDS_KEYS, 14, 0]);
+        assert!(Properties::decode(&trailing).is_err());
+    }
 }

@@ -172,7 +172,9 @@ impl TableWriter {
         self.index.add(&last_key, Some(&v));
         self.data_blocks += 1;
         if let Some(c) = &mut self.partitions {
-            c.block_done(self.data_blocks, self.entries as usize);
+            let keys = self.entries as usize;
+            let entries = self.hashes.len() + self.prefixes.as_ref().map_or(0, PrefixCollector::prefixes);
+            c.block_done(self.data_blocks, keys, entries);
         }
         Ok(())
     }
