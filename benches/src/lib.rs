@@ -13,7 +13,8 @@
 //!
 //! [`lsm`] holds the measurements of the `amq-lsm` store (hash sharing,
 //! reads saved, write cost) for `benches/lsm.rs` and `src/bin/lsm_report.rs`;
-//! [`partitioned`] its partitioned-filter comparison.
+//! [`partitioned`] its partitioned-filter comparison; [`prefix`] its prefix
+//! seeks against fjall's.
 //!
 //! Keys are random `u64`s standing in for key hashes ([`keys`]). Filters
 //! with a hash-based API (ours, `fastbloom`'s `contains_hash`, `sbbf-rs`,
@@ -29,6 +30,7 @@ pub mod groups;
 pub mod keys;
 pub mod lsm;
 pub mod partitioned;
+pub mod prefix;
 pub mod report;
 pub mod svg;
 pub mod value;

@@ -39,22 +39,22 @@ pub(crate) fn key_prefix(key: &[u8]) -> u128 {
     u128::from_be_bytes(b)
 }
 
-/// Whether `key` is at or past the lower bound `lo`.
+/// Whether `key` is at or past the lower bound `lo` ([`compare_keys`]).
 #[inline]
 pub(crate) fn after_start(key: &[u8], lo: Bound<&[u8]>) -> bool {
     match lo {
-        Bound::Included(l) => key >= l,
-        Bound::Excluded(l) => key > l,
+        Bound::Included(l) => compare_keys(key, l) != Ordering::Less,
+        Bound::Excluded(l) => compare_keys(key, l) == Ordering::Greater,
         Bound::Unbounded => true,
     }
 }
 
-/// Whether `key` is at or before the upper bound `hi`.
+/// Whether `key` is at or before the upper bound `hi` ([`compare_keys`]).
 #[inline]
 pub(crate) fn before_end(key: &[u8], hi: Bound<&[u8]>) -> bool {
     match hi {
-        Bound::Included(h) => key <= h,
-        Bound::Excluded(h) => key < h,
+        Bound::Included(h) => compare_keys(key, h) != Ordering::Greater,
+        Bound::Excluded(h) => compare_keys(key, h) == Ordering::Less,
         Bound::Unbounded => true,
     }
 }

@@ -12,6 +12,7 @@
 //! reader keeps the one it started with (an `Arc`) for as long as it needs.
 
 use std::cmp::Ordering;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use amq::AnyFilter;
@@ -221,6 +222,27 @@ pub(crate) struct Version {
     probes: Vec<RunProbe>,
     /// One per run, beside `probes`: what settles most runs of a miss.
     settles: Vec<FilterSettles>,
+    /// One per run, beside `probes`: for a run of one table whose filter
+    /// holds the store's prefixes, that filter (what a prefix scan asks).
+    prefix_filters: Vec<Option<Arc<AnyFilter>>>,
+}
+
+/// A scan's range as [`Version::runs_meeting`] compares it with the runs'
+/// ranges: the [`key_prefix`] of each bound past the common prefix (0 and
+/// `u128::MAX` for open ends).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScanRange {
+    lo: u128,
+    hi: u128,
+}
+
+/// How a run meets a scan's range.
+pub(crate) enum Meets<'v> {
+    /// A run of one table whose range meets the scan's for certain, and
+    /// that table's prefix filter, if it has one.
+    Table(&'v Arc<Table>, Option<&'v Arc<AnyFilter>>),
+    /// A run whose tables must be checked one by one.
+    Check,
 }
 
 impl Version {
@@ -257,7 +279,7 @@ impl Version {
                 .map(|(id, tables)| Run::new(id, tables, skip))
                 .collect();
         }
-        let (mut probes, mut settles) = (Vec::new(), Vec::new());
+        let (mut probes, mut settles, mut prefix_filters) = (Vec::new(), Vec::new(), Vec::new());
         for (l, level) in levels.iter().enumerate() {
             for (r, run) in level.runs.iter().enumerate() {
                 let (Some(first), Some(last)) = (run.tables.first(), run.tables.last()) else {
@@ -277,6 +299,11 @@ impl Version {
                     run: r as u32,
                 };
                 settles.push(FilterSettles::new(probe.lo, probe.hi, probe.filter.clone()));
+                prefix_filters.push(if single {
+                    first.prefix_filter().cloned()
+                } else {
+                    None
+                });
                 probes.push(probe);
             }
         }
@@ -286,7 +313,57 @@ impl Version {
             common,
             probes,
             settles,
+            prefix_filters,
         }
+    }
+
+    /// `lo..hi` as [`runs_meeting`](Self::runs_meeting) compares it, or
+    /// `None` if it meets no table (it lies wholly before or after the keys
+    /// every table's bounds start with).
+    pub(crate) fn scan_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<ScanRange> {
+        // A bound that does not start with the common prefix lies before
+        // every table's keys or after them.
+        let side = |k: &[u8]| match k.strip_prefix(self.common.as_slice()) {
+            Some(suffix) => Ok(key_prefix(suffix)),
+            None => Err(k < self.common.as_slice()),
+        };
+        let lo = match lo {
+            Bound::Unbounded => 0,
+            Bound::Included(k) | Bound::Excluded(k) => match side(k) {
+                Ok(p) => p,
+                Err(true) => 0,
+                Err(false) => return None,
+            },
+        };
+        let hi = match hi {
+            Bound::Unbounded => u128::MAX,
+            Bound::Included(k) | Bound::Excluded(k) => match side(k) {
+                Ok(p) => p,
+                Err(true) => return None,
+                Err(false) => u128::MAX,
+            },
+        };
+        Some(ScanRange { lo, hi })
+    }
+
+    /// The runs whose range may meet `range`, in age order: those the
+    /// integers rule out are left out (`key_prefix(a) < key_prefix(b)`
+    /// implies `a < b`), a run of one table whose range surely meets it is
+    /// handed out with its table, and any other run is left to the caller to
+    /// check table by table.
+    pub(crate) fn runs_meeting(&self, range: ScanRange) -> impl Iterator<Item = (&Run, Meets<'_>)> {
+        self.probes
+            .iter()
+            .zip(&self.prefix_filters)
+            .filter(move |(p, _)| p.hi >= range.lo && p.lo <= range.hi)
+            .map(move |(p, filter)| {
+                let run = &self.levels[p.level as usize].runs[p.run as usize];
+                let meets = match p.single && p.hi > range.lo && p.lo < range.hi {
+                    true => Meets::Table(&run.tables[0], filter.as_ref()),
+                    false => Meets::Check,
+                };
+                (run, meets)
+            })
     }
 
     /// `key` as the read path compares it, or `None` if it lies outside

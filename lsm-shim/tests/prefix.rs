@@ -159,7 +159,11 @@ fn tables_of_another_or_a_renamed_extractor_are_read_not_skipped() {
         ("no extractor", None, true),
         ("fixed 2", Some(Arc::new(FixedPrefix::new(2))), false),
         ("renamed", Some(Arc::new(Named("my-app.tenant-v1"))), false),
-        ("same rule, whole keys", Some(Arc::new(Named("my-app.tenant-v1"))), true),
+        (
+            "same rule, whole keys",
+            Some(Arc::new(Named("my-app.tenant-v1"))),
+            true,
+        ),
     ];
     for (what, extractor, whole_keys) in earlier {
         let dir = tempfile::tempdir().unwrap();
@@ -196,13 +200,20 @@ fn tables_of_another_or_a_renamed_extractor_are_read_not_skipped() {
 #[test]
 fn scans_skip_tables_by_prefix_and_read_only_what_they_need() {
     let opts = Options::default()
-        .filter_policy(FilterPolicy::uniform(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)))
+        .filter_policy(FilterPolicy::uniform(
+            FilterKind::BlockedBloom,
+            FilterSizing::BitsPerKey(10.0),
+        ))
         .prefix_extractor(colon());
     let (_dir, db) = overlapping(opts, 64);
     assert_eq!(db.stats().levels.iter().map(|l| l.tables).sum::<usize>(), 64);
     let before = db.stats();
     let scan = db.scan_prefix("t050x007:");
-    assert_eq!(db.stats().scan_blocks_read, before.scan_blocks_read, "nothing read yet");
+    assert_eq!(
+        db.stats().scan_blocks_read,
+        before.scan_blocks_read,
+        "nothing read yet"
+    );
     assert_eq!(scan.count(), 1);
     let s = db.stats();
     assert_eq!(s.scans, 1);
@@ -222,11 +233,18 @@ fn scans_skip_tables_by_prefix_and_read_only_what_they_need() {
     let before = db.stats();
     assert_eq!(db.scan("t010:0000".."t010:0005").count(), 5);
     let s = db.stats();
-    assert_eq!(s.prefix_probes, before.prefix_probes + 64, "inside one prefix: asked");
+    assert_eq!(
+        s.prefix_probes,
+        before.prefix_probes + 64,
+        "inside one prefix: asked"
+    );
     let before = s;
     assert_eq!(db.scan("t010:0000".."t011:0000").count(), 64);
     let s = db.stats();
-    assert_eq!(s.prefix_probes, before.prefix_probes, "across prefixes: not asked");
+    assert_eq!(
+        s.prefix_probes, before.prefix_probes,
+        "across prefixes: not asked"
+    );
     assert_eq!(s.scan_blocks_read - before.scan_blocks_read, 64);
     // From the back: the newest row of a tenant.
     let last = db.scan_prefix("t042:").next_back().unwrap().unwrap();

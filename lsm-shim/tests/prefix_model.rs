@@ -276,7 +276,11 @@ fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) -> S
     let total = std::cell::Cell::new(Seen::default());
     runner
         .run(
-            &(proptest::collection::vec(op(), 100..300), any::<bool>(), any::<u8>()),
+            &(
+                proptest::collection::vec(op(), 100..300),
+                any::<bool>(),
+                any::<u8>(),
+            ),
             |(ops, partitioned, first)| {
                 let partitions = partitioned.then_some(48);
                 let s = check(&policy, style, partitions, first, &ops)?;

@@ -28,7 +28,7 @@ use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
 use crate::sstable::{CursorCounts, Table};
 use crate::stats::{add, inc, Counters, ReadCounts};
-use crate::version::Version;
+use crate::version::{Meets, Version};
 
 impl Db {
     /// The live entries with keys in `range`, in key order (or, through
@@ -115,7 +115,7 @@ impl Db {
             .prefix_extractor
             .as_deref()
             .is_some_and(|e| e.is_complete(p));
-        self.scan_bounds(Bound::Included(p.to_vec()), hi, complete.then(|| p.to_vec()))
+        self.scan_bounds(Bound::Included(p.to_vec()), hi, complete.then_some(p.len()))
     }
 
     /// Every live entry, in key order: [`scan`](Self::scan) over all keys.
@@ -134,9 +134,10 @@ impl Db {
         self.scan::<&[u8], _>(..)
     }
 
-    /// A scan of `lo..hi`; `prefix`, if any, is a complete prefix of the
-    /// store's extractor that every key in the range starts with.
-    fn scan_bounds(&self, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, prefix: Option<Vec<u8>>) -> Scan {
+    /// A scan of `lo..hi`; `prefix`, if any, is the length of a complete
+    /// prefix of the store's extractor that starts `lo` and every key in the
+    /// range.
+    fn scan_bounds(&self, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, prefix: Option<usize>) -> Scan {
         let (mem, version) = {
             let r = self.read_state();
             (
@@ -145,7 +146,7 @@ impl Db {
             )
         };
         Scan {
-            mem: Arc::new(mem),
+            mem: (!mem.is_empty()).then(|| Arc::new(mem)),
             version,
             lo,
             hi,
@@ -165,10 +166,10 @@ fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     b.as_ref().map(Vec::as_slice)
 }
 
-/// The complete prefix of `extractor` that every key inside `lo..hi`
-/// starts with, if there is one: the start's prefix, when it is complete and
-/// the end does not pass the prefix's last key.
-fn shared_prefix(extractor: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
+/// The length of the complete prefix of `extractor` that every key inside
+/// `lo..hi` starts with, if there is one: the start's prefix, when it is
+/// complete and the end does not pass the prefix's last key.
+fn shared_prefix(extractor: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<usize> {
     let start = match lo {
         Bound::Included(k) | Bound::Excluded(k) => k,
         Bound::Unbounded => return None,
@@ -177,16 +178,21 @@ fn shared_prefix(extractor: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[
     if !extractor.is_complete(p) {
         return None;
     }
-    let end = prefix_end(p);
-    let inside = match (hi, &end) {
-        (Bound::Included(h), _) => h.starts_with(p),
-        (Bound::Excluded(h), Some(e)) => h.starts_with(p) || h == e.as_slice(),
-        (Bound::Excluded(h), None) => h.starts_with(p),
+    let inside = match hi {
+        Bound::Included(h) => h.starts_with(p),
+        Bound::Excluded(h) => h.starts_with(p) || is_prefix_end(h, p),
         // Every key at or past a prefix of `0xff` bytes starts with it.
-        (Bound::Unbounded, None) => true,
-        (Bound::Unbounded, Some(_)) => false,
+        Bound::Unbounded => p.iter().all(|&b| b == 0xff),
     };
-    inside.then(|| p.to_vec())
+    inside.then_some(p.len())
+}
+
+/// Whether `h` is [`prefix_end`]`(p)`, without building it.
+fn is_prefix_end(h: &[u8], p: &[u8]) -> bool {
+    match p.iter().rposition(|&b| b != 0xff) {
+        Some(last) => h.len() == last + 1 && h[..last] == p[..last] && h[last] == p[last] + 1,
+        None => false,
+    }
 }
 
 /// A table a scan reads, and, if a prefix filter let it through, the flag
@@ -217,14 +223,15 @@ struct ScanTable {
 /// # Ok(()) }
 /// ```
 pub struct Scan {
-    /// The memtable's entries in the range, copied when the scan was made.
-    mem: Arc<Vec<(Vec<u8>, Entry)>>,
+    /// The memtable's entries in the range, copied when the scan was made
+    /// (`None`: there were none).
+    mem: Option<Arc<Vec<(Vec<u8>, Entry)>>>,
     version: Arc<Version>,
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
-    /// The complete prefix every key in the range starts with, for the
-    /// tables' filters.
-    prefix: Option<Vec<u8>>,
+    /// The length of the complete prefix every key in the range starts
+    /// with (the first bytes of the start bound), for the tables' filters.
+    prefix: Option<usize>,
     stats: Arc<Counters>,
     /// Per run (newest first), the tables to read, chosen when the scan is
     /// first advanced.
@@ -252,23 +259,38 @@ impl Scan {
     /// scan's, less those whose filter rules the scan's prefix out.
     fn choose_tables(&mut self) -> Result<Vec<Vec<ScanTable>>> {
         inc(&self.stats.scans);
-        let mut hash = self.prefix.as_deref().map(|p| PreparedHash::new(hash_prefix(p)));
+        let prefix = match (self.prefix, &self.lo) {
+            (Some(len), Bound::Included(lo) | Bound::Excluded(lo)) => lo.get(..len),
+            _ => None,
+        };
+        let mut hash = prefix.map(|p| PreparedHash::new(hash_prefix(p)));
         let mut counts = ReadCounts::default();
         let (mut met, mut probes, mut negatives) = (0u64, 0u64, 0u64);
         let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
         let mut runs = Vec::new();
         let mut failed = None;
-        'runs: for run in self.version.levels.iter().flat_map(|l| &l.runs) {
-            // A run's tables are in key order with disjoint ranges.
-            let first = run.tables.partition_point(|t| !after_start(t.largest(), lo));
+        let ranges = self.version.scan_range(lo, hi);
+        'runs: for (run, meets) in ranges.into_iter().flat_map(|r| self.version.runs_meeting(r)) {
             let mut chosen = Vec::new();
-            for t in &run.tables[first..] {
-                if !before_end(t.smallest(), hi) {
-                    break;
+            // A run of one table that surely meets the range, with its
+            // prefix filter at hand; or every table of the run whose range
+            // meets the scan's.
+            let (tables, filter) = match meets {
+                Meets::Table(t, filter) => (std::slice::from_ref(t), filter),
+                Meets::Check => {
+                    let first = run.tables.partition_point(|t| !after_start(t.largest(), lo));
+                    let n = run.tables[first..]
+                        .iter()
+                        .take_while(|t| before_end(t.smallest(), hi))
+                        .count();
+                    (&run.tables[first..first + n], None)
                 }
+            };
+            for t in tables {
                 met += 1;
-                let answer = match (&self.prefix, &mut hash) {
-                    (Some(p), Some(h)) => match t.may_hold_prefix(p, h, &mut counts) {
+                let answer = match (prefix, &mut hash, filter) {
+                    (Some(_), Some(h), Some(f)) => Some(f.contains_prepared(h)),
+                    (Some(p), Some(h), None) => match t.may_hold_prefix(p, h, &mut counts) {
                         Ok(a) => a,
                         Err(e) => {
                             failed = Some(e);
@@ -293,9 +315,17 @@ impl Scan {
                 runs.push(chosen);
             }
         }
-        add(&self.stats.scan_tables, met);
-        add(&self.stats.prefix_probes, probes);
-        add(&self.stats.prefix_negatives, negatives);
+        // Counted once per scan, and only what is not zero: an atomic add
+        // costs about what a filter probe does.
+        for (c, n) in [
+            (&self.stats.scan_tables, met),
+            (&self.stats.prefix_probes, probes),
+            (&self.stats.prefix_negatives, negatives),
+        ] {
+            if n > 0 {
+                add(c, n);
+            }
+        }
         self.stats.add_reads(&counts);
         match failed {
             Some(e) => Err(e),
@@ -306,14 +336,17 @@ impl Scan {
     /// The merge of the memtable's entries and the chosen tables, in
     /// `direction` order.
     fn merge(&self, runs: &[Vec<ScanTable>], direction: Direction) -> MergeIter<'static> {
-        let mem = MemEntries {
-            entries: Arc::clone(&self.mem),
-            range: 0..self.mem.len(),
-        };
-        let mut sources: Vec<Source<'static>> = vec![match direction {
-            Direction::Forward => Box::new(mem),
-            Direction::Backward => Box::new(mem.rev()),
-        }];
+        let mut sources: Vec<Source<'static>> = Vec::with_capacity(runs.len() + 1);
+        if let Some(entries) = &self.mem {
+            let mem = MemEntries {
+                entries: Arc::clone(entries),
+                range: 0..entries.len(),
+            };
+            sources.push(match direction {
+                Direction::Forward => Box::new(mem),
+                Direction::Backward => Box::new(mem.rev()),
+            });
+        }
         for run in runs {
             let mut tables = run.clone();
             if direction == Direction::Backward {
@@ -347,6 +380,12 @@ impl Scan {
                 }
             },
         };
+        if runs.is_empty() && self.mem.is_none() {
+            // Nothing to merge: every table was ruled out (or none met the
+            // range) and the memtable held nothing in it.
+            self.done = true;
+            return None;
+        }
         let started = match direction {
             Direction::Forward => self.front.is_some(),
             Direction::Backward => self.back.is_some(),
@@ -440,7 +479,11 @@ mod tests {
     use amq::{DelimitedPrefix, FixedPrefix};
 
     fn shared(e: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
-        shared_prefix(e, lo, hi)
+        let start = match lo {
+            Bound::Included(k) | Bound::Excluded(k) => k,
+            Bound::Unbounded => b"",
+        };
+        shared_prefix(e, lo, hi).map(|len| start[..len].to_vec())
     }
 
     #[test]
@@ -458,5 +501,14 @@ mod tests {
         let f = FixedPrefix::new(2);
         assert_eq!(shared(&f, I(b"\xff\xffa"), U), Some(b"\xff\xff".to_vec()));
         assert_eq!(shared(&f, I(b"ab"), I(b"ab")), Some(b"ab".to_vec()));
+        for p in [&b"ab"[..], b"a\xff", b"\xff\xff", b"", b"\x00"] {
+            for h in [&b"ac"[..], b"b", b"ab", b"a\xff\x00", b"\x01", b"", b"\xff"] {
+                assert_eq!(
+                    is_prefix_end(h, p),
+                    prefix_end(p).as_deref() == Some(h),
+                    "{p:?} {h:?}"
+                );
+            }
+        }
     }
 }

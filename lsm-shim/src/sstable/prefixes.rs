@@ -147,6 +147,15 @@ pub(crate) fn prefix_hash(extractor: &dyn PrefixExtractor, key: &[u8]) -> Option
 }
 
 impl Table {
+    /// The whole filter, when it holds the store's prefixes (what the
+    /// version keeps beside the table's range for prefix scans).
+    pub(crate) fn prefix_filter(&self) -> Option<&Arc<amq::AnyFilter>> {
+        match &self.filter {
+            FilterState::Trusted(f) if self.prefixes_usable => Some(f),
+            _ => None,
+        }
+    }
+
     /// Whether point reads need the key's prefix hash here: the filter
     /// holds prefixes and no whole keys.
     pub(crate) fn wants_key_prefix(&self) -> bool {
