@@ -1,4 +1,4 @@
-//! `BlockedBloom` inserts against `sbbf-rs`'s, in alternating rounds (issue 13:
+//! `BlockedBloom` inserts against `sbbf-rs`'s, in alternating rounds (the target:
 //! insert at most 1.5× `sbbf-rs`, in native and default builds).
 //!
 //! `cargo run --release -p amq-bench --example blocked_insert -- [N] [ROUNDS]`

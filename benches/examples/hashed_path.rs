@@ -2,7 +2,7 @@
 //! against the prehashed one (`contains_hash`), for every kind, and the batch
 //! forms (`contains_hashes` over hashes, `contains_keys` over keys), with
 //! `xorf`'s xor and binary fuse filters fed the same `hash_key` values as the
-//! peer (issue 13: the hashed path at most 1.2× the prehashed one).
+//! peer (the target: the hashed path at most 1.2× the prehashed one).
 //!
 //! `cargo run --release -p amq-bench --example hashed_path -- [N] [ROUNDS]`
 //! (default 1,000,000 keys, 11 rounds).

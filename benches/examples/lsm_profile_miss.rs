@@ -66,7 +66,7 @@ fn main() {
         })
         .collect();
     // The same with each blocked filter's blocks beside its range instead
-    // of behind an `Arc` (as the store keeps them since `d8d5e61`).
+    // of behind an `Arc` (as the store keeps them, `settle.rs`).
     let blocks_walk: Vec<(u64, u64, amq::BlockedBlocks<'_>)> = filters
         .iter()
         .filter_map(|f| match f {

@@ -1,4 +1,4 @@
-//! Partitioned against whole filters in `amq-lsm` (issue 11): the same keys
+//! Partitioned against whole filters in `amq-lsm`: the same keys
 //! loaded into a store with whole filters (pinned), one with filters in
 //! partitions of `partition_bytes` read through a filter cache of a given
 //! share of the total filter size, and one with no filter; each timed on

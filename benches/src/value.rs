@@ -1,4 +1,4 @@
-//! The value-search measurements (issue 12, `docs/value-search.md`): stores
+//! The value-search measurements (`docs/value-search.md`): stores
 //! loaded as the paper's experiments load LevelDB, and `find_by_value` timed
 //! under each method.
 //!

@@ -1,6 +1,5 @@
 //! Simulates Ribbon shard construction with 64-slot and 128-slot rows:
-//! the feasibility check of the two-line layout (issue 13,
-//! `docs/benchmarks.md`, "Ribbon at 100M: the two-line layout").
+//! the feasibility check of the two-line layout (`docs/ribbon.md`).
 //!
 //! `cargo run --release -p amq --example ribbon_overhead64 -- WIDTH KEYS TRIALS MIN_EXTRA RATIO...`
 //!

@@ -48,7 +48,7 @@ fn edge_sizes_and_powers_of_two() {
     }
 }
 
-/// xor_singleheader issue 77: other binary fuse builds fail for 20–40% of
+/// As reported against xor_singleheader: other binary fuse builds fail for 20–40% of
 /// distinct key sets of about 11,500 keys. Ours must build every one.
 #[test]
 fn thousand_key_sets_of_10k_to_13k_all_build() {

@@ -3,7 +3,7 @@
 //! its rules. Fixed seeds throughout, so never flaky.
 //!
 //! **What "matches" means.** Bits per key must be within 15% of the
-//! prediction (the target); in fact every kind but Ribbon is
+//! prediction (the target); in fact every kind but Ribbon is
 //! predicted exactly and Ribbon within 1%, and the tests hold them to that.
 //! The measured FPR is a count of false positives among `probes` absent
 //! keys, `λ = probes · predicted` expected: where `λ ≥ 1000` the count must
@@ -232,7 +232,7 @@ fn ten_million_keys() {
     assert_fpr("BlockedBloom 10M", fp, 400_000.0 * plan.expected_fpr());
 }
 
-/// The space target: for a static set at 1% the top choice is
+/// The space target: for a static set at 1% the top choice is
 /// within 5% of `log2(1/FPR)` bits per key, predicted and built, from
 /// 10,000 keys on. Below that a Ribbon filter's fixed costs (64 spare slots
 /// per shard, 64 bytes of query padding, a 16-byte shard descriptor) are

@@ -217,7 +217,7 @@ fn fpr_and_space_at_100k() {
     );
 }
 
-/// The two-line layout at 100,000 keys: space within the 7.35
+/// The two-line layout at 100,000 keys: space within the target's 7.35
 /// bits/key, FPR within 15% of 2^-7, retries bounded, and the sizes around
 /// its shard boundary.
 #[test]

@@ -42,13 +42,13 @@ use amq_bench::partitioned::{measure_partitioned, Access, PartitionBench};
 use amq_bench::svg::{log_log_chart, thousands, Series};
 use amq_lsm::FilterPolicy;
 
-/// The target: each extra table costs at most this many times the
+/// The target: each extra table costs at most this many times the
 /// filter's own `contains_hash`.
 const SLOPE_TARGET: f64 = 1.2;
-/// The target: data blocks per miss at most this times the tables
+/// The target: data blocks per miss at most this times the tables
 /// consulted.
 const BLOCKS_TARGET: f64 = 0.012;
-/// The target: measured FPR within this fraction of the expected.
+/// The target: measured FPR within this fraction of the expected.
 const FPR_TOLERANCE: f64 = 0.15;
 
 enum Command {
@@ -523,7 +523,7 @@ fn reads(n: u64, probes: u64, styles: &[Style], policies: Option<&[String]>) -> 
     Ok(md)
 }
 
-/// The targets: Monkey's reads per miss at most this times the
+/// The targets: Monkey's reads per miss at most this times the
 /// uniform policy's, and the measurement within `FPR_TOLERANCE` of the
 /// model's prediction.
 const MONKEY_TARGET: f64 = 0.5;

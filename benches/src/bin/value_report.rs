@@ -1,4 +1,4 @@
-//! The value-search report (issue 12): the paper's Fig. 8, Fig. 10–12 and
+//! The value-search report: the paper's Fig. 8, Fig. 10–12 and
 //! Table III at this machine's scale, as markdown, for (a) scanning every
 //! table, (b) probing every leaf filter, (c) the hierarchy, (d) the flat
 //! variant, and `find_by_value`'s automatic choice.
@@ -28,7 +28,7 @@ use amq_lsm::{Db, SearchMethod, UpdateStrategy, ValueFilterSizing, ValueIndexOpt
 /// Entries per ~2 MiB table: what the filters are sized for.
 const VALUES_PER_TABLE: u64 = 57_000;
 
-/// The issue's targets at 10M unique values.
+/// The targets at 10M unique values.
 const LEAF_FRACTION_TARGET: f64 = 0.10;
 const SPEEDUP_TARGET: f64 = 50.0;
 const FALLBACK_SLOWDOWN: f64 = 1.10;

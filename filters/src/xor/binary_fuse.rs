@@ -30,7 +30,7 @@
 //! ([`MAX_START_LOAD`]) the start-segment load that still peels. Without it,
 //! sizes where `L` has just doubled and `c` has just been rounded down put
 //! ~0.94 keys on each start slot and fail for 20–40% of key sets after 100
-//! seeds (the reference's issue 77 at n ≈ 11,500); with it every size peels at
+//! seeds (as xor_singleheader's builds did at n ≈ 11,500); with it every size peels at
 //! the first or second seed. The bound only binds near such steps.
 //!
 //! An `F`-bit filter therefore takes about `1.125·F` bits per key (9.0 for

@@ -12,7 +12,7 @@
 //! - all leaves are at the same depth, and every child's parent link is
 //!   right.
 //!
-//! Two ways to follow a change of the leaf set, as the issue asks, both
+//! Two ways to follow a change of the leaf set, both
 //! measured in `docs/value-search.md`:
 //! - **path update** (Bloofi's): an insert appends the leaf to the rightmost
 //!   bottom node and ORs it into that node's ancestors (`depth` word-array
