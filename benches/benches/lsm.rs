@@ -11,12 +11,19 @@
 //! `lsm_hash_sharing/<kind>-<key bytes>B/<shared|rehash>/<tables>`, time per
 //! iteration = one miss. `cargo run --release -p amq-bench --bin lsm_report
 //! -- hash-sharing` gives the same curves as a table, the slope and the SVG.
+//!
+//! `lsm_prefix_seek/<extractor|none>/<get|seek>/<tables>`: on the prefix
+//! report's tree of 8 and 64 overlapping tables (`amq_bench::prefix`), an
+//! absent point `get` and a seek to an absent tenant's prefix, with a prefix
+//! extractor and without. `cargo run --release -p amq-bench --bin
+//! prefix_report` gives the full table.
 
 use std::hint::black_box;
 
 use amq::{hash_key, Filter, FilterSizing, KeyHash};
 use amq_bench::groups;
 use amq_bench::lsm::{KeyShape, OverlappingStore, KEYS_PER_TABLE, SHARING_KINDS, TABLE_COUNTS};
+use amq_bench::prefix::{self, PrefixTree};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 /// Probe keys per configuration: a pool walked round-robin.
@@ -70,9 +77,40 @@ fn hash_sharing(c: &mut Criterion) {
     }
 }
 
+fn prefix_seek(c: &mut Criterion) {
+    for (name, extractor) in [("extractor", true), ("none", false)] {
+        let mut g = c.benchmark_group(format!("lsm_prefix_seek/{name}"));
+        for n in [8, 64] {
+            let tree = PrefixTree::build(n, prefix::options(extractor, None)).expect("build the tree");
+            let absent = tree.absent_tenants(PROBES as u64);
+            let keys: Vec<Vec<u8>> = absent.iter().map(|&t| prefix::key(t, 0)).collect();
+            let ranges: Vec<(Vec<u8>, Vec<u8>)> = absent
+                .iter()
+                .map(|&t| (prefix::prefix(t), prefix::prefix_end(t)))
+                .collect();
+            let db = &tree.db;
+            let mut i = 0usize;
+            g.bench_with_input(BenchmarkId::new("get", n), &n, |b, _| {
+                b.iter(|| {
+                    i = (i + 1) % keys.len();
+                    db.get(black_box(&keys[i])).expect("get")
+                })
+            });
+            g.bench_with_input(BenchmarkId::new("seek", n), &n, |b, _| {
+                b.iter(|| {
+                    i = (i + 1) % ranges.len();
+                    let (lo, hi) = black_box(&ranges[i]);
+                    db.scan(lo.as_slice()..hi.as_slice()).next().is_some()
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = groups::config();
-    targets = hash_sharing
+    targets = hash_sharing, prefix_seek
 }
 criterion_main!(benches);

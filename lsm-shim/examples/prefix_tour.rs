@@ -73,7 +73,9 @@ fn timed(db: &Db, what: &str, inputs: &[String], mut f: impl FnMut(&str) -> usiz
 fn main() -> Result<(), amq_lsm::Error> {
     let tables = arg("--tables", 64) as u64;
     let seeks = arg("--seeks", 2_000) as u64;
-    let absent: Vec<String> = (0..seeks).map(|i| format!("t{:08}:", 2 * (i * 7919 % (tables * 2_000)) + 1)).collect();
+    let absent: Vec<String> = (0..seeks)
+        .map(|i| format!("t{:08}:", 2 * (i * 7919 % (tables * 2_000)) + 1))
+        .collect();
     let keys: Vec<String> = absent.iter().map(|p| format!("{p}0000")).collect();
     let present = vec![format!("t{:08}:", 2 * tables * 1_000); 20];
     for extractor in [false, true] {
@@ -81,13 +83,23 @@ fn main() -> Result<(), amq_lsm::Error> {
         let db = load(dir.path(), tables, extractor)?;
         println!(
             "{tables} overlapping tables, {}:",
-            if extractor { "prefix extractor DelimitedPrefix(':')" } else { "no prefix extractor" }
+            if extractor {
+                "prefix extractor DelimitedPrefix(':')"
+            } else {
+                "no prefix extractor"
+            }
         );
         // Once untimed, so every file is in the page cache.
         absent.iter().for_each(|p| drop(db.scan_prefix(p).next()));
-        timed(&db, "absent point get", &keys, |k| usize::from(db.get(k).unwrap().is_some()));
-        timed(&db, "absent-prefix seek", &absent, |p| db.scan_prefix(p).next().map_or(0, |_| 1));
-        timed(&db, "present tenant, its rows", &present, |p| db.scan_prefix(p).count());
+        timed(&db, "absent point get", &keys, |k| {
+            usize::from(db.get(k).unwrap().is_some())
+        });
+        timed(&db, "absent-prefix seek", &absent, |p| {
+            db.scan_prefix(p).next().map_or(0, |_| 1)
+        });
+        timed(&db, "present tenant, its rows", &present, |p| {
+            db.scan_prefix(p).count()
+        });
     }
     Ok(())
 }

@@ -2,16 +2,15 @@
 //! each as a test that fails if the guard against it is removed, and what
 //! scans read and count.
 
-mod common;
-
 use std::sync::Arc;
 
 use amq::{DelimitedPrefix, ExtractorId, FilterKind, FilterSizing, FixedPrefix, PrefixExtractor};
 use amq_lsm::{Db, FilterPolicy, Options, TieredOptions};
 
-use common::*;
+/// A store's extractor setting.
+type Extractor = Option<Arc<dyn PrefixExtractor>>;
 
-fn colon() -> Option<Arc<dyn PrefixExtractor>> {
+fn colon() -> Extractor {
     Some(Arc::new(DelimitedPrefix::new(b':')))
 }
 
@@ -155,7 +154,7 @@ impl PrefixExtractor for Named {
 /// probe whose hash it never held.
 #[test]
 fn tables_of_another_or_a_renamed_extractor_are_read_not_skipped() {
-    let earlier: [(&str, Option<Arc<dyn PrefixExtractor>>, bool); 4] = [
+    let earlier: [(&str, Extractor, bool); 4] = [
         ("no extractor", None, true),
         ("fixed 2", Some(Arc::new(FixedPrefix::new(2))), false),
         ("renamed", Some(Arc::new(Named("my-app.tenant-v1"))), false),

@@ -225,7 +225,7 @@ struct ScanTable {
 pub struct Scan {
     /// The memtable's entries in the range, copied when the scan was made
     /// (`None`: there were none).
-    mem: Option<Arc<Vec<(Vec<u8>, Entry)>>>,
+    mem: Option<Arc<MemRange>>,
     version: Arc<Version>,
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
@@ -451,9 +451,12 @@ impl DoubleEndedIterator for Scan {
     }
 }
 
+/// The memtable's entries in a scan's range, in key order.
+type MemRange = Vec<(Vec<u8>, Entry)>;
+
 /// The memtable's entries of a scan, shared by its two ends.
 struct MemEntries {
-    entries: Arc<Vec<(Vec<u8>, Entry)>>,
+    entries: Arc<MemRange>,
     range: Range<usize>,
 }
 
