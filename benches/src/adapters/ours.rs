@@ -1,6 +1,6 @@
 //! amq's Bloom filters as [`Subject`](crate::Subject)s: the standard and
 //! blocked filters at the Bloom comparison's 10 bits/key, and the counting
-//! filter (a [`Deletable`](crate::Deletable)) sized for 1% in the deletable
+//! filter (a [`Deletable`]) sized for 1% in the deletable
 //! comparison.
 
 use amq::{BlockedBloom, CountingBloom, FilterSizing, Insert, KeyHash, Remove, StandardBloom};
