@@ -4,8 +4,9 @@
 //! The tree ([`PrefixTree`]): N tables of 20,000 keys `t{tenant:08}:{row:08}`
 //! each, written as N flushes into a tiered store that never compacts, so
 //! every table's key range covers every tenant: tenant `2(i + N·m)` lives in
-//! table `i`, ten rows each. Odd tenants are absent everywhere, except
-//! [`PRESENT`], which has one row in each of the first 32 tables. Filters are
+//! table `i`, ten rows each. Odd tenants are absent everywhere, except the
+//! [`PRESENT_TENANTS`] from [`PRESENT`] on, each with one row in each of the
+//! first 32 tables. Filters are
 //! `BlockedBloom` at 10 bits per entry, the block cache is off (every data
 //! block read is a `pread` from the page cache and a checksum).
 //!
@@ -29,10 +30,19 @@ use crate::lsm::Error;
 pub const KEYS_PER_TABLE: u64 = 20_000;
 /// Rows per tenant in a table.
 pub const ROWS_PER_TENANT: u64 = 10;
-/// The tenant with one row in each of the first [`PRESENT_TABLES`] tables.
+/// The first of the tenants with one row in each of the first
+/// [`PRESENT_TABLES`] tables (odd: `PRESENT`, `PRESENT + 2`, ...).
 pub const PRESENT: u64 = 1_000_001;
-/// Tables holding a row of [`PRESENT`].
+/// How many such tenants (prefix scans cycle through them, so a filter's
+/// false positives are averaged over many prefixes).
+pub const PRESENT_TENANTS: u64 = 64;
+/// Tables holding a row of each present tenant.
 pub const PRESENT_TABLES: usize = 32;
+
+/// Present tenant `i` (modulo [`PRESENT_TENANTS`]).
+pub fn present(i: u64) -> u64 {
+    PRESENT + 2 * (i % PRESENT_TENANTS)
+}
 
 /// The key of `row` of `tenant`.
 pub fn key(tenant: u64, row: u64) -> Vec<u8> {
@@ -93,7 +103,9 @@ impl PrefixTree {
                 }
             }
             if (t as usize) < PRESENT_TABLES {
-                batch.put(key(PRESENT, t), b"present");
+                for i in 0..PRESENT_TENANTS {
+                    batch.put(key(present(i), t), b"present");
+                }
             }
             db.write(batch)?;
             db.flush()?;
@@ -110,7 +122,7 @@ impl PrefixTree {
         let span = self.tables as u64 * tenants_per_table();
         (0..count)
             .map(|i| 2 * reduce(remix(i, 0xab5e), span) + 1)
-            .filter(|&t| t != PRESENT)
+            .filter(|t| !(PRESENT..PRESENT + 2 * PRESENT_TENANTS).contains(t))
             .collect()
     }
 }
@@ -174,9 +186,10 @@ pub fn seek(db: &Db, tenants: &[u64]) -> Measured {
     })
 }
 
-/// Every row of [`PRESENT`], `times` times.
+/// Every row of a present tenant, `times` times, cycling through them.
 pub fn present_scan(db: &Db, times: usize) -> Measured {
-    measure(db, &ranges(&vec![PRESENT; times]), |(lo, hi)| {
+    let tenants: Vec<u64> = (0..times as u64).map(present).collect();
+    measure(db, &ranges(&tenants), |(lo, hi)| {
         db.scan(lo.as_slice()..hi.as_slice()).count()
     })
 }
@@ -205,11 +218,12 @@ pub fn filter_bytes(kind: FilterKind) -> Result<[u64; 3], Error> {
     Ok(out)
 }
 
-/// The same tree in fjall: one table per flush, leveled compaction that
-/// waits for 255 tables in level 0 (its most; its FIFO strategy refuses
-/// overlapping tables), its standard Bloom filters at 10 bits per key, no
-/// compression. fjall has no prefix filter: a prefix seek opens every table
-/// whose range meets the prefix.
+/// The same keys in fjall, written as the same flushes: its standard Bloom
+/// filters at 10 bits per key, no compression, and its default (leveled)
+/// compaction, waited out, since fjall cannot keep a tree of many
+/// overlapping tables (it stalls writes once level 0 holds a few dozen, and
+/// its FIFO strategy refuses overlapping tables). fjall has no prefix
+/// filter: a prefix seek opens every table whose range meets the prefix.
 pub struct FjallTree {
     /// The keyspace.
     pub ks: fjall::Keyspace,
@@ -231,9 +245,6 @@ impl FjallTree {
                     BloomConstructionPolicy::BitsPerKey(10.0),
                 )))
                 .data_block_compression_policy(CompressionPolicy::disabled())
-                .compaction_strategy(Arc::new(
-                    fjall::compaction::Leveled::default().with_l0_threshold(255),
-                ))
                 .manual_journal_persist(true)
         })?;
         let n = tables as u64;
@@ -245,10 +256,22 @@ impl FjallTree {
                 }
             }
             if (t as usize) < PRESENT_TABLES {
-                batch.insert(&ks, key(PRESENT, t), b"present");
+                for i in 0..PRESENT_TENANTS {
+                    batch.insert(&ks, key(present(i), t), b"present");
+                }
             }
             batch.commit()?;
             ks.rotate_memtable_and_wait()?;
+        }
+        // Let background compaction settle: the table count stops changing.
+        let mut last = usize::MAX;
+        for _ in 0..600 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let now = ks.table_count();
+            if now == last {
+                break;
+            }
+            last = now;
         }
         Ok(FjallTree {
             ks,
@@ -289,9 +312,9 @@ impl FjallTree {
         self.measure(&prefixes, |p| usize::from(self.ks.prefix(p).next().is_some()))
     }
 
-    /// Every row of [`PRESENT`], `times` times.
+    /// Every row of a present tenant, `times` times, cycling through them.
     pub fn present_scan(&self, times: usize) -> Measured {
-        let prefixes = vec![prefix(PRESENT); times];
+        let prefixes: Vec<Vec<u8>> = (0..times as u64).map(|i| prefix(present(i))).collect();
         self.measure(&prefixes, |p| self.ks.prefix(p).count())
     }
 

@@ -146,7 +146,7 @@ fn run(args: &Args) -> Result<(), Error> {
         let names = [
             "amq-lsm, prefix extractor".to_string(),
             "amq-lsm, no extractor".to_string(),
-            format!("fjall 3.1.13 ({fjall_tables} tables, no prefix filter)"),
+            format!("fjall 3.1.13 (compacted to {fjall_tables} tables; no prefix filter)"),
         ];
         for (name, row) in names.iter().zip(&rows) {
             if row.get.is_empty() {
