@@ -109,6 +109,7 @@ pub mod ribbon;
 mod serde_impl;
 mod simd;
 mod sizing;
+pub mod succinct;
 mod view;
 pub mod xor;
 mod zeroed;
