@@ -104,6 +104,7 @@ pub mod parquet;
 pub mod plan;
 mod prefetch;
 pub mod prefix;
+pub mod range;
 pub mod ribbon;
 #[cfg(feature = "serde")]
 mod serde_impl;

@@ -11,17 +11,11 @@
 /// Where a structure's `u64` words live. The queries are written once over
 /// this, for owned filters and for views of a frame's bytes alike.
 pub(crate) trait Words {
-    /// Number of words.
-    fn num_words(&self) -> usize;
-    /// Word `i`, or 0 if `i >= num_words()`.
+    /// Word `i`, or 0 past the last word.
     fn word(&self, i: usize) -> u64;
 }
 
 impl Words for [u64] {
-    #[inline(always)]
-    fn num_words(&self) -> usize {
-        self.len()
-    }
     #[inline(always)]
     fn word(&self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
@@ -29,10 +23,6 @@ impl Words for [u64] {
 }
 
 impl Words for alloc::vec::Vec<u64> {
-    #[inline(always)]
-    fn num_words(&self) -> usize {
-        self.len()
-    }
     #[inline(always)]
     fn word(&self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
@@ -55,10 +45,6 @@ impl<'a> LeWords<'a> {
 }
 
 impl Words for LeWords<'_> {
-    #[inline(always)]
-    fn num_words(&self) -> usize {
-        self.bytes.len() / 8
-    }
     #[inline(always)]
     fn word(&self, i: usize) -> u64 {
         match i.checked_mul(8).and_then(|s| self.bytes.get(s..s + 8)) {

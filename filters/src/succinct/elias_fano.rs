@@ -30,7 +30,7 @@ pub const DEFAULT_SAMPLE_LOG2: u32 = 8;
 
 /// An Elias–Fano code over words `W`: the queries, for owned and borrowed
 /// words alike.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EfCore<W> {
     pub(crate) words: W,
     pub(crate) layout: Layout,

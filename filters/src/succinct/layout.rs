@@ -110,6 +110,7 @@ impl Layout {
     }
 
     /// The zeros of the upper part: `H + 1`.
+    #[cfg(test)]
     pub(crate) fn zeros(&self) -> u64 {
         self.upper_bits - self.len
     }
