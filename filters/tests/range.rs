@@ -236,6 +236,20 @@ fn round_trip_view_and_refusals() {
     );
     assert!(matches!(FilterView::new(&bytes), Err(Error::Unsupported { kind: FilterKind::GrafiteRange, .. })));
     assert!(!FilterView::supports(FilterKind::GrafiteRange));
+    // Nor is one built, or made empty, from key hashes.
+    let hashes: Vec<amq::KeyHash> = (0..100u64).map(amq::hash_u64).collect();
+    let refused = Err(Error::WrongHashScheme { expected: HashScheme::OrderedU64, found: HashScheme::Xxh3Seeded });
+    assert_eq!(AnyFilter::build(FilterKind::GrafiteRange, &hashes, amq::FilterSizing::Fpr(0.01)), refused);
+    assert_eq!(AnyFilter::new(FilterKind::GrafiteRange, 100, amq::FilterSizing::Fpr(0.01)), refused);
+    assert!(amq::plan::predict(FilterKind::GrafiteRange, 100, amq::FilterSizing::Fpr(0.01)).is_err());
+    // A frame forged to claim amq's key hashes is refused by both decoders.
+    let mut forged = bytes.clone();
+    forged[7] = HashScheme::Xxh3Seeded.id();
+    common::reseal(&mut forged);
+    let want = Error::WrongHashScheme { expected: HashScheme::OrderedU64, found: HashScheme::Xxh3Seeded };
+    assert_eq!(GrafiteRange::from_bytes(&forged), Err(want.clone()));
+    assert_eq!(AnyFilter::from_bytes(&forged), Err(want.clone()));
+    assert_eq!(GrafiteRangeView::new(&forged).unwrap_err(), want);
     // And it refuses theirs.
     let bloom = amq::BlockedBloom::new(10, amq::FilterSizing::Fpr(0.01)).unwrap();
     use amq::Filter;

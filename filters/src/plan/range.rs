@@ -16,7 +16,7 @@ use crate::{Error, FilterKind};
 /// use amq::range::RangeSizing;
 /// use amq::FilterKind;
 /// let p = predict_range(FilterKind::GrafiteRange, 1_000_000, RangeSizing::BitsPerKey(16.0))?;
-/// assert!(p.bits_per_key() <= 16.0 && p.bits_per_key() > 15.5);
+/// assert!(p.bits_per_key() < 16.001 && p.bits_per_key() > 15.9);
 /// assert!(p.expected_fpr(1) < 1.0 / 2f64.powf(13.5));
 /// # Ok::<(), amq::Error>(())
 /// ```
