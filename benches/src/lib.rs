@@ -29,6 +29,7 @@ pub mod groups;
 pub mod keys;
 pub mod lsm;
 pub mod partitioned;
+pub mod range;
 pub mod report;
 pub mod svg;
 pub mod value;

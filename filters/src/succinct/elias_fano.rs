@@ -154,18 +154,19 @@ impl<W: Words> EfCore<W> {
         }
     }
 
-    /// The smallest value at least `x`, if any.
-    #[inline]
-    pub(crate) fn successor(&self, x: u64) -> Option<u64> {
-        if x >= self.layout.universe || self.layout.len == 0 {
-            return None;
-        }
-        let l = self.layout.low_bits;
-        let high = x >> l;
-        // The first one of bucket `high` comes after zero `high − 1`; the ones
-        // before that position are the values of the lower buckets.
+    /// Where the ones of bucket `high` start in the upper bits, and how many
+    /// values come before them: just after zero `high − 1`.
+    #[inline(always)]
+    fn bucket_start(&self, high: u64) -> Option<(u64, u64)> {
         let pos = if high == 0 { 0 } else { self.select0(high - 1)? + 1 };
-        let mut index = pos.wrapping_sub(high);
+        Some((pos, pos.wrapping_sub(high)))
+    }
+
+    /// Calls `visit(high, index)` for the values from position `pos` of the
+    /// upper bits on (value `index` has high part `high`), in order, until
+    /// it returns `Some`; `None` once the values run out.
+    #[inline(always)]
+    fn walk<T>(&self, pos: u64, mut index: u64, mut visit: impl FnMut(u64, u64) -> Option<T>) -> Option<T> {
         let mut w = (pos / 64) as usize;
         let mut ones = self.upper(w) & (u64::MAX << (pos % 64));
         loop {
@@ -180,19 +181,57 @@ impl<W: Words> EfCore<W> {
                 return None;
             }
             let p = w as u64 * 64 + ones.trailing_zeros() as u64;
-            let v = (p.wrapping_sub(index) << l) | self.low(index);
-            if v >= x {
-                return Some(v);
+            if let Some(answer) = visit(p.wrapping_sub(index), index) {
+                return Some(answer);
             }
             ones &= ones - 1;
             index += 1;
         }
     }
 
+    /// The smallest value at least `x`, if any.
+    #[inline]
+    pub(crate) fn successor(&self, x: u64) -> Option<u64> {
+        if x >= self.layout.universe || self.layout.len == 0 {
+            return None;
+        }
+        let l = self.layout.low_bits;
+        let (pos, index) = self.bucket_start(x >> l)?;
+        self.walk(pos, index, |high, i| {
+            let v = (high << l) | self.low(i);
+            (v >= x).then_some(v)
+        })
+    }
+
     /// Whether some value lies in `lo..=hi` (`false` when `lo > hi`).
+    ///
+    /// The successor of `lo`, compared with `hi`, but reading a value's low
+    /// bits only when its high part does not decide: a first value past
+    /// `hi`'s bucket is a `false`, one strictly between the two buckets a
+    /// `true`, without touching the lower part. For a short range that is
+    /// most answers whose bucket is empty.
     #[inline]
     pub(crate) fn contains_in(&self, lo: u64, hi: u64) -> bool {
-        lo <= hi && self.successor(lo).is_some_and(|v| v <= hi)
+        if lo > hi || lo >= self.layout.universe || self.layout.len == 0 {
+            return false;
+        }
+        let l = self.layout.low_bits;
+        let (first, last) = (lo >> l, hi >> l);
+        let Some((pos, index)) = self.bucket_start(first) else {
+            return false;
+        };
+        self.walk(pos, index, |high, i| {
+            if high > last {
+                return Some(false);
+            }
+            if high > first && high < last {
+                return Some(true);
+            }
+            let v = (high << l) | self.low(i);
+            // A value of `lo`'s bucket below `lo`: look at the next one.
+            (v >= lo).then_some(v <= hi)
+        })
+        .unwrap_or(false)
     }
 
     /// The values in order.

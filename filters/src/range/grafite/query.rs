@@ -31,7 +31,9 @@ pub(crate) fn may_contain_range<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, l
 
 /// Whether the code holds a value in the image of offsets `from..=to` of
 /// block `block`: `(q(block) + from .. q(block) + to) mod r`, one interval
-/// or, past `r − 1`, two.
+/// or, past `r − 1`, two. Each is one [`EfCore::contains_in`]: a
+/// successor query that reads low bits only where high parts do not
+/// decide.
 #[inline(always)]
 fn piece<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, block: u64, from: u64, to: u64) -> bool {
     let start = hash.block_start(block);
@@ -39,6 +41,6 @@ fn piece<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, block: u64, from: u64, t
     if a <= b {
         ef.contains_in(a, b)
     } else {
-        ef.successor(a).is_some() || ef.contains_in(0, b)
+        ef.contains_in(a, hash.universe() - 1) || ef.contains_in(0, b)
     }
 }
