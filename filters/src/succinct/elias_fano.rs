@@ -220,6 +220,18 @@ impl<W: Words> EfCore<W> {
         let Some((pos, index)) = self.bucket_start(first) else {
             return false;
         };
+        if first == last {
+            // One bucket (every short range): its values are the run of ones
+            // at `pos`, their lows ascending. A run of at most one, inside
+            // the word, is answered without a branch on the value.
+            let shift = pos % 64;
+            let run = (!(self.upper((pos / 64) as usize) >> shift)).trailing_zeros() as u64;
+            if run <= 1 && run < 64 - shift {
+                let mask = low_mask(l);
+                let v = self.low(index);
+                return (run == 1) & (v >= lo & mask) & (v <= hi & mask);
+            }
+        }
         self.walk(pos, index, |high, i| {
             if high > last {
                 return Some(false);
