@@ -60,7 +60,10 @@ fn range(c: &mut Criterion) {
                 b.iter(|| {
                     let batch = &ranges[at..at + BATCH];
                     at = (at + BATCH) % ranges.len();
-                    batch.iter().filter(|&&(lo, hi)| f.may_contain_range(lo, hi)).count()
+                    batch
+                        .iter()
+                        .filter(|&&(lo, hi)| f.may_contain_range(lo, hi))
+                        .count()
                 })
             });
         }
@@ -80,8 +83,12 @@ fn range(c: &mut Criterion) {
             ribbon.bits_per_key()
         );
         point(&mut group, "GrafiteRange", absent, |k| f.may_contain(k));
-        point(&mut group, "BlockedBloom", absent, |k| bloom.contains_hash(hash_u64(k)));
-        point(&mut group, "Ribbon", absent, |k| ribbon.contains_hash(hash_u64(k)));
+        point(&mut group, "BlockedBloom", absent, |k| {
+            bloom.contains_hash(hash_u64(k))
+        });
+        point(&mut group, "Ribbon", absent, |k| {
+            ribbon.contains_hash(hash_u64(k))
+        });
         group.finish();
 
         let mut group = c.benchmark_group(format!("range/build/n={n}"));

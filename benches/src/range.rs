@@ -55,7 +55,9 @@ impl Dist {
 pub fn read_u64s(path: &Path) -> io::Result<Vec<u64>> {
     let bytes = fs::read(path)?;
     let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", path.display()));
-    let (count, rest) = bytes.split_first_chunk::<8>().ok_or_else(|| bad("shorter than its count"))?;
+    let (count, rest) = bytes
+        .split_first_chunk::<8>()
+        .ok_or_else(|| bad("shorter than its count"))?;
     let count = u64::from_le_bytes(*count);
     if rest.len() as u64 != count.saturating_mul(8) {
         return Err(bad("length is not 8 bytes per counted value"));
@@ -108,14 +110,22 @@ impl Workload {
         let left = read_u64s(&dir.join("left"))?;
         let right = read_u64s(&dir.join("right"))?;
         if left.len() != right.len() {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "left and right differ in length"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "left and right differ in length",
+            ));
         }
         let point = match read_u64s(&dir.join("point")) {
             Ok(p) => p,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e),
         };
-        Ok(Workload { keys, left, right, point })
+        Ok(Workload {
+            keys,
+            left,
+            right,
+            point,
+        })
     }
 
     /// Writes the four files into `dir` (created if missing).
@@ -150,7 +160,9 @@ impl Workload {
                     }
                     Dist::Correlated => next(),
                 };
-                let Some(hi) = lo.checked_add(len - 1) else { continue };
+                let Some(hi) = lo.checked_add(len - 1) else {
+                    continue;
+                };
                 if !sorted.any_in(lo, hi) {
                     left.push(lo);
                     right.push(hi);
@@ -162,7 +174,12 @@ impl Workload {
             .filter(|&x| !sorted.any_in(x, x))
             .take(queries)
             .collect();
-        Workload { keys, left, right, point }
+        Workload {
+            keys,
+            left,
+            right,
+            point,
+        }
     }
 }
 
@@ -207,7 +224,10 @@ mod tests {
             let w = Workload::generate(1_000, 500, &[1, 4, 1 << 20], dist, 9);
             w.write(dir.path()).unwrap();
             let back = Workload::read(dir.path()).unwrap();
-            assert_eq!((back.keys, &back.left, &back.right, back.point.len()), (w.keys.clone(), &w.left, &w.right, 500));
+            assert_eq!(
+                (back.keys, &back.left, &back.right, back.point.len()),
+                (w.keys.clone(), &w.left, &w.right, 500)
+            );
             let sorted = SortedKeys::new(&w.keys);
             for (&lo, &hi) in w.left.iter().zip(&w.right) {
                 assert!(!sorted.any_in(lo, hi));

@@ -359,7 +359,11 @@ mod tests {
                 assert!(!f.contains_hash(h), "{kind:?}");
             }
         }
-        assert_eq!(built, key_hashed_kinds(), "every key-hashed kind builds from no keys");
+        assert_eq!(
+            built,
+            key_hashed_kinds(),
+            "every key-hashed kind builds from no keys"
+        );
     }
 
     #[test]

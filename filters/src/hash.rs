@@ -428,7 +428,11 @@ mod tests {
 
     #[test]
     fn scheme_ids_round_trip() {
-        for s in [HashScheme::Xxh3Seeded, HashScheme::ParquetXxh64, HashScheme::OrderedU64] {
+        for s in [
+            HashScheme::Xxh3Seeded,
+            HashScheme::ParquetXxh64,
+            HashScheme::OrderedU64,
+        ] {
             assert_eq!(HashScheme::from_id(s.id()), Some(s));
         }
         assert_eq!(HashScheme::from_id(0), None);

@@ -11,9 +11,7 @@ use std::ops::Bound::Included;
 
 use amq::format::CHECKSUM_LEN;
 use amq::hash::remix;
-use amq::range::{
-    common_prefix, key_to_u64, GrafiteRange, GrafiteRangeView, RangeFilter, RangeSizing,
-};
+use amq::range::{common_prefix, key_to_u64, GrafiteRange, GrafiteRangeView, RangeFilter, RangeSizing};
 use amq::{AnyFilter, Error, FilterKind, FilterView, FormatError, HashScheme};
 use proptest::prelude::*;
 
@@ -70,9 +68,12 @@ fn keys() -> impl Strategy<Value = Vec<u64>> {
     prop_oneof![
         proptest::collection::vec(any::<u64>(), 0..400),
         proptest::collection::vec(0..5_000u64, 0..400),
-        proptest::collection::vec((0..8u64, 0..300u64), 0..400)
-            .prop_map(|v| v.into_iter().map(|(c, o)| c.wrapping_mul(0x9e37_79b9_7f4a_7c15) + o).collect()),
-        proptest::collection::vec(any::<u64>(), 0..60).prop_map(|v| v.into_iter().flat_map(|k| [k, k]).collect()),
+        proptest::collection::vec((0..8u64, 0..300u64), 0..400).prop_map(|v| v
+            .into_iter()
+            .map(|(c, o)| c.wrapping_mul(0x9e37_79b9_7f4a_7c15) + o)
+            .collect()),
+        proptest::collection::vec(any::<u64>(), 0..60)
+            .prop_map(|v| v.into_iter().flat_map(|k| [k, k]).collect()),
     ]
 }
 
@@ -141,14 +142,29 @@ fn common_prefixes() {
     assert_eq!(key_to_u64(b"ab", b"abc"), 0);
     assert_eq!(key_to_u64(b"abd", b"abc"), u64::MAX);
     assert_eq!(key_to_u64(b"abc", b"abc"), 0);
-    assert_eq!(key_to_u64(b"abc\x01\x02\x03\x04\x05\x06\x07\x08\x09", b"abc"), 0x0102_0304_0506_0708);
+    assert_eq!(
+        key_to_u64(b"abc\x01\x02\x03\x04\x05\x06\x07\x08\x09", b"abc"),
+        0x0102_0304_0506_0708
+    );
 }
 
 #[test]
 fn whole_and_extreme_ranges() {
     let keys = [0u64, 1, u64::MAX - 1, u64::MAX];
-    check_model(&keys, RangeSizing::BitsPerKey(16.0), 3, &[(0, u64::MAX), (2, u64::MAX - 2), (u64::MAX, 0)]);
-    let f = GrafiteRange::build(&[1 << 63], RangeSizing::Fpr { fpr: 0.5, max_range_len: 1 }).unwrap();
+    check_model(
+        &keys,
+        RangeSizing::BitsPerKey(16.0),
+        3,
+        &[(0, u64::MAX), (2, u64::MAX - 2), (u64::MAX, 0)],
+    );
+    let f = GrafiteRange::build(
+        &[1 << 63],
+        RangeSizing::Fpr {
+            fpr: 0.5,
+            max_range_len: 1,
+        },
+    )
+    .unwrap();
     assert!(f.may_contain_range(0, u64::MAX));
     assert!(f.may_contain(1 << 63));
     assert!(!f.may_contain_range(u64::MAX, 0));
@@ -164,18 +180,40 @@ fn sizing_errors_are_typed() {
         RangeSizing::BitsPerKey(1.9),
         RangeSizing::BitsPerKey(64.5),
         RangeSizing::BitsPerKey(f64::INFINITY),
-        RangeSizing::Fpr { fpr: 0.0, max_range_len: 1 },
-        RangeSizing::Fpr { fpr: f64::NAN, max_range_len: 1 },
-        RangeSizing::Fpr { fpr: 0.1, max_range_len: 0 },
-        RangeSizing::Fpr { fpr: 1e-12, max_range_len: u64::MAX },
+        RangeSizing::Fpr {
+            fpr: 0.0,
+            max_range_len: 1,
+        },
+        RangeSizing::Fpr {
+            fpr: f64::NAN,
+            max_range_len: 1,
+        },
+        RangeSizing::Fpr {
+            fpr: 0.1,
+            max_range_len: 0,
+        },
+        RangeSizing::Fpr {
+            fpr: 1e-12,
+            max_range_len: u64::MAX,
+        },
     ] {
         assert!(
-            matches!(GrafiteRange::build(&keys, sizing), Err(Error::InvalidParameter { .. })),
+            matches!(
+                GrafiteRange::build(&keys, sizing),
+                Err(Error::InvalidParameter { .. })
+            ),
             "{sizing:?}"
         );
     }
     // No keys: every sizing builds an empty filter (its FPR needs no room).
-    let empty = GrafiteRange::build(&[], RangeSizing::Fpr { fpr: 1e-12, max_range_len: u64::MAX }).unwrap();
+    let empty = GrafiteRange::build(
+        &[],
+        RangeSizing::Fpr {
+            fpr: 1e-12,
+            max_range_len: u64::MAX,
+        },
+    )
+    .unwrap();
     assert_eq!((empty.num_keys(), empty.bits_per_key()), (0, 0.0));
     assert!(empty.size_in_bytes() <= 24);
 }
@@ -215,7 +253,10 @@ fn round_trip_view_and_refusals() {
     let view = GrafiteRangeView::new(&bytes).unwrap();
     assert_eq!(view.to_bytes(), bytes);
     assert_eq!(view.to_filter().unwrap(), f);
-    assert_eq!((view.num_keys(), view.size_in_bytes()), (f.num_keys(), f.size_in_bytes()));
+    assert_eq!(
+        (view.num_keys(), view.size_in_bytes()),
+        (f.num_keys(), f.size_in_bytes())
+    );
     assert_eq!(view.expected_fpr(16), f.expected_fpr(16));
     assert_eq!(view.kind(), FilterKind::GrafiteRange);
     // The view reads at any alignment.
@@ -225,28 +266,52 @@ fn round_trip_view_and_refusals() {
         let v = GrafiteRangeView::new(&moved[shift..]).unwrap();
         for i in 0..500u64 {
             let lo = remix(i, 10);
-            assert_eq!(v.may_contain_range(lo, lo.saturating_add(i)), f.may_contain_range(lo, lo.saturating_add(i)));
+            assert_eq!(
+                v.may_contain_range(lo, lo.saturating_add(i)),
+                f.may_contain_range(lo, lo.saturating_add(i))
+            );
         }
     }
     // The point-filter decoders refuse it by its key scheme, the point views
     // as a kind without one.
     assert_eq!(
         AnyFilter::from_bytes(&bytes),
-        Err(Error::WrongHashScheme { expected: HashScheme::Xxh3Seeded, found: HashScheme::OrderedU64 })
+        Err(Error::WrongHashScheme {
+            expected: HashScheme::Xxh3Seeded,
+            found: HashScheme::OrderedU64
+        })
     );
-    assert!(matches!(FilterView::new(&bytes), Err(Error::Unsupported { kind: FilterKind::GrafiteRange, .. })));
+    assert!(matches!(
+        FilterView::new(&bytes),
+        Err(Error::Unsupported {
+            kind: FilterKind::GrafiteRange,
+            ..
+        })
+    ));
     assert!(!FilterView::supports(FilterKind::GrafiteRange));
     // Nor is one built, or made empty, from key hashes.
     let hashes: Vec<amq::KeyHash> = (0..100u64).map(amq::hash_u64).collect();
-    let refused = Err(Error::WrongHashScheme { expected: HashScheme::OrderedU64, found: HashScheme::Xxh3Seeded });
-    assert_eq!(AnyFilter::build(FilterKind::GrafiteRange, &hashes, amq::FilterSizing::Fpr(0.01)), refused);
-    assert_eq!(AnyFilter::new(FilterKind::GrafiteRange, 100, amq::FilterSizing::Fpr(0.01)), refused);
+    let refused = Err(Error::WrongHashScheme {
+        expected: HashScheme::OrderedU64,
+        found: HashScheme::Xxh3Seeded,
+    });
+    assert_eq!(
+        AnyFilter::build(FilterKind::GrafiteRange, &hashes, amq::FilterSizing::Fpr(0.01)),
+        refused
+    );
+    assert_eq!(
+        AnyFilter::new(FilterKind::GrafiteRange, 100, amq::FilterSizing::Fpr(0.01)),
+        refused
+    );
     assert!(amq::plan::predict(FilterKind::GrafiteRange, 100, amq::FilterSizing::Fpr(0.01)).is_err());
     // A frame forged to claim amq's key hashes is refused by both decoders.
     let mut forged = bytes.clone();
     forged[7] = HashScheme::Xxh3Seeded.id();
     common::reseal(&mut forged);
-    let want = Error::WrongHashScheme { expected: HashScheme::OrderedU64, found: HashScheme::Xxh3Seeded };
+    let want = Error::WrongHashScheme {
+        expected: HashScheme::OrderedU64,
+        found: HashScheme::Xxh3Seeded,
+    };
     assert_eq!(GrafiteRange::from_bytes(&forged), Err(want.clone()));
     assert_eq!(AnyFilter::from_bytes(&forged), Err(want.clone()));
     assert_eq!(GrafiteRangeView::new(&forged).unwrap_err(), want);
@@ -263,7 +328,12 @@ fn round_trip_view_and_refusals() {
 fn small_filters() -> Vec<(GrafiteRange, Vec<u64>)> {
     let sets: [Vec<u64>; 3] = [vec![], vec![42], vec![5, 17, 1 << 33, u64::MAX]];
     sets.into_iter()
-        .map(|keys| (GrafiteRange::build(&keys, RangeSizing::BitsPerKey(10.0)).unwrap(), keys))
+        .map(|keys| {
+            (
+                GrafiteRange::build(&keys, RangeSizing::BitsPerKey(10.0)).unwrap(),
+                keys,
+            )
+        })
         .collect()
 }
 

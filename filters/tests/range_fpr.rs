@@ -34,7 +34,9 @@ fn count(f: &GrafiteRange, sorted: &[u64], len: u64, queries: u64, how: Queries,
             Queries::AfterKey => sorted[(remix(i, seed) % sorted.len() as u64) as usize]
                 .wrapping_add(1 + remix(i, !seed) % 1024),
         };
-        let Some(hi) = lo.checked_add(len - 1) else { continue };
+        let Some(hi) = lo.checked_add(len - 1) else {
+            continue;
+        };
         // Empty ranges only: the first key at least `lo` is past `hi`.
         let next = sorted.partition_point(|&k| k < lo);
         if sorted.get(next).is_some_and(|&k| k <= hi) {
@@ -92,7 +94,10 @@ fn progressions_do_not_fall_together() {
         let f = GrafiteRange::build(&keys, RangeSizing::BitsPerKey(bits)).unwrap();
         assert!(f.block_len() < stride);
         let len = 8;
-        let fp = keys.iter().filter(|&&k| f.may_contain_range(k + 1, k + len)).count() as f64;
+        let fp = keys
+            .iter()
+            .filter(|&&k| f.may_contain_range(k + 1, k + len))
+            .count() as f64;
         let expected = f.expected_fpr(len) * KEYS as f64;
         assert!(
             (fp - expected).abs() <= 4.5 * expected.sqrt() + 3.0,
@@ -108,7 +113,14 @@ fn fpr_sizing_is_met() {
     let mut sorted = keys.clone();
     sorted.sort_unstable();
     for (fpr, len) in [(0.01, 1u64), (0.01, 64), (0.05, 1000)] {
-        let f = GrafiteRange::build(&keys, RangeSizing::Fpr { fpr, max_range_len: len }).unwrap();
+        let f = GrafiteRange::build(
+            &keys,
+            RangeSizing::Fpr {
+                fpr,
+                max_range_len: len,
+            },
+        )
+        .unwrap();
         assert!(f.expected_fpr(len) <= fpr);
         let (fp, asked) = count(&f, &sorted, len, 200_000, Queries::AfterKey, 5);
         let expected = fpr * asked as f64;

@@ -16,8 +16,15 @@ fn check(values: &[u64], universe: u64, probes: &[u64]) {
     let set: BTreeSet<u64> = values.iter().copied().collect();
     assert_eq!(ef.len(), values.len());
     assert!(ef.iter().eq(values.iter().copied()));
-    let around = values.iter().flat_map(|&v| [v, v.wrapping_sub(1), v.wrapping_add(1)]);
-    for x in probes.iter().copied().chain(around).chain([0, universe - 1, universe, u64::MAX]) {
+    let around = values
+        .iter()
+        .flat_map(|&v| [v, v.wrapping_sub(1), v.wrapping_add(1)]);
+    for x in probes
+        .iter()
+        .copied()
+        .chain(around)
+        .chain([0, universe - 1, universe, u64::MAX])
+    {
         let want = set.range((Included(x), Unbounded)).next().copied();
         assert_eq!(ef.successor(x), want, "successor({x}) over {universe}");
         let hi = x.saturating_add(x % 1000);
@@ -29,7 +36,11 @@ fn check(values: &[u64], universe: u64, probes: &[u64]) {
     if !values.is_empty() {
         let n = values.len() as f64;
         let bound = n * (2.5 + (universe as f64 / n).log2().max(0.0)) + 4.0 * 64.0;
-        assert!((ef.size_in_bytes() * 8) as f64 <= bound, "{} bytes", ef.size_in_bytes());
+        assert!(
+            (ef.size_in_bytes() * 8) as f64 <= bound,
+            "{} bytes",
+            ef.size_in_bytes()
+        );
     }
 }
 
@@ -60,9 +71,17 @@ proptest! {
 
 #[test]
 fn bad_input_is_a_typed_error() {
-    for (values, universe) in [(&[2u64, 1][..], 10u64), (&[10], 10), (&[1], 0), (&[1], MAX_UNIVERSE + 1)] {
+    for (values, universe) in [
+        (&[2u64, 1][..], 10u64),
+        (&[10], 10),
+        (&[1], 0),
+        (&[1], MAX_UNIVERSE + 1),
+    ] {
         assert!(
-            matches!(EliasFano::new(values, universe), Err(Error::InvalidParameter { .. })),
+            matches!(
+                EliasFano::new(values, universe),
+                Err(Error::InvalidParameter { .. })
+            ),
             "{values:?} below {universe}"
         );
     }
@@ -73,5 +92,9 @@ fn long_runs_and_gaps() {
     // Thousands of equal values, then a gap of most of the universe.
     let mut values = vec![5u64; 3000];
     values.extend((0..3000u64).map(|i| (1 << 40) + i * 3));
-    check(&values, 1 << 41, &[4, 5, 6, 1 << 39, (1 << 40) + 1, (1 << 40) + 9000]);
+    check(
+        &values,
+        1 << 41,
+        &[4, 5, 6, 1 << 39, (1 << 40) + 1, (1 << 40) + 9000],
+    );
 }

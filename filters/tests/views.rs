@@ -231,7 +231,9 @@ fn kinds_without_a_view_are_a_typed_error() {
                 }
                 FilterKind::GrafiteRange => {
                     use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
-                    GrafiteRange::build(&[1, 2], RangeSizing::BitsPerKey(12.0)).unwrap().to_bytes()
+                    GrafiteRange::build(&[1, 2], RangeSizing::BitsPerKey(12.0))
+                        .unwrap()
+                        .to_bytes()
                 }
                 other => panic!("{other:?} did not build"),
             };

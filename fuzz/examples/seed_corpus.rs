@@ -83,7 +83,10 @@ fn main() {
         for sizing in [
             RangeSizing::BitsPerKey(12.0),
             RangeSizing::BitsPerKey(30.0),
-            RangeSizing::Fpr { fpr: 0.01, max_range_len: 64 },
+            RangeSizing::Fpr {
+                fpr: 0.01,
+                max_range_len: 64,
+            },
         ] {
             let keys: Vec<u64> = (0..n).map(|i| amq::hash::remix(i, 1) >> (i % 40)).collect();
             let bytes = GrafiteRange::build(&keys, sizing).unwrap().to_bytes();
@@ -92,7 +95,11 @@ fn main() {
             for target in ["decode_grafite_range", "decode_any"] {
                 let dir = root.join(target);
                 fs::create_dir_all(&dir).unwrap();
-                fs::write(dir.join(format!("GrafiteRange-{n}-{sizing:?}-{}", bytes.len())), &input).unwrap();
+                fs::write(
+                    dir.join(format!("GrafiteRange-{n}-{sizing:?}-{}", bytes.len())),
+                    &input,
+                )
+                .unwrap();
             }
         }
     }

@@ -32,7 +32,10 @@ fn probe_ranges() -> Vec<(u64, u64)> {
 }
 
 fn answers(f: &dyn RangeFilter, ranges: &[(u64, u64)]) -> Vec<bool> {
-    let out: Vec<bool> = ranges.iter().map(|&(lo, hi)| f.may_contain_range(lo, hi)).collect();
+    let out: Vec<bool> = ranges
+        .iter()
+        .map(|&(lo, hi)| f.may_contain_range(lo, hi))
+        .collect();
     for (&(lo, hi), &a) in ranges.iter().zip(&out) {
         if lo > hi {
             assert!(!a, "{lo} > {hi} answered true");
@@ -57,7 +60,8 @@ pub fn decode_grafite(data: &[u8]) {
         "decoding {} bytes allocated {peak}",
         bytes.len()
     );
-    let ((checked, trusted), peak) = peak_during(|| (GrafiteRangeView::new(&bytes), GrafiteRangeView::trusted(&bytes)));
+    let ((checked, trusted), peak) =
+        peak_during(|| (GrafiteRangeView::new(&bytes), GrafiteRangeView::trusted(&bytes)));
     assert_eq!(peak, 0, "making a view allocated");
     let ranges = probe_ranges();
     if let Ok(v) = &trusted {
@@ -71,8 +75,15 @@ pub fn decode_grafite(data: &[u8]) {
             assert_eq!(f.to_bytes(), bytes, "decoding is not faithful");
             assert!(f.size_in_bytes() <= allocation_bound(bytes.len()));
             let v = checked.expect("bytes that decode have a view");
-            assert_eq!(answers(&f, &ranges), answers(&v, &ranges), "view and owned filter disagree");
-            assert_eq!((v.num_keys(), v.size_in_bytes()), (f.num_keys(), f.size_in_bytes()));
+            assert_eq!(
+                answers(&f, &ranges),
+                answers(&v, &ranges),
+                "view and owned filter disagree"
+            );
+            assert_eq!(
+                (v.num_keys(), v.size_in_bytes()),
+                (f.num_keys(), f.size_in_bytes())
+            );
         }
         Err(e) => assert!(
             !matches!(e, Error::InvalidParameter { .. } | Error::Unsupported { .. }),
@@ -113,7 +124,7 @@ pub struct RangeInput {
 
 impl RangeInput {
     fn sizing(&self) -> RangeSizing {
-        if self.sizing % 2 == 0 {
+        if self.sizing.is_multiple_of(2) {
             RangeSizing::BitsPerKey(f64::from(self.sizing / 2 % 64) + 1.5)
         } else {
             RangeSizing::Fpr {
@@ -127,7 +138,13 @@ impl RangeInput {
 /// The ops target: build, then every query against the model.
 pub fn grafite_ops(input: RangeInput) {
     let mut keys: Vec<u64> = input.keys.iter().copied().take(20_000).collect();
-    keys.extend(input.packed.iter().take(20_000).map(|&k| input.packed_base.wrapping_add(u64::from(k))));
+    keys.extend(
+        input
+            .packed
+            .iter()
+            .take(20_000)
+            .map(|&k| input.packed_base.wrapping_add(u64::from(k))),
+    );
     let model: BTreeSet<u64> = keys.iter().copied().collect();
     let sorted: Vec<u64> = model.iter().copied().collect();
     let sizing = input.sizing();
@@ -147,11 +164,17 @@ pub fn grafite_ops(input: RangeInput) {
         let (lo, hi) = match *q {
             RangeQuery::Range(lo, hi) => (lo, hi),
             RangeQuery::Near(i, below, above) => match key(i) {
-                Some(k) => (k.saturating_sub(u64::from(below)), k.saturating_add(u64::from(above))),
+                Some(k) => (
+                    k.saturating_sub(u64::from(below)),
+                    k.saturating_add(u64::from(above)),
+                ),
                 None => continue,
             },
             RangeQuery::After(i, len) => match key(i) {
-                Some(k) => (k.saturating_add(1), k.saturating_add(1).saturating_add(u64::from(len))),
+                Some(k) => (
+                    k.saturating_add(1),
+                    k.saturating_add(1).saturating_add(u64::from(len)),
+                ),
                 None => continue,
             },
             RangeQuery::RoundTrip => {

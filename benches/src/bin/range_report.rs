@@ -59,9 +59,9 @@ impl Args {
     }
 
     fn get<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
-        self.0
-            .get(name)
-            .map_or(Ok(default), |s| s.parse().map_err(|_| format!("--{name}: bad value {s}")))
+        self.0.get(name).map_or(Ok(default), |s| {
+            s.parse().map_err(|_| format!("--{name}: bad value {s}"))
+        })
     }
 
     fn list<T: std::str::FromStr>(&self, name: &str, default: &str) -> Result<Vec<T>, String> {
@@ -91,6 +91,9 @@ fn label((lo, hi): (u64, u64)) -> String {
         format!("{lo}–{hi}")
     }
 }
+
+/// A line of the table: its name, its empty ranges, how many were skipped.
+type Line<'a> = (String, &'a [(u64, u64)], u64);
 
 /// A row's queries: the empty ones, and how many were skipped.
 struct Row {
@@ -126,11 +129,17 @@ fn run() -> Result<(), String> {
         let dist_name: String = args.get("dist", "uniform".to_string())?;
         let dist = Dist::parse(&dist_name).ok_or(format!("--dist {dist_name}: uniform or correlated"))?;
         let lens: Vec<u64> = args.list("range-lens", "1,4,16,64,256,1024")?;
-        let (n, queries) = (args.get("n", 10_000_000usize)?, args.get("queries", 1_000_000usize)?);
+        let (n, queries) = (
+            args.get("n", 10_000_000usize)?,
+            args.get("queries", 1_000_000usize)?,
+        );
         let start = Instant::now();
         let w = Workload::generate(n, queries, &lens, dist, args.get("workload-seed", 1u64)?);
         w.write(out.as_ref()).map_err(|e| format!("{out}: {e}"))?;
-        eprintln!("wrote {n} keys, {queries} ranges and points to {out} in {:.1} s", start.elapsed().as_secs_f64());
+        eprintln!(
+            "wrote {n} keys, {queries} ranges and points to {out} in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
         if args.0.contains_key("generate-only") {
             return Ok(());
         }
@@ -141,7 +150,12 @@ fn run() -> Result<(), String> {
     let w = Workload::read(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sorted = SortedKeys::new(&w.keys);
     let rows = rows(&w, &sorted);
-    let points: Vec<(u64, u64)> = w.point.iter().filter(|&&x| !sorted.any_in(x, x)).map(|&x| (x, x)).collect();
+    let points: Vec<(u64, u64)> = w
+        .point
+        .iter()
+        .filter(|&&x| !sorted.any_in(x, x))
+        .map(|&x| (x, x))
+        .collect();
     let runs = args.get("runs", 3usize)?;
     let seed = args.get("seed", grafite::DEFAULT_SEED)?;
 
@@ -157,10 +171,13 @@ fn run() -> Result<(), String> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for bpk in args.list::<f64>("bpk", "12,16,20")? {
         let start = Instant::now();
-        let f = GrafiteRange::build_seeded(&w.keys, RangeSizing::BitsPerKey(bpk), seed).map_err(|e| e.to_string())?;
+        let f = GrafiteRange::build_seeded(&w.keys, RangeSizing::BitsPerKey(bpk), seed)
+            .map_err(|e| e.to_string())?;
         let build_ms = start.elapsed().as_secs_f64() * 1e3;
-        let mut table: Vec<(String, &[(u64, u64)], u64)> =
-            rows.iter().map(|(g, r)| (label(*g), &r.ranges[..], r.skipped)).collect();
+        let mut table: Vec<Line<'_>> = rows
+            .iter()
+            .map(|(g, r)| (label(*g), &r.ranges[..], r.skipped))
+            .collect();
         if !points.is_empty() {
             table.push(("point".into(), &points[..], (w.point.len() - points.len()) as u64));
         }
@@ -169,7 +186,11 @@ fn run() -> Result<(), String> {
             let asked = ranges.len() as u64;
             let (lo, hi) = wilson95(fp, asked);
             // The bound averaged over the row's queries (one value per length).
-            let bound = ranges.iter().map(|&(a, b)| f.expected_fpr(b - a + 1)).sum::<f64>() / asked.max(1) as f64;
+            let bound = ranges
+                .iter()
+                .map(|&(a, b)| f.expected_fpr(b - a + 1))
+                .sum::<f64>()
+                / asked.max(1) as f64;
             println!(
                 "| {bpk} | {:.3} | {build_ms:.0} | {name} | {asked} | {skipped} | {fp} | {:.3e} | {:.2e}–{:.2e} | {bound:.3e} | {} | {ns:.1} |",
                 f.bits_per_key(),

@@ -8,7 +8,7 @@
 //! destroys the order a range query needs), so its frames name their own
 //! key scheme ([`HashScheme::OrderedU64`](crate::HashScheme::OrderedU64)),
 //! [`AnyFilter`](crate::AnyFilter) refuses them with
-//! [`Error::WrongHashScheme`](crate::Error::WrongHashScheme), and the
+//! [`Error::WrongHashScheme`], and the
 //! point-filter planner leaves the kind out ([`plan::predict_range`](crate::plan::predict_range)
 //! sizes it), as it does the Parquet filter.
 //!
@@ -205,9 +205,7 @@ impl RangeSizing {
             RangeSizing::Fpr { fpr, .. } if !(fpr > 0.0 && fpr < 1.0) => {
                 Err(invalid("fpr", "must be strictly between 0 and 1"))
             }
-            RangeSizing::Fpr { max_range_len: 0, .. } => {
-                Err(invalid("max_range_len", "must be at least 1"))
-            }
+            RangeSizing::Fpr { max_range_len: 0, .. } => Err(invalid("max_range_len", "must be at least 1")),
             RangeSizing::Fpr { .. } => Ok(self),
         }
     }

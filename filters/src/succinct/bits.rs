@@ -170,11 +170,23 @@ mod tests {
 
     #[test]
     fn select_in_word_agrees_with_a_scan() {
-        let mut words = alloc::vec![0u64, 1, u64::MAX, 1 << 63, 0x8000_0000_0000_0001, 0x00ff_0000_ff00_00ff];
+        let mut words = alloc::vec![
+            0u64,
+            1,
+            u64::MAX,
+            1 << 63,
+            0x8000_0000_0000_0001,
+            0x00ff_0000_ff00_00ff
+        ];
         for i in 0..20_000u64 {
             let a = remix(i, 7);
             // Dense, sparse and middling words.
-            words.extend([a, a & remix(i, 8), a | remix(i, 9), a & remix(i, 8) & remix(i, 10)]);
+            words.extend([
+                a,
+                a & remix(i, 8),
+                a | remix(i, 9),
+                a & remix(i, 8) & remix(i, 10),
+            ]);
         }
         for x in words {
             for rank in 0..x.count_ones() {

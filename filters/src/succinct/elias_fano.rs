@@ -39,7 +39,12 @@ pub(crate) struct EfCore<W> {
 impl EfCore<Vec<u64>> {
     /// The code of `values` (non-decreasing, each below `universe`) with
     /// `low_bits` low bits and a select sample every `2^sample_log2` zeros.
-    pub(crate) fn build(values: &[u64], universe: u64, low_bits: u32, sample_log2: u32) -> Result<Self, Error> {
+    pub(crate) fn build(
+        values: &[u64],
+        universe: u64,
+        low_bits: u32,
+        sample_log2: u32,
+    ) -> Result<Self, Error> {
         let layout = Layout::new(values.len() as u64, universe, low_bits, sample_log2)
             .map_err(|why| invalid("values", why))?;
         let mut words = zeroed_vec(layout.total_words().ok_or(Error::TooLarge)?)?;
@@ -119,7 +124,12 @@ impl<W: Words> EfCore<W> {
     #[inline(always)]
     fn low(&self, i: u64) -> u64 {
         let l = self.layout.low_bits;
-        read_field(&self.words, self.layout.lower_start(), i.wrapping_mul(l as u64), l)
+        read_field(
+            &self.words,
+            self.layout.lower_start(),
+            i.wrapping_mul(l as u64),
+            l,
+        )
     }
 
     /// The position in the upper bits of zero number `k` (from 0), or `None`
@@ -481,13 +491,25 @@ mod tests {
             .chain([0, universe - 1, universe, u64::MAX]);
         for x in probes {
             let want = values.iter().copied().find(|&v| v >= x);
-            assert_eq!(ef.successor(x), want, "x = {x}, u = {universe}, q = {sample_log2}");
+            assert_eq!(
+                ef.successor(x),
+                want,
+                "x = {x}, u = {universe}, q = {sample_log2}"
+            );
         }
     }
 
     #[test]
     fn successor_matches_a_scan() {
-        for (n, universe) in [(0, 1), (0, 1 << 40), (1, 1), (5, 5), (100, 100), (1000, 1 << 20), (3000, 1 << 62)] {
+        for (n, universe) in [
+            (0, 1),
+            (0, 1 << 40),
+            (1, 1),
+            (5, 5),
+            (100, 100),
+            (1000, 1 << 20),
+            (3000, 1 << 62),
+        ] {
             for q in [4, 8] {
                 let mut values: Vec<u64> = (0..n).map(|i| remix(i, universe) % universe).collect();
                 values.sort_unstable();

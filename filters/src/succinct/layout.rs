@@ -47,7 +47,12 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `len` values below `universe` with `low_bits` low bits
     /// and a sample every `2^sample_log2` zeros, or why there is none.
-    pub(crate) fn new(len: u64, universe: u64, low_bits: u32, sample_log2: u32) -> Result<Layout, &'static str> {
+    pub(crate) fn new(
+        len: u64,
+        universe: u64,
+        low_bits: u32,
+        sample_log2: u32,
+    ) -> Result<Layout, &'static str> {
         if !(1..=MAX_UNIVERSE).contains(&universe) {
             return Err("universe must be in 1..=2^62");
         }
@@ -63,7 +68,8 @@ impl Layout {
         // Each fits a u64 by the limits above: n ≤ 2^56, H < 2^62, n·l < 2^62.
         let zeros = ((universe - 1) >> low_bits) + 1;
         let upper_bits = len + zeros;
-        let as_words = |bits: u64| usize::try_from(bits.div_ceil(64)).map_err(|_| "too large for this machine");
+        let as_words =
+            |bits: u64| usize::try_from(bits.div_ceil(64)).map_err(|_| "too large for this machine");
         let upper_words = as_words(upper_bits)?;
         let lower_words = as_words(len * low_bits as u64)?
             .checked_add(1)
@@ -145,7 +151,8 @@ impl Layout {
         let len = r.u64()?;
         let low_bits = r.u8()? as u32;
         let sample_log2 = r.u8()? as u32;
-        Layout::new(len, universe, low_bits, sample_log2).map_err(|why| FormatError::InvalidParameters(why).into())
+        Layout::new(len, universe, low_bits, sample_log2)
+            .map_err(|why| FormatError::InvalidParameters(why).into())
     }
 
     /// Checks that `payload` holds exactly this layout's words, before
@@ -153,7 +160,10 @@ impl Layout {
     pub(crate) fn check_payload_len(&self, payload: &Reader<'_>) -> Result<(), Error> {
         match self.total_words().and_then(|w| w.checked_mul(8)) {
             Some(bytes) if bytes == payload.remaining() => Ok(()),
-            _ => Err(FormatError::InvalidParameters("payload length does not match the Elias-Fano parameters").into()),
+            _ => Err(FormatError::InvalidParameters(
+                "payload length does not match the Elias-Fano parameters",
+            )
+            .into()),
         }
     }
 }
@@ -176,7 +186,10 @@ mod tests {
         assert_eq!(Layout::best_low_bits(10, 3), 0);
         assert_eq!(Layout::best_low_bits(1, MAX_UNIVERSE), 62);
         let empty = Layout::new(0, 1 << 40, 40, 8).unwrap();
-        assert_eq!((empty.upper_words, empty.lower_words, empty.sample_words), (1, 1, 1));
+        assert_eq!(
+            (empty.upper_words, empty.lower_words, empty.sample_words),
+            (1, 1, 1)
+        );
     }
 
     #[test]

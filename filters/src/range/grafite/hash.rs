@@ -143,7 +143,10 @@ mod tests {
             counts[(d * 64 / universe) as usize] += 1;
         }
         let expected = trials as f64 / 64.0;
-        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+        let chi2: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
         assert!(chi2 < 120.0, "chi-square {chi2} over 63 degrees of freedom");
     }
 }

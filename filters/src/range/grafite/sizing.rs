@@ -65,7 +65,10 @@ pub(crate) fn shape(keys: u64, sizing: RangeSizing) -> Result<Shape, Error> {
         _ if keys == 0 => 1,
         RangeSizing::BitsPerKey(b) => {
             if !BITS_PER_KEY_RANGE.contains(&b) {
-                return Err(invalid("bits_per_key", "a Grafite filter takes 2 to 64 bits per key"));
+                return Err(invalid(
+                    "bits_per_key",
+                    "a Grafite filter takes 2 to 64 bits per key",
+                ));
             }
             universe_for_bits(keys, b)
         }
@@ -88,11 +91,11 @@ fn universe_for_fpr(keys: u64, fpr: f64, max_range_len: u64) -> Result<u64, Erro
     };
     // ℓ·n·(1/r + 2^-64) ≤ ε  ⇔  1/r ≤ ε/(ℓ·n) − 2^-64.
     let room = fpr / (max_range_len as f64 * keys as f64) - TWO_POW_MINUS_64;
-    if !(room > 0.0) {
+    if !room.is_finite() || room <= 0.0 {
         return Err(too_large());
     }
     let wanted = libm::ceil(1.0 / room).max(2.0 * max_range_len as f64);
-    if !(wanted <= MAX_UNIVERSE as f64) {
+    if !wanted.is_finite() || wanted > MAX_UNIVERSE as f64 {
         return Err(too_large());
     }
     let mut universe = (wanted as u64).max(1);
@@ -102,7 +105,9 @@ fn universe_for_fpr(keys: u64, fpr: f64, max_range_len: u64) -> Result<u64, Erro
         if fpr_bound(max_range_len, keys, universe) <= fpr {
             return Ok(universe);
         }
-        universe = universe.checked_add((universe >> 40).max(1)).ok_or_else(too_large)?;
+        universe = universe
+            .checked_add((universe >> 40).max(1))
+            .ok_or_else(too_large)?;
     }
     Err(too_large())
 }
@@ -164,11 +169,17 @@ mod tests {
                 // Within the budget, but for the few words of rounding.
                 assert!(got <= b + 4.0 * 64.0 / keys as f64, "{keys} keys at {b}: {got}");
                 // And not far below it (a universe cap at 64 bits per key).
-                assert!(got > b - 0.6 || b == 64.0 || keys < 100, "{keys} keys at {b}: {got}");
+                assert!(
+                    got > b - 0.6 || b == 64.0 || keys < 100,
+                    "{keys} keys at {b}: {got}"
+                );
                 // The universe is what the bits buy: FPR about 1/2^(b − 2.6) or better.
                 let s = shape(keys, RangeSizing::BitsPerKey(b)).unwrap();
                 if b <= 60.0 && keys >= 100 {
-                    assert!(fpr_bound(1, keys, s.universe) < 2f64.powf(2.6 - b), "{keys} keys at {b}");
+                    assert!(
+                        fpr_bound(1, keys, s.universe) < 2f64.powf(2.6 - b),
+                        "{keys} keys at {b}"
+                    );
                 }
             }
         }
@@ -178,21 +189,36 @@ mod tests {
     fn fpr_sizing_meets_its_target() {
         for keys in [1u64, 10, 1_000, 10_000_000] {
             for (fpr, len) in [(0.5, 1u64), (0.01, 1), (0.01, 64), (1e-6, 1 << 20)] {
-                let sizing = RangeSizing::Fpr { fpr, max_range_len: len };
+                let sizing = RangeSizing::Fpr {
+                    fpr,
+                    max_range_len: len,
+                };
                 if keys as f64 * len as f64 / fpr > 0.99 * MAX_UNIVERSE as f64 {
-                    assert!(matches!(shape(keys, sizing), Err(Error::InvalidParameter { name: "fpr", .. })));
+                    assert!(matches!(
+                        shape(keys, sizing),
+                        Err(Error::InvalidParameter { name: "fpr", .. })
+                    ));
                     continue;
                 }
                 let s = shape(keys, sizing).unwrap();
                 assert!(fpr_bound(len, keys, s.universe) <= fpr);
-                assert!(1u64 << s.universe.ilog2() >= len, "a block holds the longest range");
+                assert!(
+                    1u64 << s.universe.ilog2() >= len,
+                    "a block holds the longest range"
+                );
                 // The smallest such universe, to a relative 2^-40.
                 let smaller = s.universe - (s.universe >> 40).max(1);
                 assert!(smaller < 2 * len || fpr_bound(len, keys, smaller) > fpr);
             }
         }
         assert!(matches!(
-            shape(1 << 40, RangeSizing::Fpr { fpr: 1e-9, max_range_len: 1 << 20 }),
+            shape(
+                1 << 40,
+                RangeSizing::Fpr {
+                    fpr: 1e-9,
+                    max_range_len: 1 << 20
+                }
+            ),
             Err(Error::InvalidParameter { name: "fpr", .. })
         ));
     }
@@ -204,7 +230,10 @@ mod tests {
         assert_eq!(s.layout.size_in_bytes(), 24);
         assert!(matches!(
             shape(10, RangeSizing::BitsPerKey(1.5)),
-            Err(Error::InvalidParameter { name: "bits_per_key", .. })
+            Err(Error::InvalidParameter {
+                name: "bits_per_key",
+                ..
+            })
         ));
     }
 }
