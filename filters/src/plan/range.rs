@@ -56,6 +56,10 @@ impl RangePrediction {
     /// use amq::FilterKind;
     /// let p = predict_range(FilterKind::GrafiteRange, 1_000, RangeSizing::BitsPerKey(20.0))?;
     /// assert!(p.bits_per_key() < 20.5);
+    /// // 1% for point queries (ranges of one key): 8.95 bits per key.
+    /// let sizing = RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 };
+    /// let p = predict_range(FilterKind::GrafiteRange, 1_000_000, sizing)?;
+    /// assert!((p.bits_per_key() - 8.95).abs() < 0.01);
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn bits_per_key(&self) -> f64 {

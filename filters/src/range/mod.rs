@@ -14,7 +14,7 @@
 //!
 //! | filter | bits per key | FPR for an empty range of `ℓ` keys | module |
 //! |--------|--------------|------------------------------------|--------|
-//! | [`GrafiteRange`] | `B` | at most `ℓ / 2^(B − 2.4)` for any keys and queries (`B − 2.2` at 20 bits) | [`grafite`] |
+//! | [`GrafiteRange`] | `B` | at most `ℓ / 2^(B − 2.32)` for any keys and queries (whole `B`) | [`grafite`] |
 //!
 //! Byte-string keys map to `u64`s in order with [`key_to_u64`]: keys that
 //! share their first eight bytes after a common prefix become one `u64`,
@@ -176,7 +176,8 @@ pub enum RangeSizing {
     /// (for [`GrafiteRange`]: the Elias–Fano code and its select samples),
     /// in `(0, 1000]`; each kind narrows it ([`GrafiteRange`]: `2..=64`).
     /// The false-positive rate then grows with the range length: about
-    /// `ℓ / 2^(B − 2.4)` for [`GrafiteRange`].
+    /// `ℓ / 2^(B − 2.32)` for [`GrafiteRange`] (whole `B`; at most
+    /// `ℓ / 2^(B − 2.5)`).
     BitsPerKey(f64),
     /// At most `fpr` false positives, in `(0, 1)`, for every empty range of
     /// up to `max_range_len` keys (at least 1); shorter ranges get

@@ -74,7 +74,8 @@
 //! `n·(2 + log2(r/n))`: at `B` bits per key `r = n·2^(B−2)` and the bound is
 //! `ℓ/2^(B−2)`, the paper's. The select samples (64 bits per 256 buckets,
 //! 0.25 to 0.5 bits per key) are counted in `B` here, so a
-//! [`RangeSizing::BitsPerKey`] filter's bound is `ℓ/2^(B−2.4)` or so
+//! [`RangeSizing::BitsPerKey`] filter's bound is `ℓ/2^(B−2.32)` for a whole
+//! `B` (between `B − 2.24` and `B − 2.5` for others)
 //! (measured in `docs/results-amq.md`).
 //!
 //! # Seeds
