@@ -67,9 +67,25 @@ pub trait RangeFilter: Send + Sync {
     /// Whether some key may lie in `lo..=hi` (both ends included). When
     /// `lo > hi` the range is empty and the answer is `false`; it never
     /// panics. `lo..=u64::MAX` and `0..=u64::MAX` are ranges like any other.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.may_contain_range(11, 20) && f.may_contain_range(0, u64::MAX));
+    /// assert!(!f.may_contain_range(30, 10));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool;
 
     /// Whether `key` may be one of the keys: the range `key..=key`.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.may_contain(20));
+    /// assert_eq!(f.may_contain(21), f.may_contain_range(21, 21));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     #[inline]
     fn may_contain(&self, key: u64) -> bool {
         self.may_contain_range(key, key)
@@ -79,15 +95,46 @@ pub trait RangeFilter: Send + Sync {
     /// `range_len` keys (`hi − lo + 1`): a bound proven for every key set and
     /// every range chosen without knowing the filter's seed. 0 for an empty
     /// filter or `range_len == 0`; 1.0 where the kind promises nothing.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.expected_fpr(1) < 1e-4);
+    /// assert!((f.expected_fpr(100) / f.expected_fpr(1) - 100.0).abs() < 1e-6);
+    /// assert_eq!(f.expected_fpr(0), 0.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn expected_fpr(&self, range_len: u64) -> f64;
 
     /// Heap bytes of the filter's data.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.size_in_bytes() % 8, 0); // whole words
+    /// assert!(f.size_in_bytes() <= 64);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn size_in_bytes(&self) -> usize;
 
     /// Distinct keys the filter was built from.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.num_keys(), 3);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn num_keys(&self) -> usize;
 
     /// `size_in_bytes · 8 / num_keys`; zero for an empty filter.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.bits_per_key(), f.size_in_bytes() as f64 * 8.0 / 3.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn bits_per_key(&self) -> f64 {
         match self.num_keys() {
             0 => 0.0,
@@ -96,10 +143,24 @@ pub trait RangeFilter: Send + Sync {
     }
 
     /// Which kind of filter this is.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.kind(), amq::FilterKind::GrafiteRange);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn kind(&self) -> FilterKind;
 
     /// Serializes the filter into the versioned byte format of
     /// `docs/format.md`.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(GrafiteRange::from_bytes(&f.to_bytes())?, f);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     fn to_bytes(&self) -> Vec<u8>;
 }
 

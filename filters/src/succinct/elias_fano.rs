@@ -26,6 +26,17 @@ use crate::{Error, FormatError};
 /// Select samples every `2^8` zeros: 0.25 to 0.5 bits per value, and a
 /// successor scans four words on average from its sample (the range
 /// filters' measurements, `docs/results-amq.md`, chose it).
+///
+/// ```
+/// use amq::succinct::{EliasFano, DEFAULT_SAMPLE_LOG2};
+/// assert_eq!(DEFAULT_SAMPLE_LOG2, 8);
+/// // 1,000 values over 2^20: 1,024 zeros, so four samples of 8 bytes.
+/// let values: Vec<u64> = (0..1_000u64).map(|i| i << 10).collect();
+/// let ef = EliasFano::new(&values, 1 << 20)?;
+/// let without_samples = 8 * (2024usize.div_ceil(64) + 10_000usize.div_ceil(64) + 1);
+/// assert_eq!(ef.size_in_bytes(), without_samples + 4 * 8);
+/// # Ok::<(), amq::Error>(())
+/// ```
 pub const DEFAULT_SAMPLE_LOG2: u32 = 8;
 
 /// An Elias–Fano code over words `W`: the queries, for owned and borrowed

@@ -18,6 +18,12 @@ use crate::{Error, FormatError};
 
 /// Largest universe: values are below `2^62`, so sums of two values fit a
 /// `u64` with room to spare.
+///
+/// ```
+/// use amq::succinct::{EliasFano, MAX_UNIVERSE};
+/// assert!(EliasFano::new(&[MAX_UNIVERSE - 1], MAX_UNIVERSE).is_ok());
+/// assert!(EliasFano::new(&[1], MAX_UNIVERSE + 1).is_err());
+/// ```
 pub const MAX_UNIVERSE: u64 = 1 << 62;
 /// Most values a code holds (far beyond any memory).
 pub(crate) const MAX_LEN: u64 = 1 << 56;

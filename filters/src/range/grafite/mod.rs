@@ -112,6 +112,17 @@ use crate::{Error, FilterKind};
 use hash::LocalityHash;
 
 /// The seed of [`GrafiteRange::build`]: `"grafite\0"` read little-endian.
+///
+/// ```
+/// use amq::range::{grafite::DEFAULT_SEED, GrafiteRange, RangeSizing};
+/// assert_eq!(DEFAULT_SEED.to_le_bytes(), *b"grafite\0");
+/// let keys = [5, 50, 500];
+/// assert_eq!(
+///     GrafiteRange::build(&keys, RangeSizing::BitsPerKey(12.0))?,
+///     GrafiteRange::build_seeded(&keys, RangeSizing::BitsPerKey(12.0), DEFAULT_SEED)?
+/// );
+/// # Ok::<(), amq::Error>(())
+/// ```
 pub const DEFAULT_SEED: u64 = u64::from_le_bytes(*b"grafite\0");
 
 /// A Grafite range filter over `u64` keys (see the [module docs](self) for

@@ -43,12 +43,30 @@ pub struct GrafiteRangeView<'a> {
 impl<'a> GrafiteRangeView<'a> {
     /// A view over a serialized Grafite filter, every check of the frame made
     /// (checksum included, O(n)).
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, GrafiteRangeView, RangeFilter, RangeSizing};
+    /// let mut bytes = GrafiteRange::build(&[7], RangeSizing::BitsPerKey(12.0))?.to_bytes();
+    /// assert!(GrafiteRangeView::new(&bytes)?.may_contain(7));
+    /// bytes[40] ^= 1;
+    /// assert!(GrafiteRangeView::new(&bytes).is_err()); // the checksum
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn new(bytes: &'a [u8]) -> Result<Self, Error> {
         Self::parse(bytes, Checksum::Verify)
     }
 
     /// A view over bytes whose checksum was verified before: every check but
     /// the checksum, in O(1).
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, GrafiteRangeView, RangeFilter, RangeSizing};
+    /// let bytes = GrafiteRange::build(&[7], RangeSizing::BitsPerKey(12.0))?.to_bytes();
+    /// let view = GrafiteRangeView::trusted(&bytes)?;
+    /// assert!(view.may_contain_range(0, 10));
+    /// assert!(GrafiteRangeView::trusted(&bytes[..20]).is_err()); // lengths are checked
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn trusted(bytes: &'a [u8]) -> Result<Self, Error> {
         Self::parse(bytes, Checksum::Trusted)
     }
@@ -69,6 +87,14 @@ impl<'a> GrafiteRangeView<'a> {
     }
 
     /// The filter copied out of the bytes, every word checked.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, GrafiteRangeView, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[1, 2, 3], RangeSizing::BitsPerKey(12.0))?;
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(GrafiteRangeView::new(&bytes)?.to_filter()?, f);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn to_filter(&self) -> Result<GrafiteRange, Error> {
         GrafiteRange::from_frame(format::decode_kind_with(
             self.frame,
