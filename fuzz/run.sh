@@ -21,11 +21,14 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cargo fuzz list)
 fi
 cargo fuzz build -O >/dev/null 2>&1 || cargo fuzz build -O
-# The seeds, unless an earlier run wrote them (decode_any gets a seed of
-# every kind, so its directory stands for all of them).
-if [ -z "$(ls -A corpus/decode_any 2>/dev/null)" ]; then
-  cargo run --quiet --example seed_corpus
-fi
+# The seeds, unless an earlier run wrote them: every decoder target gets
+# seeds, so any of them left empty (a target added since) means writing them.
+for t in "${targets[@]}"; do
+  if [[ $t == decode_* ]] && [ -z "$(ls -A "corpus/$t" 2>/dev/null)" ]; then
+    cargo run --quiet --example seed_corpus
+    break
+  fi
+done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # FUZZ_LOGS=DIR keeps each target's libFuzzer log there.

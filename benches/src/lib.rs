@@ -31,6 +31,7 @@ pub mod keys;
 pub mod lsm;
 pub mod partitioned;
 pub mod prefix;
+pub mod range;
 pub mod report;
 pub mod svg;
 pub mod value;

@@ -30,8 +30,10 @@ impl AnyFilter {
     /// Every kind driven by [`KeyHash`] builds. A
     /// [`ParquetBloom`](crate::ParquetBloom) is driven by Parquet's value
     /// hash, so building one from key hashes would write a filter in which
-    /// every Parquet reader misses every value: that kind is
-    /// [`Error::WrongHashScheme`] (build it with `ParquetBloom` itself).
+    /// every Parquet reader misses every value, and a
+    /// [`GrafiteRange`](crate::range::GrafiteRange) takes ordered keys, which
+    /// hashes have lost: those kinds are [`Error::WrongHashScheme`] (build
+    /// them with their own types).
     ///
     /// ```
     /// use amq::{hash_u64, AnyFilter, Error, Filter, FilterKind, FilterSizing, HashScheme, KeyHash};
@@ -69,7 +71,7 @@ impl AnyFilter {
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::build(hashes)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
             FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build(hashes, sizing)?),
-            FilterKind::ParquetBloom => return Err(parquet_from_key_hashes()),
+            FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
         })
     }
 
@@ -105,17 +107,17 @@ impl AnyFilter {
             FilterKind::BlockedBloom => BlockedBloom::new(n, sizing)?.into(),
             FilterKind::CountingBloom => CountingBloom::new(n, sizing)?.into(),
             FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
-            FilterKind::ParquetBloom => return Err(parquet_from_key_hashes()),
+            FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
             other => return Err(crate::error::unsupported(other, "insert")),
         })
     }
 }
 
-/// What [`AnyFilter`] answers for the Parquet kind, which key hashes cannot
-/// drive.
-fn parquet_from_key_hashes() -> Error {
+/// What [`AnyFilter`] answers for a kind key hashes cannot drive (the
+/// Parquet filter, the range filter).
+fn not_key_hashed(kind: FilterKind) -> Error {
     Error::WrongHashScheme {
-        expected: HashScheme::ParquetXxh64,
+        expected: kind.hash_scheme(),
         found: HashScheme::Xxh3Seeded,
     }
 }
@@ -202,12 +204,12 @@ mod tests {
         for hs in [hashes(100), Vec::new()] {
             assert_eq!(
                 AnyFilter::build(FilterKind::ParquetBloom, &hs, FilterSizing::Fpr(0.01)),
-                Err(parquet_from_key_hashes())
+                Err(not_key_hashed(FilterKind::ParquetBloom))
             );
         }
         assert_eq!(
             AnyFilter::new(FilterKind::ParquetBloom, 100, FilterSizing::Fpr(0.01)),
-            Err(parquet_from_key_hashes())
+            Err(not_key_hashed(FilterKind::ParquetBloom))
         );
     }
 

@@ -233,15 +233,18 @@ impl ParquetHash {
 /// frame whose scheme is not the one its kind uses
 /// ([`FilterKind::hash_scheme`](crate::FilterKind::hash_scheme)).
 ///
-/// Every kind but one is driven by [`KeyHash`] ([`hash_key`]). The exception
-/// is [`ParquetBloom`](crate::ParquetBloom), whose bits must mean what Apache
-/// Parquet's readers expect: it takes a [`ParquetHash`].
+/// Every kind but two is driven by [`KeyHash`] ([`hash_key`]). The
+/// exceptions: [`ParquetBloom`](crate::ParquetBloom), whose bits must mean
+/// what Apache Parquet's readers expect, takes a [`ParquetHash`]; the range
+/// filter [`GrafiteRange`](crate::range::GrafiteRange) takes the keys
+/// themselves as ordered `u64`s.
 ///
 /// ```
 /// use amq::HashScheme;
 /// assert_eq!(HashScheme::from_id(1), Some(HashScheme::Xxh3Seeded));
 /// assert_eq!(HashScheme::Xxh3Seeded.id(), 1);
 /// assert_eq!(HashScheme::from_id(2), Some(HashScheme::ParquetXxh64));
+/// assert_eq!(HashScheme::from_id(3), Some(HashScheme::OrderedU64));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -251,6 +254,11 @@ pub enum HashScheme {
     /// Apache Parquet's Bloom filter hash: XXH64 with seed 0 of the value's
     /// plain encoding, as a [`ParquetHash`].
     ParquetXxh64,
+    /// No key hash: the keys themselves, as `u64`s in their order (the range
+    /// filters, [`range`](crate::range), which hash them with a seed of their
+    /// own recorded in their parameters; byte strings through
+    /// [`key_to_u64`](crate::range::key_to_u64)).
+    OrderedU64,
 }
 
 impl HashScheme {
@@ -259,6 +267,7 @@ impl HashScheme {
         match self {
             HashScheme::Xxh3Seeded => 1,
             HashScheme::ParquetXxh64 => 2,
+            HashScheme::OrderedU64 => 3,
         }
     }
 
@@ -267,6 +276,7 @@ impl HashScheme {
         match id {
             1 => Some(HashScheme::Xxh3Seeded),
             2 => Some(HashScheme::ParquetXxh64),
+            3 => Some(HashScheme::OrderedU64),
             _ => None,
         }
     }
@@ -418,11 +428,15 @@ mod tests {
 
     #[test]
     fn scheme_ids_round_trip() {
-        for s in [HashScheme::Xxh3Seeded, HashScheme::ParquetXxh64] {
+        for s in [
+            HashScheme::Xxh3Seeded,
+            HashScheme::ParquetXxh64,
+            HashScheme::OrderedU64,
+        ] {
             assert_eq!(HashScheme::from_id(s.id()), Some(s));
         }
         assert_eq!(HashScheme::from_id(0), None);
-        assert_eq!(HashScheme::from_id(3), None);
+        assert_eq!(HashScheme::from_id(4), None);
     }
 
     #[test]

@@ -42,6 +42,11 @@ pub enum FilterKind {
     /// ([`HashScheme::ParquetXxh64`]), not by [`hash_key`](crate::hash_key): it has an API of
     /// its own and no place in [`AnyFilter`](crate::AnyFilter).
     ParquetBloom = 11,
+    /// [`GrafiteRange`](crate::range::GrafiteRange): a range filter over
+    /// ordered `u64` keys ([`HashScheme::OrderedU64`]), queried through
+    /// [`RangeFilter`](crate::range::RangeFilter), with no place in
+    /// [`AnyFilter`](crate::AnyFilter).
+    GrafiteRange = 12,
 }
 
 impl FilterKind {
@@ -66,28 +71,33 @@ impl FilterKind {
         FilterKind::BinaryFuse32,
         FilterKind::Ribbon,
         FilterKind::ParquetBloom,
+        FilterKind::GrafiteRange,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers
     /// record it: [`KeyHash`](crate::KeyHash) ([`HashScheme::Xxh3Seeded`]) for every kind but
     /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
-    /// hash. Code that builds filters from key hashes (a storage engine's
-    /// filter policy) can only use kinds whose scheme is `Xxh3Seeded`;
-    /// [`AnyFilter::build`](crate::AnyFilter::build) refuses the others.
+    /// hash, and [`GrafiteRange`](FilterKind::GrafiteRange), which takes the
+    /// keys themselves as ordered `u64`s. Code that builds filters from key
+    /// hashes (a storage engine's filter policy) can only use kinds whose
+    /// scheme is `Xxh3Seeded`; [`AnyFilter::build`](crate::AnyFilter::build)
+    /// refuses the others.
     ///
     /// ```
     /// use amq::{FilterKind, HashScheme};
     /// assert_eq!(FilterKind::Ribbon.hash_scheme(), HashScheme::Xxh3Seeded);
     /// assert_eq!(FilterKind::ParquetBloom.hash_scheme(), HashScheme::ParquetXxh64);
+    /// assert_eq!(FilterKind::GrafiteRange.hash_scheme(), HashScheme::OrderedU64);
     /// let key_hashed = FilterKind::ALL
     ///     .iter()
     ///     .filter(|k| k.hash_scheme() == HashScheme::Xxh3Seeded)
     ///     .count();
-    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 1);
+    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 2);
     /// ```
     pub const fn hash_scheme(self) -> HashScheme {
         match self {
             FilterKind::ParquetBloom => HashScheme::ParquetXxh64,
+            FilterKind::GrafiteRange => HashScheme::OrderedU64,
             _ => HashScheme::Xxh3Seeded,
         }
     }

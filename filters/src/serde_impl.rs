@@ -10,7 +10,7 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::Deserializer;
 
 #[allow(unused_imports)] // the trait methods `via_bytes!` calls
-use crate::{Error, Filter, FromBytes};
+use crate::{range::RangeFilter, Error, Filter, FromBytes};
 
 /// Reads the bytes of a serialized filter and decodes them with `decode`.
 struct BytesVisitor<F>(fn(&[u8]) -> Result<F, Error>);
@@ -74,4 +74,5 @@ via_bytes!(
     crate::BinaryFuse32,
     crate::ParquetBloom,
     crate::AnyFilter,
+    crate::range::GrafiteRange,
 );

@@ -16,7 +16,9 @@
 //! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32
 //! and [`Ribbon`](crate::Ribbon). The others ([`CountingBloom`](crate::CountingBloom),
 //! [`CuckooFilter`](crate::CuckooFilter), [`ParquetBloom`](crate::ParquetBloom))
-//! give [`Error::Unsupported`].
+//! give [`Error::Unsupported`], and so does the range filter
+//! [`GrafiteRange`](crate::range::GrafiteRange), which has a view of its own
+//! ([`GrafiteRangeView`](crate::range::GrafiteRangeView)).
 //!
 //! # Checksums
 //!
@@ -120,9 +122,10 @@ impl<'a> FilterView<'a> {
             FilterKind::BinaryFuse16 => FilterView::BinaryFuse16(BinaryFuse16View::trusted(bytes)?),
             FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
             FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
-            FilterKind::CountingBloom | FilterKind::CuckooFilter | FilterKind::ParquetBloom => {
-                return Err(crate::error::unsupported(kind, "view"))
-            }
+            FilterKind::CountingBloom
+            | FilterKind::CuckooFilter
+            | FilterKind::ParquetBloom
+            | FilterKind::GrafiteRange => return Err(crate::error::unsupported(kind, "view")),
         })
     }
 
@@ -136,7 +139,10 @@ impl<'a> FilterView<'a> {
     pub fn supports(kind: FilterKind) -> bool {
         !matches!(
             kind,
-            FilterKind::CountingBloom | FilterKind::CuckooFilter | FilterKind::ParquetBloom
+            FilterKind::CountingBloom
+                | FilterKind::CuckooFilter
+                | FilterKind::ParquetBloom
+                | FilterKind::GrafiteRange
         )
     }
 

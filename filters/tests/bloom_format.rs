@@ -359,7 +359,7 @@ fn assert_all_fail_with(bytes: &[u8], want: FormatError) {
 fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
     for (frame_kind, bytes) in all_tiny_bytes() {
         // Kind bytes this build does not know.
-        for id in [0u8, 12, 100, 255] {
+        for id in [0u8, 13, 100, 255] {
             assert_eq!(FilterKind::from_id(id), None);
             let mut b = bytes.clone();
             b[6] = id;
@@ -385,7 +385,7 @@ fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
             common::reseal(&mut b);
             assert_all_fail_with(&b, FormatError::UnsupportedVersion(version));
         }
-        for scheme in [0u8, 3, 255] {
+        for scheme in [0u8, 4, 255] {
             assert_eq!(HashScheme::from_id(scheme), None);
             let mut b = bytes.clone();
             b[7] = scheme;

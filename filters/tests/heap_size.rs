@@ -181,6 +181,24 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
             |b| Ribbon::from_bytes(b).unwrap(),
         );
     }
+    // GrafiteRange is a range filter (`RangeFilter`), of ordered keys.
+    {
+        use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+        let raw: Vec<u64> = keys.iter().map(|h| h.get()).collect();
+        for sizing in [
+            RangeSizing::BitsPerKey(16.0),
+            RangeSizing::Fpr {
+                fpr: 0.001,
+                max_range_len: 1000,
+            },
+        ] {
+            let (f, bytes) = held(|| GrafiteRange::build(&raw, sizing).unwrap());
+            assert_eq!(f.size_in_bytes(), bytes, "GrafiteRange: built");
+            let encoded = f.to_bytes();
+            let (g, bytes) = held(|| GrafiteRange::from_bytes(&encoded).unwrap());
+            assert_eq!(g.size_in_bytes(), bytes, "GrafiteRange: decoded");
+        }
+    }
     // ParquetBloom is not a `Filter` (nor in `AnyFilter`): its own API.
     let parquet: Vec<ParquetHash> = keys.iter().map(|h| ParquetHash::from_xxh64(h.get())).collect();
     let (f, bytes) = held(|| {

@@ -221,11 +221,22 @@ fn kinds_without_a_view_are_a_typed_error() {
     for kind in FilterKind::ALL {
         let sizing = FilterSizing::BitsPerKey(12.0);
         let Ok(owned) = AnyFilter::build(*kind, &keys, sizing) else {
-            // ParquetBloom takes Parquet hashes: built another way.
-            assert_eq!(*kind, FilterKind::ParquetBloom);
-            let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
-            p.insert(b"x").unwrap();
-            let bytes = p.to_bytes();
+            // ParquetBloom takes Parquet hashes, GrafiteRange ordered keys:
+            // built another way (the range filter has a view of its own).
+            let bytes = match *kind {
+                FilterKind::ParquetBloom => {
+                    let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
+                    p.insert(b"x").unwrap();
+                    p.to_bytes()
+                }
+                FilterKind::GrafiteRange => {
+                    use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+                    GrafiteRange::build(&[1, 2], RangeSizing::BitsPerKey(12.0))
+                        .unwrap()
+                        .to_bytes()
+                }
+                other => panic!("{other:?} did not build"),
+            };
             assert_eq!(
                 FilterView::new(&bytes).unwrap_err(),
                 Error::Unsupported {

@@ -8,6 +8,7 @@
 use std::fs;
 use std::path::Path;
 
+use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
 use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash, ParquetBloom};
 
 fn target_name(kind: FilterKind) -> &'static str {
@@ -23,6 +24,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::BinaryFuse32 => "decode_binary_fuse32",
         FilterKind::Ribbon => "decode_ribbon",
         FilterKind::ParquetBloom => "decode_parquet_bloom",
+        FilterKind::GrafiteRange => "decode_grafite_range",
         _ => "decode_any",
     }
 }
@@ -72,6 +74,32 @@ fn main() {
                 let dir = root.join(target);
                 fs::create_dir_all(&dir).unwrap();
                 fs::write(dir.join(format!("ParquetBloom-{n}-{}", bytes.len())), &input).unwrap();
+            }
+        }
+    }
+    // GrafiteRange takes ordered u64 keys, not key hashes: its seeds come
+    // from keys and range sizings.
+    for n in [0u64, 1, 5, 40, 300] {
+        for sizing in [
+            RangeSizing::BitsPerKey(12.0),
+            RangeSizing::BitsPerKey(30.0),
+            RangeSizing::Fpr {
+                fpr: 0.01,
+                max_range_len: 64,
+            },
+        ] {
+            let keys: Vec<u64> = (0..n).map(|i| amq::hash::remix(i, 1) >> (i % 40)).collect();
+            let bytes = GrafiteRange::build(&keys, sizing).unwrap().to_bytes();
+            let mut input = vec![0u8];
+            input.extend_from_slice(&bytes);
+            for target in ["decode_grafite_range", "decode_any"] {
+                let dir = root.join(target);
+                fs::create_dir_all(&dir).unwrap();
+                fs::write(
+                    dir.join(format!("GrafiteRange-{n}-{sizing:?}-{}", bytes.len())),
+                    &input,
+                )
+                .unwrap();
             }
         }
     }

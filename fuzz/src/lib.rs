@@ -9,4 +9,5 @@ pub mod decode;
 pub mod lsm;
 pub mod ops;
 pub mod parquet;
+pub mod range;
 pub mod view;

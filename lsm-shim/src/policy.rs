@@ -7,7 +7,8 @@
 //! [`AnyFilter::from_bytes`], so such a kind added to amq plugs in here with
 //! no change to the store. A kind driven by another hash
 //! ([`FilterKind::hash_scheme`]: `ParquetBloom`, which takes Parquet's value
-//! hash) cannot answer for the store's key hashes, so a policy naming it is
+//! hash, and the range filter `GrafiteRange`, which takes ordered integers)
+//! cannot answer for the store's key hashes, so a policy naming it is
 //! refused ([`FilterPolicy::per_level`], and `Db::open` for any policy)
 //! rather than built into tables that would miss their own keys.
 //!
@@ -203,7 +204,7 @@ impl FilterPolicy {
                 sizing.validate()?;
                 if kind.hash_scheme() != HashScheme::Xxh3Seeded {
                     return Err(Error::InvalidOptions(
-                        "a filter kind driven by another hash than the store's key hash (ParquetBloom) cannot be a table filter",
+                        "a filter kind driven by another hash than the store's key hash (ParquetBloom, GrafiteRange) cannot be a table's key filter",
                     ));
                 }
             }

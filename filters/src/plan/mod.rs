@@ -64,8 +64,11 @@ pub use crate::cost::{Params, QueryCost};
 use crate::error::invalid;
 use crate::{AnyFilter, Error, FilterKind, FilterSizing, HashScheme, KeyHash};
 
+mod range;
 mod rank;
 mod table;
+
+pub use range::{predict_range, RangePrediction};
 
 use rank::{Cause, Goal};
 
@@ -423,7 +426,7 @@ pub fn predict(kind: FilterKind, keys: usize, sizing: FilterSizing) -> Result<Pr
         });
     }
     let keys = keys.max(1);
-    let (_, shape_of) = rank::model(kind).ok_or(invalid("kind", rank::FOREIGN_HASH))?;
+    let (_, shape_of) = rank::model(kind).ok_or(invalid("kind", rank::not_key_hashed(kind)))?;
     let shape = shape_of(keys, sizing.validate()?)?;
     Ok(Prediction {
         bytes: shape.bytes,

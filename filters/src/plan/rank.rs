@@ -30,7 +30,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
         FilterKind::BinaryFuse16 => of::<BinaryFuse16>(),
         FilterKind::BinaryFuse32 => of::<BinaryFuse32>(),
         FilterKind::Ribbon => of::<Ribbon>(),
-        FilterKind::ParquetBloom => None,
+        FilterKind::ParquetBloom | FilterKind::GrafiteRange => None,
     }
 }
 
@@ -38,7 +38,7 @@ impl Planner {
     /// `kind` as a candidate, or why not.
     pub(super) fn consider(&self, kind: FilterKind, goal: Goal) -> Result<Plan, (Cause, &'static str)> {
         let Some((t, shape_of)) = model(kind).filter(|_| kind.hash_scheme() == HashScheme::Xxh3Seeded) else {
-            return Err((Cause::Needs, FOREIGN_HASH));
+            return Err((Cause::Needs, not_key_hashed(kind)));
         };
         let needs = |ok: bool, why: &'static str| if ok { Ok(()) } else { Err((Cause::Needs, why)) };
         needs(
@@ -155,7 +155,14 @@ fn largest_within(
 
 /// Why the planner leaves out a kind driven by another hash than
 /// [`hash_key`](crate::hash_key): its plans are built from key hashes.
-pub(super) const FOREIGN_HASH: &str = "hashed with Parquet's XXH64 of a value, not amq's key hash: for filters exchanged with Parquet readers (see ParquetBloom)";
+pub(super) fn not_key_hashed(kind: FilterKind) -> &'static str {
+    match kind {
+        FilterKind::GrafiteRange => {
+            "a range filter over ordered u64 keys, not a point filter of key hashes: sized by plan::predict_range (see range::GrafiteRange)"
+        }
+        _ => "hashed with Parquet's XXH64 of a value, not amq's key hash: for filters exchanged with Parquet readers (see ParquetBloom)",
+    }
+}
 
 /// Why a kind was excluded, coarsely (for [`Planner::plan`]'s error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,274 @@
+//! Range filters: "may any key lie in `lo..=hi`?" over `u64` keys, the
+//! question a storage engine asks before reading a table for a range scan.
+//!
+//! [`RangeFilter`] is the range counterpart of [`Filter`](crate::Filter):
+//! `false` is definite (no key lies in the range), `true` may be a false
+//! positive. It stands beside `Filter`, not inside it: a range filter takes
+//! its keys as ordered `u64`s, not as [`KeyHash`](crate::KeyHash)es (a hash
+//! destroys the order a range query needs), so its frames name their own
+//! key scheme ([`HashScheme::OrderedU64`](crate::HashScheme::OrderedU64)),
+//! [`AnyFilter`](crate::AnyFilter) refuses them with
+//! [`Error::WrongHashScheme`], and the
+//! point-filter planner leaves the kind out ([`plan::predict_range`](crate::plan::predict_range)
+//! sizes it), as it does the Parquet filter.
+//!
+//! | filter | bits per key | FPR for an empty range of `ℓ` keys | module |
+//! |--------|--------------|------------------------------------|--------|
+//! | [`GrafiteRange`] | `B` | at most `ℓ / 2^(B − 2.32)` for any keys and queries (whole `B`) | [`grafite`] |
+//!
+//! Byte-string keys map to `u64`s in order with [`key_to_u64`]: keys that
+//! share their first eight bytes after a common prefix become one `u64`,
+//! which only adds false positives.
+//!
+//! ```
+//! use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+//!
+//! let keys: Vec<u64> = (0..10_000u64).map(|i| i * 1_000).collect();
+//! let f = GrafiteRange::build(&keys, RangeSizing::Fpr { fpr: 0.01, max_range_len: 64 })?;
+//! assert!(f.may_contain_range(41_990, 42_010)); // holds 42,000
+//! assert!(f.may_contain(5_000));
+//! // Empty ranges of up to 64 keys are false positives at most 1% of the time.
+//! let empty = (0..10_000u64).filter(|i| f.may_contain_range(i * 1_000 + 1, i * 1_000 + 64)).count();
+//! assert!(empty < 200);
+//! assert!(f.expected_fpr(64) <= 0.01);
+//! # Ok::<(), amq::Error>(())
+//! ```
+
+use alloc::vec::Vec;
+
+use crate::error::invalid;
+use crate::{Error, FilterKind};
+
+pub mod grafite;
+mod keys;
+
+pub use grafite::{GrafiteRange, GrafiteRangeView};
+pub use keys::{common_prefix, key_to_u64};
+
+/// Query side of every range filter: "may some key lie in `lo..=hi`?"
+///
+/// Keys are `u64`s in their natural order; a build takes them in any order,
+/// duplicates allowed. `false` is definite: no key lies in the range.
+/// `true` means a key does, or is a false positive, which for an empty range
+/// of `ℓ` keys happens with probability at most
+/// [`expected_fpr(ℓ)`](RangeFilter::expected_fpr).
+///
+/// Object safe and `Send + Sync`, like [`Filter`](crate::Filter).
+///
+/// ```
+/// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+/// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+/// let as_dyn: &dyn RangeFilter = &f;
+/// assert!(as_dyn.may_contain_range(15, 25));
+/// assert!(!as_dyn.may_contain_range(25, 15)); // lo > hi: an empty range
+/// # Ok::<(), amq::Error>(())
+/// ```
+pub trait RangeFilter: Send + Sync {
+    /// Whether some key may lie in `lo..=hi` (both ends included). When
+    /// `lo > hi` the range is empty and the answer is `false`; it never
+    /// panics. `lo..=u64::MAX` and `0..=u64::MAX` are ranges like any other.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.may_contain_range(11, 20) && f.may_contain_range(0, u64::MAX));
+    /// assert!(!f.may_contain_range(30, 10));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn may_contain_range(&self, lo: u64, hi: u64) -> bool;
+
+    /// Whether `key` may be one of the keys: the range `key..=key`.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.may_contain(20));
+    /// assert_eq!(f.may_contain(21), f.may_contain_range(21, 21));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    fn may_contain(&self, key: u64) -> bool {
+        self.may_contain_range(key, key)
+    }
+
+    /// The false-positive rate the filter promises for an empty range of
+    /// `range_len` keys (`hi − lo + 1`): a bound proven for every key set and
+    /// every range chosen without knowing the filter's seed. 0 for an empty
+    /// filter or `range_len == 0`; 1.0 where the kind promises nothing.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(f.expected_fpr(1) < 1e-4);
+    /// assert!((f.expected_fpr(100) / f.expected_fpr(1) - 100.0).abs() < 1e-6);
+    /// assert_eq!(f.expected_fpr(0), 0.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn expected_fpr(&self, range_len: u64) -> f64;
+
+    /// Heap bytes of the filter's data.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.size_in_bytes() % 8, 0); // whole words
+    /// assert!(f.size_in_bytes() <= 64);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn size_in_bytes(&self) -> usize;
+
+    /// Distinct keys the filter was built from.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.num_keys(), 3);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn num_keys(&self) -> usize;
+
+    /// `size_in_bytes · 8 / num_keys`; zero for an empty filter.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.bits_per_key(), f.size_in_bytes() as f64 * 8.0 / 3.0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn bits_per_key(&self) -> f64 {
+        match self.num_keys() {
+            0 => 0.0,
+            n => self.size_in_bytes() as f64 * 8.0 / n as f64,
+        }
+    }
+
+    /// Which kind of filter this is.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(f.kind(), amq::FilterKind::GrafiteRange);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn kind(&self) -> FilterKind;
+
+    /// Serializes the filter into the versioned byte format of
+    /// `docs/format.md`.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert_eq!(GrafiteRange::from_bytes(&f.to_bytes())?, f);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn to_bytes(&self) -> Vec<u8>;
+}
+
+/// Forwards every method, so a reference or smart pointer to a range filter
+/// is one too.
+///
+/// ```
+/// use std::sync::Arc;
+/// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+/// fn hits(f: impl RangeFilter) -> bool {
+///     f.may_contain(7)
+/// }
+/// let f = GrafiteRange::build(&[7], RangeSizing::BitsPerKey(16.0))?;
+/// assert!(hits(&f));
+/// assert!(hits(Arc::new(f.clone())));
+/// assert!(hits(Box::new(f) as Box<dyn RangeFilter>));
+/// # Ok::<(), amq::Error>(())
+/// ```
+macro_rules! forward_range_filter {
+    ($($(#[$cfg:meta])* impl[$($gen:tt)*] for $ty:ty;)*) => {$(
+        $(#[$cfg])*
+        impl<$($gen)*> RangeFilter for $ty {
+            #[inline]
+            fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
+                (**self).may_contain_range(lo, hi)
+            }
+            #[inline]
+            fn may_contain(&self, key: u64) -> bool {
+                (**self).may_contain(key)
+            }
+            fn expected_fpr(&self, range_len: u64) -> f64 {
+                (**self).expected_fpr(range_len)
+            }
+            fn size_in_bytes(&self) -> usize {
+                (**self).size_in_bytes()
+            }
+            fn num_keys(&self) -> usize {
+                (**self).num_keys()
+            }
+            fn bits_per_key(&self) -> f64 {
+                (**self).bits_per_key()
+            }
+            fn kind(&self) -> FilterKind {
+                (**self).kind()
+            }
+            fn to_bytes(&self) -> Vec<u8> {
+                (**self).to_bytes()
+            }
+        }
+    )*};
+}
+
+forward_range_filter! {
+    impl['a, T: RangeFilter + ?Sized] for &'a T;
+    impl[T: RangeFilter + ?Sized] for alloc::boxed::Box<T>;
+    #[cfg(target_has_atomic = "ptr")]
+    impl[T: RangeFilter + ?Sized] for alloc::sync::Arc<T>;
+}
+
+/// How big a range filter should be: bits per key, or a false-positive rate
+/// for ranges up to a length. Every range filter's `build` takes one.
+///
+/// ```
+/// use amq::range::RangeSizing;
+/// assert!(RangeSizing::BitsPerKey(16.0).validate().is_ok());
+/// assert!(RangeSizing::Fpr { fpr: 0.01, max_range_len: 1024 }.validate().is_ok());
+/// assert!(RangeSizing::Fpr { fpr: 0.01, max_range_len: 0 }.validate().is_err());
+/// assert!(RangeSizing::BitsPerKey(f64::NAN).validate().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum RangeSizing {
+    /// About this many bits of filter per distinct key, everything counted
+    /// (for [`GrafiteRange`]: the Elias–Fano code and its select samples),
+    /// in `(0, 1000]`; each kind narrows it ([`GrafiteRange`]: `2..=64`).
+    /// The false-positive rate then grows with the range length: about
+    /// `ℓ / 2^(B − 2.32)` for [`GrafiteRange`] (whole `B`; at most
+    /// `ℓ / 2^(B − 2.5)`).
+    BitsPerKey(f64),
+    /// At most `fpr` false positives, in `(0, 1)`, for every empty range of
+    /// up to `max_range_len` keys (at least 1); shorter ranges get
+    /// proportionally fewer. Space grows with `log2(max_range_len / fpr)`.
+    Fpr {
+        /// The false-positive rate for a range of `max_range_len` keys.
+        fpr: f64,
+        /// The longest range the rate is promised for.
+        max_range_len: u64,
+    },
+}
+
+impl RangeSizing {
+    /// Checks the numbers are in their domains: bits per key finite in
+    /// `(0, 1000]`, an FPR in `(0, 1)`, a range length of at least 1. Each
+    /// kind may narrow the domain further when it builds.
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// assert!(RangeSizing::Fpr { fpr: 1.0, max_range_len: 1 }.validate().is_err());
+    /// ```
+    pub fn validate(self) -> Result<Self, Error> {
+        match self {
+            RangeSizing::BitsPerKey(b) if b > 0.0 && b <= 1000.0 => Ok(self),
+            RangeSizing::BitsPerKey(_) => Err(invalid("bits_per_key", "must be in (0, 1000]")),
+            RangeSizing::Fpr { fpr, .. } if !(fpr > 0.0 && fpr < 1.0) => {
+                Err(invalid("fpr", "must be strictly between 0 and 1"))
+            }
+            RangeSizing::Fpr { max_range_len: 0, .. } => Err(invalid("max_range_len", "must be at least 1")),
+            RangeSizing::Fpr { .. } => Ok(self),
+        }
+    }
+}
