@@ -181,6 +181,9 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
     proptest::test_runner::Config {
         cases,
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x616d_7121),
+        // The seed is fixed: a failure replays by itself, so no regression
+        // files are written.
+        failure_persistence: None,
         ..proptest::test_runner::Config::default()
     }
 }
