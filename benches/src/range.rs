@@ -104,28 +104,38 @@ impl SortedKeys {
 }
 
 impl Workload {
-    /// Reads `keys`, `left` and `right` from `dir`, and `point` if present.
+    /// Reads `keys` from `dir`, and `left`, `right` and `point` where
+    /// present (a directory of point queries only has no ranges).
     pub fn read(dir: &Path) -> io::Result<Workload> {
+        let optional = |name: &str| match read_u64s(&dir.join(name)) {
+            Ok(v) => Ok(v),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
         let keys = read_u64s(&dir.join("keys"))?;
-        let left = read_u64s(&dir.join("left"))?;
-        let right = read_u64s(&dir.join("right"))?;
+        let left = optional("left")?;
+        let right = optional("right")?;
         if left.len() != right.len() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "left and right differ in length",
             ));
         }
-        let point = match read_u64s(&dir.join("point")) {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e),
-        };
+        let point = optional("point")?;
         Ok(Workload {
             keys,
             left,
             right,
             point,
         })
+    }
+
+    /// Keeps the first `n` ranges and the first `n` point queries (as a
+    /// benchmark that runs a file's first `n` queries does).
+    pub fn truncate(&mut self, n: usize) {
+        self.left.truncate(n);
+        self.right.truncate(n);
+        self.point.truncate(n);
     }
 
     /// Writes the four files into `dir` (created if missing).

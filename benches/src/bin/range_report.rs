@@ -7,7 +7,7 @@
 //! query, build time and measured bits per key.
 //!
 //! ```text
-//! cargo run --release -p amq-bench --bin range_report -- --dir DIR [--bpk 12,16,20] [--runs 3] [--seed S]
+//! cargo run --release -p amq-bench --bin range_report -- --dir DIR [--bpk 12,16,20] [--runs 3] [--seed S] [--max-queries N]
 //! cargo run --release -p amq-bench --bin range_report -- --generate DIR [--n 10000000] [--queries 1000000]
 //!     [--range-lens 1,4,16,64,256,1024] [--dist uniform|correlated] [--workload-seed S] [--generate-only]
 //! ```
@@ -18,6 +18,10 @@
 //! * `--runs R`: timed passes over the queries; the median is reported
 //!   (default 3).
 //! * `--seed S`: the filter's hash seed (default `grafite::DEFAULT_SEED`).
+//! * `--max-queries N`: only the first `N` ranges and point queries of each
+//!   file (the files of some generators are sorted: the first `N` are then
+//!   a sweep over the lowest keys, as a benchmark that reads `N` of them
+//!   runs).
 //! * `--generate DIR`: write a synthetic workload into `DIR` first, then
 //!   measure it (with `--generate-only`, just write it): `--n` uniform random
 //!   keys (default 10,000,000), `--queries` empty ranges (default 1,000,000)
@@ -147,7 +151,10 @@ fn run() -> Result<(), String> {
     } else {
         PathBuf::from(args.0.get("dir").ok_or("give --dir DIR or --generate DIR")?)
     };
-    let w = Workload::read(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut w = Workload::read(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(n) = args.0.get("max-queries") {
+        w.truncate(n.parse().map_err(|_| format!("--max-queries: bad value {n}"))?);
+    }
     let sorted = SortedKeys::new(&w.keys);
     let rows = rows(&w, &sorted);
     let points: Vec<(u64, u64)> = w

@@ -64,7 +64,6 @@ const OFFSET_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 /// A fingerprint width that has a binary-fuse kind: `u8`, `u16`, `u32`.
 pub trait FuseFingerprint: Fingerprint {
     /// The kind recorded in the serialized header.
-    #[doc(hidden)]
     const FUSE_KIND: FilterKind;
 }
 

@@ -29,7 +29,6 @@ use crate::{Error, Filter, FilterKind, FromBytes, KeyHash, StaticFilter};
 /// `u16` ([`Xor16`]).
 pub trait XorFingerprint: Fingerprint {
     /// The kind recorded in the serialized header.
-    #[doc(hidden)]
     const XOR_KIND: FilterKind;
 }
 
