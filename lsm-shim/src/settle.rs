@@ -193,7 +193,10 @@ mod tests {
         let buildable = FilterKind::ALL
             .iter()
             .filter(|&&k| AnyFilter::build(k, &hashes, FilterSizing::Fpr(0.01)).is_ok());
-        assert!(kinds.clone().eq(buildable), "the store's kinds are those built from key hashes");
+        assert!(
+            kinds.clone().eq(buildable),
+            "the store's kinds are those built from key hashes"
+        );
         for &kind in kinds {
             let f = filter(kind);
             let s = FilterSettles::new(0, u128::MAX, Some(f.clone()));
