@@ -91,7 +91,7 @@ fn main() -> ExitCode {
         }
     };
     // amq's tables of 4 MiB and more ask Linux for huge pages only when
-    // asked to (`docs/benchmarks.md`, "Huge pages"): the other crates' tables
+    // asked to (`docs/results-amq.md`, "Huge pages"): the other crates' tables
     // never do, so the default compares like with like.
     #[cfg(target_os = "linux")]
     amq::huge_pages::set_enabled(args.huge_pages);
