@@ -29,7 +29,7 @@ use crate::filenames;
 use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
 use crate::options::{CompactionStyle, LeveledOptions, Options, TieredOptions};
-use crate::policy::LevelFilter;
+use crate::policy::{LevelFilter, LevelRangeFilter};
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::version::{Run, Version};
 
@@ -187,6 +187,7 @@ pub(crate) struct Merger<'a> {
     /// filters, filter partitions, prefixes).
     pub opts: &'a Options,
     pub filter: LevelFilter,
+    pub range_filter: LevelRangeFilter,
 }
 
 impl Merger<'_> {
@@ -214,6 +215,7 @@ impl Merger<'_> {
                         number,
                         self.opts,
                         self.filter,
+                        self.range_filter,
                     )?)
                 }
             };

@@ -97,7 +97,7 @@ pub use db::Db;
 pub use error::{Error, Result};
 pub use log::Recovery;
 pub use options::{CompactionStyle, LeveledOptions, Options, SyncMode, TieredOptions};
-pub use policy::{FilterPolicy, LevelFilter};
+pub use policy::{FilterPolicy, LevelFilter, LevelRangeFilter, RangeFilterPolicy};
 pub use stats::{LevelStats, Stats, TableStats};
 pub use value::{
     SearchMethod, TermExtractor, UpdateStrategy, ValueFilterSizing, ValueIndexOptions, ValueSearch,

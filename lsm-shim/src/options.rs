@@ -9,7 +9,7 @@ use crate::env::{Env, StdEnv};
 use crate::error::{Error, Result};
 use crate::log::Recovery;
 use crate::manifest::MAX_LEVELS;
-use crate::policy::FilterPolicy;
+use crate::policy::{FilterPolicy, RangeFilterPolicy};
 use crate::value_filter::options::ValueIndexOptions;
 
 /// When the write-ahead log is synced to stable storage.
@@ -237,6 +237,15 @@ pub struct Options {
     /// Which filter each level's tables carry (default: blocked Bloom
     /// filters at 10 bits per key on every level, [`FilterPolicy::default`]).
     pub filter_policy: FilterPolicy,
+    /// Which range filter, if any, each level's tables carry beside their
+    /// key filter (default: none, [`RangeFilterPolicy::none`]). With one, a
+    /// scan with both bounds set opens only the tables whose range filter
+    /// admits its range ([`Db::scan`](crate::Db::scan)); each table then
+    /// pins the filter's bits per key in memory (16 bits per key: twice a
+    /// 1% Bloom filter) and its writer keeps 8 bytes per key until the
+    /// table is finished. Tables without one, or with one that fails its
+    /// checks, are always read.
+    pub range_filter_policy: RangeFilterPolicy,
     /// Leveled or tiered compaction, and its shape (default: leveled,
     /// [`LeveledOptions::default`]).
     pub compaction: CompactionStyle,
@@ -325,6 +334,7 @@ impl Default for Options {
         Options {
             env: Arc::new(StdEnv),
             filter_policy: FilterPolicy::default(),
+            range_filter_policy: RangeFilterPolicy::default(),
             compaction: CompactionStyle::default(),
             memtable_bytes: 4 << 20,
             block_bytes: 4096,
@@ -375,6 +385,19 @@ impl Options {
     /// Sets [`filter_policy`](Self::filter_policy).
     pub fn filter_policy(mut self, policy: FilterPolicy) -> Self {
         self.filter_policy = policy;
+        self
+    }
+
+    /// Sets [`range_filter_policy`](Self::range_filter_policy).
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq_lsm::{Options, RangeFilterPolicy};
+    /// let opts = Options::default().range_filter_policy(RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)));
+    /// assert_eq!(opts.range_filter_policy.describe(), "GrafiteRange 16 b/k");
+    /// ```
+    pub fn range_filter_policy(mut self, policy: RangeFilterPolicy) -> Self {
+        self.range_filter_policy = policy;
         self
     }
 
@@ -480,6 +503,7 @@ impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("filter_policy", &self.filter_policy)
+            .field("range_filter_policy", &self.range_filter_policy)
             .field("compaction", &self.compaction)
             .field("memtable_bytes", &self.memtable_bytes)
             .field("block_bytes", &self.block_bytes)
@@ -501,6 +525,7 @@ impl fmt::Debug for Options {
 impl Options {
     pub(crate) fn validate(&self) -> Result<()> {
         self.filter_policy.validate()?;
+        self.range_filter_policy.validate()?;
         if let Some(v) = &self.value_index {
             v.validate()?;
         }

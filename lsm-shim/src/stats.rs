@@ -12,7 +12,9 @@
 //! tables whose key range met a scan's (`scan_tables`), how many a prefix
 //! filter was asked about (`prefix_probes`), how many it skipped
 //! (`prefix_negatives`), how many it let through for nothing
-//! (`prefix_false_positives`), and the data blocks scans read.
+//! (`prefix_false_positives`), and the data blocks scans read; and the
+//! range filters' the same way for scans with both bounds set
+//! (`range_probes`, `range_negatives`, `range_false_positives`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -47,6 +49,10 @@ pub(crate) struct Counters {
     pub prefix_probes: AtomicU64,
     pub prefix_negatives: AtomicU64,
     pub prefix_false_positives: AtomicU64,
+    pub range_probes: AtomicU64,
+    pub range_negatives: AtomicU64,
+    pub range_false_positives: AtomicU64,
+    pub untrusted_range_filters: AtomicU64,
     pub scan_blocks_read: AtomicU64,
 }
 
@@ -118,6 +124,10 @@ pub struct LevelStats {
     pub pinned_filter_bytes: u64,
     /// Tables whose filter block was not trusted and is not used.
     pub untrusted_filters: usize,
+    /// Bytes of the tables' trusted range filters, all pinned in memory.
+    pub range_filter_bytes: u64,
+    /// Tables whose range filter block was not trusted and is not used.
+    pub untrusted_range_filters: usize,
     /// Filter kinds present on this level (`None` for tables without one).
     pub filter_kinds: Vec<Option<FilterKind>>,
     /// The model's expected data-block reads per missing key at this level
@@ -255,6 +265,19 @@ pub struct Stats {
     /// Prefix probes that answered "maybe" where the table held no key in
     /// the scan's range (counted when the scan reaches the table).
     pub prefix_false_positives: u64,
+    /// Of the tables whose key range met a bounded scan's range (and that
+    /// no prefix filter ruled out), those whose range filter was asked.
+    pub range_probes: u64,
+    /// Range probes that answered "no key in the range": tables the scan
+    /// skipped.
+    pub range_negatives: u64,
+    /// Range probes that answered "maybe" where the table held no key in
+    /// the scan's range (counted when the scan reaches the table).
+    pub range_false_positives: u64,
+    /// Table range filters found damaged, of an unknown kind or key map, or
+    /// undecodable since open (each such table is read by every scan that
+    /// meets it).
+    pub untrusted_range_filters: u64,
     /// Data blocks read by scans.
     pub scan_blocks_read: u64,
     /// Entries in the memtable.
@@ -291,10 +314,34 @@ impl Stats {
         self.levels.iter().map(|l| l.filter_bytes).sum()
     }
 
-    /// Bytes of filter held in memory now: whole filters and partition
-    /// indexes (pinned), and the partitions in the filter cache.
+    /// Bytes of filter held in memory now: whole filters, partition indexes
+    /// and range filters (pinned), and the partitions in the filter cache.
     pub fn resident_filter_bytes(&self) -> u64 {
-        self.levels.iter().map(|l| l.pinned_filter_bytes).sum::<u64>() + self.filter_cache_bytes
+        self.levels
+            .iter()
+            .map(|l| l.pinned_filter_bytes + l.range_filter_bytes)
+            .sum::<u64>()
+            + self.filter_cache_bytes
+    }
+
+    /// Total bytes of the tables' range filters.
+    pub fn range_filter_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.range_filter_bytes).sum()
+    }
+
+    /// The measured false-positive rate of the range filters: false
+    /// positives over probes for ranges a table held no key in.
+    ///
+    /// ```
+    /// let s = amq_lsm::Stats { range_negatives: 99, range_false_positives: 1, ..Default::default() };
+    /// assert_eq!(s.measured_range_fpr(), 0.01);
+    /// ```
+    pub fn measured_range_fpr(&self) -> f64 {
+        let absent = self.range_false_positives + self.range_negatives;
+        if absent == 0 {
+            return 0.0;
+        }
+        self.range_false_positives as f64 / absent as f64
     }
 
     /// Entries in all tables.
@@ -369,6 +416,17 @@ impl fmt::Display for Stats {
                 self.prefix_false_positives,
                 self.measured_prefix_fpr() * 100.0,
                 self.scan_blocks_read
+            )?;
+        }
+        if self.range_probes + self.untrusted_range_filters > 0 {
+            writeln!(
+                f,
+                "range filters: {} probes, {} tables skipped, {} false positives (measured FPR {:.3}%), {} untrusted",
+                self.range_probes,
+                self.range_negatives,
+                self.range_false_positives,
+                self.measured_range_fpr() * 100.0,
+                self.untrusted_range_filters
             )?;
         }
         writeln!(
@@ -462,6 +520,10 @@ impl Counters {
             prefix_probes: g(&self.prefix_probes),
             prefix_negatives: g(&self.prefix_negatives),
             prefix_false_positives: g(&self.prefix_false_positives),
+            range_probes: g(&self.range_probes),
+            range_negatives: g(&self.range_negatives),
+            range_false_positives: g(&self.range_false_positives),
+            untrusted_range_filters: g(&self.untrusted_range_filters),
             scan_blocks_read: g(&self.scan_blocks_read),
             memtable_entries: 0,
             block_cache_hits: 0,
@@ -556,6 +618,20 @@ mod tests {
             scanned.lines().nth(2),
             Some("scans: 2 scans, 40 tables met, 40 prefix probes, 38 tables skipped, 1 prefix false positives (measured FPR 2.564%), 3 data blocks read"),
             "{scanned}"
+        );
+        assert_eq!(scanned.lines().count(), 5, "{scanned}");
+        let ranged = Stats {
+            scans: 1,
+            range_probes: 10,
+            range_negatives: 8,
+            range_false_positives: 2,
+            ..Stats::default()
+        }
+        .to_string();
+        assert_eq!(
+            ranged.lines().nth(3),
+            Some("range filters: 10 probes, 8 tables skipped, 2 false positives (measured FPR 20.000%), 0 untrusted"),
+            "{ranged}"
         );
     }
 }

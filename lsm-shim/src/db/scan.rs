@@ -15,7 +15,6 @@
 //! the scan ends where they meet.
 
 use std::ops::{Bound, Range, RangeBounds};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use amq::{hash_prefix, PrefixExtractor, PreparedHash};
@@ -26,7 +25,7 @@ use crate::error::Result;
 use crate::keys::{after_start, before_end, prefix_end};
 use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
-use crate::sstable::{CursorCounts, Table};
+use crate::sstable::{CursorCounts, FilterMaybe, Table};
 use crate::stats::{add, inc, Counters, ReadCounts};
 use crate::version::{Meets, Version};
 
@@ -195,12 +194,12 @@ fn is_prefix_end(h: &[u8], p: &[u8]) -> bool {
     }
 }
 
-/// A table a scan reads, and, if a prefix filter let it through, the flag
-/// its cursors share to count a false positive once.
+/// A table a scan reads, and, if a prefix or range filter let it through,
+/// what its cursors share to count a false positive once.
 #[derive(Clone)]
 struct ScanTable {
     table: Arc<Table>,
-    prefix_maybe: Option<Arc<AtomicBool>>,
+    maybe: Option<Arc<FilterMaybe>>,
 }
 
 /// The live entries of a range, from [`Db::scan`], [`Db::scan_prefix`] or
@@ -256,7 +255,8 @@ impl std::fmt::Debug for Scan {
 
 impl Scan {
     /// Picks the tables to read: per run, those whose key range meets the
-    /// scan's, less those whose filter rules the scan's prefix out.
+    /// scan's, less those whose filter rules the scan's prefix out or whose
+    /// range filter rules its range out.
     fn choose_tables(&mut self) -> Result<Vec<Vec<ScanTable>>> {
         inc(&self.stats.scans);
         let prefix = match (self.prefix, &self.lo) {
@@ -265,8 +265,10 @@ impl Scan {
         };
         let mut hash = prefix.map(|p| PreparedHash::new(hash_prefix(p)));
         let mut counts = ReadCounts::default();
-        let (mut met, mut probes, mut negatives) = (0u64, 0u64, 0u64);
+        let mut n = ChoiceCounts::default();
         let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
+        // A range filter can rule out only a range closed at both ends.
+        let bounded = !matches!(lo, Bound::Unbounded) && !matches!(hi, Bound::Unbounded);
         let mut runs = Vec::new();
         let mut failed = None;
         let ranges = self.version.scan_range(lo, hi);
@@ -287,8 +289,8 @@ impl Scan {
                 }
             };
             for t in tables {
-                met += 1;
-                let answer = match (prefix, &mut hash, filter) {
+                n.met += 1;
+                let by_prefix = match (prefix, &mut hash, filter) {
                     (Some(_), Some(h), Some(f)) => Some(f.contains_prepared(h)),
                     (Some(p), Some(h), None) => match t.may_hold_prefix(p, h, &mut counts) {
                         Ok(a) => a,
@@ -299,16 +301,20 @@ impl Scan {
                     },
                     _ => None,
                 };
-                if answer.is_some() {
-                    probes += 1;
+                n.prefix_probes += u64::from(by_prefix.is_some());
+                if by_prefix == Some(false) {
+                    n.prefix_negatives += 1;
+                    continue;
                 }
-                if answer == Some(false) {
-                    negatives += 1;
+                let by_range = if bounded { t.may_hold_range(lo, hi) } else { None };
+                n.range_probes += u64::from(by_range.is_some());
+                if by_range == Some(false) {
+                    n.range_negatives += 1;
                     continue;
                 }
                 chosen.push(ScanTable {
                     table: Arc::clone(t),
-                    prefix_maybe: (answer == Some(true)).then(|| Arc::new(AtomicBool::new(false))),
+                    maybe: FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)),
                 });
             }
             if !chosen.is_empty() {
@@ -317,13 +323,15 @@ impl Scan {
         }
         // Counted once per scan, and only what is not zero: an atomic add
         // costs about what a filter probe does.
-        for (c, n) in [
-            (&self.stats.scan_tables, met),
-            (&self.stats.prefix_probes, probes),
-            (&self.stats.prefix_negatives, negatives),
+        for (c, k) in [
+            (&self.stats.scan_tables, n.met),
+            (&self.stats.prefix_probes, n.prefix_probes),
+            (&self.stats.prefix_negatives, n.prefix_negatives),
+            (&self.stats.range_probes, n.range_probes),
+            (&self.stats.range_negatives, n.range_negatives),
         ] {
-            if n > 0 {
-                add(c, n);
+            if k > 0 {
+                add(c, k);
             }
         }
         self.stats.add_reads(&counts);
@@ -358,7 +366,7 @@ impl Scan {
                     .cursor(direction, lo.clone(), hi.clone())
                     .counted(CursorCounts {
                         counters: Arc::clone(&stats),
-                        prefix_maybe: st.prefix_maybe,
+                        maybe: st.maybe,
                     })
             })));
         }
@@ -449,6 +457,17 @@ impl DoubleEndedIterator for Scan {
     fn next_back(&mut self) -> Option<Self::Item> {
         self.advance(Direction::Backward)
     }
+}
+
+/// What choosing a scan's tables counted, added to the store's counters
+/// once.
+#[derive(Default)]
+struct ChoiceCounts {
+    met: u64,
+    prefix_probes: u64,
+    prefix_negatives: u64,
+    range_probes: u64,
+    range_negatives: u64,
 }
 
 /// The memtable's entries in a scan's range, in key order.

@@ -54,7 +54,8 @@ pub(super) fn write_memtable(
     let filter =
         opts.filter_policy
             .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
-    let mut t = TableWriter::create(env, path.clone(), number, opts, filter)?;
+    let range_filter = opts.range_filter_policy.for_level(0, false);
+    let mut t = TableWriter::create(env, path.clone(), number, opts, filter, range_filter)?;
     let written = (|| {
         for (k, e) in mem.iter() {
             t.add(k, e)?;
@@ -92,6 +93,9 @@ pub(super) fn open_table(
     )?;
     if t.filter_untrusted().is_some() {
         inc(&stats.untrusted_filters);
+    }
+    if t.range_filter_untrusted().is_some() {
+        inc(&stats.untrusted_range_filters);
     }
     Ok(Arc::new(t))
 }

@@ -24,10 +24,34 @@ use crate::stats::{inc, Counters};
 #[derive(Debug, Clone)]
 pub(crate) struct CursorCounts {
     pub counters: Arc<Counters>,
-    /// Set for a table a prefix filter let through: the first cursor over
-    /// it (either way) that finds nothing inside the range counts a prefix
-    /// false positive and sets the flag, so two cursors count it once.
-    pub prefix_maybe: Option<Arc<AtomicBool>>,
+    /// Set for a table a prefix or range filter let through.
+    pub maybe: Option<Arc<FilterMaybe>>,
+}
+
+/// Which filters let a scan into a table. The first cursor over the table
+/// (either way) that finds nothing inside the range counts a false positive
+/// for each of them and settles the flag; a cursor that finds an entry
+/// settles it too, so two cursors count at most once.
+#[derive(Debug)]
+pub(crate) struct FilterMaybe {
+    settled: AtomicBool,
+    /// A prefix filter said "maybe".
+    prefix: bool,
+    /// A range filter said "maybe".
+    range: bool,
+}
+
+impl FilterMaybe {
+    /// The filters that said "maybe", or `None` if none did.
+    pub(crate) fn new(prefix: bool, range: bool) -> Option<Arc<FilterMaybe>> {
+        (prefix || range).then(|| {
+            Arc::new(FilterMaybe {
+                settled: AtomicBool::new(false),
+                prefix,
+                range,
+            })
+        })
+    }
 }
 
 enum State {
@@ -175,8 +199,8 @@ impl TableCursor {
         Ok(false)
     }
 
-    /// The cursor is done; counts a prefix false positive if it found
-    /// nothing in a table its prefix filter let through.
+    /// The cursor is done; counts a false positive of each filter that let
+    /// the scan into a table where it found nothing.
     fn finish(&mut self) {
         self.state = State::Done;
         if self.found {
@@ -184,11 +208,16 @@ impl TableCursor {
         }
         if let Some(CursorCounts {
             counters,
-            prefix_maybe: Some(flag),
+            maybe: Some(m),
         }) = &self.counts
         {
-            if !flag.swap(true, Relaxed) {
-                inc(&counters.prefix_false_positives);
+            if !m.settled.swap(true, Relaxed) {
+                if m.prefix {
+                    inc(&counters.prefix_false_positives);
+                }
+                if m.range {
+                    inc(&counters.range_false_positives);
+                }
             }
         }
     }
@@ -226,14 +255,10 @@ impl Iterator for TableCursor {
         let key = key.to_vec();
         if !self.found {
             self.found = true;
-            if let Some(CursorCounts {
-                prefix_maybe: Some(flag),
-                ..
-            }) = &self.counts
-            {
-                // Found: whatever the other direction finds, the filter was
-                // right about this table.
-                flag.store(true, Relaxed);
+            if let Some(CursorCounts { maybe: Some(m), .. }) = &self.counts {
+                // Found: whatever the other direction finds, the filters
+                // were right about this table.
+                m.settled.store(true, Relaxed);
             }
         }
         Some(Ok((key, entry)))

@@ -18,6 +18,10 @@
 //! blocks where the filter block would be, the partition index block after
 //! them (named by the footer's filter handle) and footer version 2.
 //!
+//! A table written with a range filter has a range filter block after
+//! those (and before the filter block or partitions); its handle is in the
+//! metadata block too (`ranges`).
+//!
 //! With a prefix extractor the filter holds each key's prefix too, or only
 //! the prefixes (`prefixes`); the metadata block says which. Point reads
 //! are in `point`, range reads through a `TableCursor` (`cursor`).
@@ -30,10 +34,11 @@ mod partitions;
 mod point;
 mod prefixes;
 mod props;
+mod ranges;
 mod reader;
 mod writer;
 
-pub(crate) use cursor::CursorCounts;
+pub(crate) use cursor::{CursorCounts, FilterMaybe};
 pub(crate) use prefixes::{prefix_hash, KeyPrefix};
 pub(crate) use reader::{Caches, Table};
 pub(crate) use writer::{TableSummary, TableWriter};
@@ -66,6 +71,8 @@ pub(crate) enum BlockType {
     FilterPartition = 6,
     /// The index of a partitioned filter's partitions.
     FilterIndex = 7,
+    /// The range filter block (`ranges`).
+    RangeFilter = 8,
 }
 
 /// Where a block's contents are in the file.

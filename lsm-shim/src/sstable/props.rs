@@ -12,6 +12,9 @@
 //!   tag 3, filter contents:    flags: u8  entries: varint  [extractor: bytes]
 //!                              flags bit 0: whole keys; bit 1: prefixes, of
 //!                              the extractor whose identity follows
+//!   tag 4, range filter:       offset: u64  length: u32  kind: u8
+//!                              key_map: u8  width: u8  keys: varint
+//!                              (`ranges.rs`)
 //! ```
 //!
 //! The filter-contents extension says what the filter holds; without it (a
@@ -42,6 +45,9 @@ const EXT_FILTER_PARTITIONS: u8 = 2;
 /// The extension tag of what the filter holds.
 const EXT_FILTER_CONTENTS: u8 = 3;
 
+/// The extension tag of the range filter's handle.
+const EXT_RANGE_FILTER: u8 = 4;
+
 /// Filter-contents flag: the filter holds every key's hash.
 const HOLDS_KEYS: u8 = 1;
 /// Filter-contents flag: the filter holds every key's extracted prefix.
@@ -71,6 +77,20 @@ pub(crate) struct PartitionsExt {
     pub count: u64,
 }
 
+/// Where a table's range filter block is, what it is, and how many distinct
+/// key `u64`s it holds (`super::ranges`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RangeFilterExt {
+    pub handle: Handle,
+    /// Raw `FilterKind` id.
+    pub kind: u8,
+    /// How keys became `u64`s (`super::ranges::KEY_MAP_TOP8`).
+    pub key_map: u8,
+    /// The bytes past the common prefix the longest key has, at most 8.
+    pub width: u8,
+    pub keys: u64,
+}
+
 /// Where a table's value filter block is, and how many terms it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ValueFilterHandle {
@@ -95,6 +115,8 @@ pub(crate) struct Properties {
     pub filter_partitions: Option<PartitionsExt>,
     /// What the filter holds, when it is more than the whole keys.
     pub filter_contents: Option<FilterContents>,
+    /// The range filter block, for tables written with one.
+    pub range_filter: Option<RangeFilterExt>,
 }
 
 impl Properties {
@@ -140,6 +162,17 @@ impl Properties {
             out.push(EXT_FILTER_CONTENTS);
             put_bytes(&mut out, &body);
         }
+        if let Some(r) = self.range_filter {
+            let mut body = Vec::with_capacity(24);
+            put_u64(&mut body, r.handle.offset);
+            put_u32(&mut body, r.handle.len);
+            body.push(r.kind);
+            body.push(r.key_map);
+            body.push(r.width);
+            put_varint(&mut body, r.keys);
+            out.push(EXT_RANGE_FILTER);
+            put_bytes(&mut out, &body);
+        }
         out
     }
 
@@ -175,6 +208,7 @@ impl Properties {
         let mut value_filter = None;
         let mut filter_partitions = None;
         let mut filter_contents = None;
+        let mut range_filter = None;
         while !c.is_empty() {
             let ext = c.u8().ok_or(bad)?;
             let body = c.bytes().ok_or("metadata block extension length")?;
@@ -210,6 +244,24 @@ impl Properties {
                 };
                 if filter_contents.replace(c).is_some() {
                     return Err("metadata block filter contents extension twice");
+                }
+                continue;
+            }
+            if ext == EXT_RANGE_FILTER {
+                let r = match (b.u64(), b.u32(), b.u8(), b.u8(), b.u8(), b.varint(), b.is_empty()) {
+                    (Some(offset), Some(len), Some(kind), Some(key_map), Some(width), Some(keys), true) => {
+                        RangeFilterExt {
+                            handle: Handle { offset, len },
+                            kind,
+                            key_map,
+                            width,
+                            keys,
+                        }
+                    }
+                    _ => return Err("metadata block range filter extension"),
+                };
+                if range_filter.replace(r).is_some() {
+                    return Err("metadata block range filter extension twice");
                 }
                 continue;
             }
@@ -252,6 +304,7 @@ impl Properties {
             value_filter,
             filter_partitions,
             filter_contents,
+            range_filter,
         })
     }
 
@@ -279,6 +332,7 @@ mod tests {
             value_filter: None,
             filter_partitions: None,
             filter_contents: None,
+            range_filter: None,
         };
         let bytes = p.encode();
         assert_eq!(Properties::decode(&bytes), Ok(p.clone()));
@@ -339,6 +393,7 @@ mod tests {
             value_filter: None,
             filter_partitions: None,
             filter_contents: None,
+            range_filter: None,
         };
         // Without the extension: whole keys, one entry per key.
         assert_eq!(

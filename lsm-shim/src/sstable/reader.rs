@@ -26,6 +26,7 @@ use amq::{AnyFilter, Filter, FilterKind, KeyHash, PrefixExtractor};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::{FilterContents, Properties};
+use super::ranges::RangeFilterState;
 use super::{
     trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN,
 };
@@ -64,6 +65,8 @@ pub(crate) struct Table {
     /// Last key of each data block, and where the block is.
     pub(super) index: Vec<(Vec<u8>, Handle)>,
     pub(super) filter: FilterState,
+    /// The range filter, if the table has one (`ranges.rs`).
+    pub(super) range_filter: RangeFilterState,
     /// What the filter holds (`prefixes.rs`).
     pub(super) contents: FilterContents,
     /// Whether the filter holds the prefixes of the store's extractor:
@@ -137,6 +140,7 @@ impl Table {
             filter_cache: caches.filters,
             strict_filters,
             filter: FilterState::Absent,
+            range_filter: RangeFilterState::Absent,
             expected_fpr: 1.0,
         };
         // The blocks after the data must lie in order before the footer.
@@ -166,7 +170,13 @@ impl Table {
                 ))
             }
         };
-        // A value filter block sits between the data and the filter block.
+        // A range filter block sits just before the filter block (or its
+        // partitions), and a value filter block before that.
+        let data_end = match table.props.range_filter {
+            Some(r) if r.handle.end() == data_end => r.handle.offset,
+            Some(_) => return Err(Error::corruption(&table.name, "range filter handle")),
+            None => data_end,
+        };
         let data_end = match table.props.value_filter {
             Some(v) if v.handle.end() == data_end => v.handle.offset,
             Some(_) => return Err(Error::corruption(&table.name, "value filter handle")),
@@ -207,6 +217,13 @@ impl Table {
             return Err(Error::UntrustedFilter {
                 file: table.name.clone(),
                 reason: reason.clone(),
+            });
+        }
+        table.range_filter = table.load_range_filter()?;
+        if let (true, RangeFilterState::Untrusted(reason)) = (strict_filters, &table.range_filter) {
+            return Err(Error::UntrustedFilter {
+                file: table.name.clone(),
+                reason: format!("range filter: {reason}"),
             });
         }
         Ok(table)
@@ -418,6 +435,7 @@ impl Table {
                     BlockType::Meta => "metadata block checksum or type",
                     BlockType::Index => "index block checksum or type",
                     BlockType::ValueFilter => "value filter block checksum or type",
+                    BlockType::RangeFilter => "range filter block checksum or type",
                     BlockType::FilterPartition => "filter partition block checksum or type",
                     BlockType::FilterIndex => "filter partition index block checksum or type",
                 },
@@ -561,6 +579,7 @@ fn empty_props() -> Properties {
         value_filter: None,
         filter_partitions: None,
         filter_contents: None,
+        range_filter: None,
     }
 }
 

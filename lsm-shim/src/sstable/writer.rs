@@ -6,7 +6,8 @@
 //! those hashes in one call ([`LevelFilter::build`]), so every filter kind,
 //! static ones included, is built from the whole entry set; or, for a
 //! partitioned filter, one filter per partition from its keys' entries
-//! (`partitions.rs`).
+//! (`partitions.rs`). A range filter, if the level has one, is built from
+//! every key's `u64` (`ranges.rs`).
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -16,7 +17,8 @@ use amq::{hash_key, HashScheme, KeyHash};
 
 use super::partitions::{self, Cutter, Partition};
 use super::prefixes::PrefixCollector;
-use super::props::{FilterContents, PartitionsExt, Properties, ValueFilterHandle};
+use super::props::{FilterContents, PartitionsExt, Properties, RangeFilterExt, ValueFilterHandle};
+use super::ranges::{self, RangeKeys};
 use super::{trailer, BlockType, Footer, Handle, PARTITIONED_FILTER_VERSION, WHOLE_FILTER_VERSION};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
@@ -24,7 +26,7 @@ use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::memtable::Entry;
 use crate::options::Options;
-use crate::policy::LevelFilter;
+use crate::policy::{LevelFilter, LevelRangeFilter};
 use crate::value_filter::ValueFilterBuilder;
 
 /// What a finished table holds, for the manifest.
@@ -60,18 +62,23 @@ pub(crate) struct TableWriter {
     values: Option<ValueFilterBuilder>,
     /// Where the filter's partitions are cut (a partitioned filter only).
     partitions: Option<Cutter>,
+    range_filter: LevelRangeFilter,
+    /// The keys as the range filter takes them (with a range filter).
+    range_keys: Option<RangeKeys>,
 }
 
 impl TableWriter {
     /// A table written as `opts` say (block size, value filter, filter
     /// partitions, prefixes and whole keys in the filter), with the filter
-    /// `filter` (the policy's choice for its level).
+    /// `filter` and the range filter `range_filter` (the policies' choices
+    /// for its level).
     pub(crate) fn create(
         env: &dyn Env,
         path: PathBuf,
         number: u64,
         opts: &Options,
         filter: LevelFilter,
+        range_filter: LevelRangeFilter,
     ) -> Result<Self> {
         let file = env.create(&path).map_err(Error::io("create table", &path))?;
         let has_filter = matches!(filter, LevelFilter::Filter { .. });
@@ -101,6 +108,8 @@ impl TableWriter {
                 (Some(bytes), LevelFilter::Filter { kind, sizing }) => Cutter::new(kind, sizing, bytes),
                 _ => None,
             },
+            range_filter,
+            range_keys: range_filter.kind().map(|_| RangeKeys::default()),
         })
     }
 
@@ -127,6 +136,9 @@ impl TableWriter {
         }
         if let Some(p) = &mut self.prefixes {
             p.add(self.entries as usize, key);
+        }
+        if let Some(r) = &mut self.range_keys {
+            r.add(key);
         }
         self.entries += 1;
         if self.data.estimated_len() >= self.block_bytes {
@@ -216,6 +228,9 @@ impl TableWriter {
             None => None,
         };
         let start = Instant::now();
+        let range_filter = self.write_range_filter()?;
+        let range_nanos = start.elapsed().as_nanos() as u64;
+        let start = Instant::now();
         let keys = self.entries as usize;
         let mut entries = Vec::new();
         let mut filter_entries = 0;
@@ -283,6 +298,7 @@ impl TableWriter {
                 LevelFilter::None => None,
                 LevelFilter::Filter { .. } => self.filter_contents(filter_entries),
             },
+            range_filter,
         };
         let meta = self.write_block(&props.encode(), BlockType::Meta)?;
         let index_contents = self.index.finish();
@@ -308,7 +324,29 @@ impl TableWriter {
             entries: self.entries,
             smallest,
             largest,
-            filter_build_nanos,
+            filter_build_nanos: filter_build_nanos + range_nanos,
         })
+    }
+
+    /// Builds and writes the range filter, if the level has one: from the
+    /// keys' distinct `u64`s, seeded by the table's number.
+    fn write_range_filter(&mut self) -> Result<Option<RangeFilterExt>> {
+        let (Some(keys), Some(kind)) = (self.range_keys.take(), self.range_filter.kind()) else {
+            return Ok(None);
+        };
+        let (mut values, width) = keys.finish();
+        // Sorted already (the map keeps key order); distinct for the count.
+        values.dedup();
+        let Some(bytes) = self.range_filter.build(&values, ranges::seed_for(self.number))? else {
+            return Ok(None);
+        };
+        let handle = self.write_block(&bytes, BlockType::RangeFilter)?;
+        Ok(Some(RangeFilterExt {
+            handle,
+            kind: kind.id(),
+            key_map: ranges::KEY_MAP_TOP8,
+            width,
+            keys: values.len() as u64,
+        }))
     }
 }

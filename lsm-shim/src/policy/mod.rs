@@ -42,6 +42,12 @@ use amq::{AnyFilter, FilterKind, FilterSizing, HashScheme, KeyHash};
 
 use crate::error::{Error, Result};
 
+mod levels;
+mod range;
+
+use levels::PerLevel;
+pub use range::{LevelRangeFilter, RangeFilterPolicy};
+
 /// The filter of one level's tables: none, or a kind and its size.
 ///
 /// ```
@@ -113,11 +119,8 @@ impl LevelFilter {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterPolicy {
-    levels: Vec<LevelFilter>,
-    /// The filter of level 0 (flushes), if named apart from `levels`.
-    first: Option<LevelFilter>,
-    /// The filter of tables written to the bottommost level, if named.
-    bottommost: Option<LevelFilter>,
+    /// Per level, with level 0 and the bottommost level nameable apart.
+    levels: PerLevel<LevelFilter>,
     /// Monkey's budget: `(kind, bits per key on average)`; `levels` then
     /// holds the uniform fallback.
     monkey: Option<(FilterKind, f64)>,
@@ -134,9 +137,7 @@ impl FilterPolicy {
     /// No filter anywhere: the baseline every measurement compares against.
     pub fn none() -> Self {
         FilterPolicy {
-            levels: vec![LevelFilter::None],
-            first: None,
-            bottommost: None,
+            levels: PerLevel::new(vec![LevelFilter::None]),
             monkey: None,
         }
     }
@@ -144,9 +145,7 @@ impl FilterPolicy {
     /// The same filter on every level.
     pub fn uniform(kind: FilterKind, sizing: FilterSizing) -> Self {
         FilterPolicy {
-            levels: vec![LevelFilter::new(kind, sizing)],
-            first: None,
-            bottommost: None,
+            levels: PerLevel::new(vec![LevelFilter::new(kind, sizing)]),
             monkey: None,
         }
     }
@@ -177,9 +176,7 @@ impl FilterPolicy {
             }
         }
         let policy = FilterPolicy {
-            levels,
-            first: None,
-            bottommost: None,
+            levels: PerLevel::new(levels),
             monkey: None,
         };
         policy.validate()?;
@@ -199,7 +196,7 @@ impl FilterPolicy {
     /// assert!(matches!(parquet.validate(), Err(Error::InvalidOptions(_))));
     /// ```
     pub fn validate(&self) -> Result<()> {
-        for l in self.levels.iter().chain(&self.first).chain(&self.bottommost) {
+        for l in self.levels.all() {
             if let LevelFilter::Filter { kind, sizing } = l {
                 sizing.validate()?;
                 if kind.hash_scheme() != HashScheme::Xxh3Seeded {
@@ -231,9 +228,7 @@ impl FilterPolicy {
             vec![LevelFilter::new(FilterKind::BlockedBloom, FilterSizing::Fpr(fpr)); ribbon_from];
         levels.push(LevelFilter::new(FilterKind::Ribbon, FilterSizing::Fpr(fpr)));
         FilterPolicy {
-            levels,
-            first: None,
-            bottommost: None,
+            levels: PerLevel::new(levels),
             monkey: None,
         }
     }
@@ -254,7 +249,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(0, true).kind(), Some(FilterKind::BlockedBloom));
     /// ```
     pub fn with_bottommost(mut self, filter: LevelFilter) -> Self {
-        self.bottommost = Some(filter);
+        self.levels.bottommost = Some(filter);
         self
     }
 
@@ -271,7 +266,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::Ribbon));
     /// ```
     pub fn with_first(mut self, filter: LevelFilter) -> Self {
-        self.first = Some(filter);
+        self.levels.first = Some(filter);
         self
     }
 
@@ -326,7 +321,7 @@ impl FilterPolicy {
         levels: &[crate::monkey::LevelShape],
         built: &[crate::monkey::Built],
     ) -> LevelFilter {
-        if let Some(named) = self.named(level, bottommost) {
+        if let Some(named) = self.levels.named(level, bottommost) {
             return named;
         }
         let Some((kind, bits_per_key)) = self.monkey else {
@@ -351,20 +346,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(3, true).kind(), Some(FilterKind::BlockedBloom));
     /// ```
     pub fn for_level(&self, level: usize, bottommost: bool) -> LevelFilter {
-        self.named(level, bottommost)
-            .unwrap_or(self.levels[level.min(self.levels.len() - 1)])
-    }
-
-    /// The filter the policy names for `level` as the first or the
-    /// bottommost level, if it names one.
-    fn named(&self, level: usize, bottommost: bool) -> Option<LevelFilter> {
-        if level == 0 {
-            self.first
-        } else if bottommost {
-            self.bottommost
-        } else {
-            None
-        }
+        self.levels.for_level(level, bottommost)
     }
 
     /// A short name for reports (`"BlockedBloom 10 b/k"`).
@@ -382,17 +364,11 @@ impl FilterPolicy {
                 FilterSizing::Fpr(p) => format!("{kind:?} {}%", p * 100.0),
             },
         };
-        let mut s = match self.monkey {
+        let body = match self.monkey {
             Some((kind, bpk)) => format!("Monkey {kind:?} {bpk} b/k"),
-            None => self.levels.iter().map(one).collect::<Vec<_>>().join(" / "),
+            None => self.levels.levels.iter().map(one).collect::<Vec<_>>().join(" / "),
         };
-        if let Some(f) = &self.first {
-            s = format!("first {} / {s}", one(f));
-        }
-        if let Some(b) = &self.bottommost {
-            s.push_str(&format!(" / bottommost {}", one(b)));
-        }
-        s
+        self.levels.describe_with(body, one)
     }
 }
 

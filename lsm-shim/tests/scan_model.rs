@@ -1,10 +1,11 @@
-//! The prefix model test: random sequences of put, delete, get, prefix
-//! scans, bounded scans inside a prefix, scans across prefixes (each read
-//! from both ends in a random order), flush, compact and reopen, where each
-//! reopen may change the prefix extractor and whole-key filtering, checked
-//! against a `BTreeMap`: for every filter kind and none, leveled and tiered,
-//! whole and partitioned filters. No row may be wrong or missing, whatever
-//! the extractor the tables were written with.
+//! The scan model test: random sequences of put, delete, get, prefix
+//! scans, bounded scans inside a prefix, scans across prefixes, narrow
+//! scans near keys (each read from both ends in a random order), flush,
+//! compact and reopen, where each reopen may change the prefix extractor,
+//! whole-key filtering and the range filter policy, checked against a
+//! `BTreeMap`: for every filter kind and none, leveled and tiered, whole and
+//! partitioned filters. No row may be wrong or missing, whatever the
+//! extractor and range filters the tables were written with.
 
 mod common;
 
@@ -12,8 +13,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use amq::{CappedPrefix, DelimitedPrefix, ExtractorId, FixedPrefix, PrefixExtractor};
-use amq_lsm::{CompactionStyle, Db, FilterPolicy, Options, Scan};
+use amq::range::RangeSizing;
+use amq::{CappedPrefix, DelimitedPrefix, ExtractorId, FilterKind, FixedPrefix, PrefixExtractor};
+use amq_lsm::{CompactionStyle, Db, FilterPolicy, LevelRangeFilter, Options, RangeFilterPolicy, Scan};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 
@@ -83,6 +85,25 @@ fn config(i: u8) -> (Option<Arc<dyn PrefixExtractor>>, bool) {
     (e, whole_keys)
 }
 
+/// The store's range filter policy after each reopen (the bits above the
+/// prefix configuration's).
+fn range_policy(i: u8) -> RangeFilterPolicy {
+    let grafite = |sizing| LevelRangeFilter::new(FilterKind::GrafiteRange, sizing);
+    match (i >> 3) % 6 {
+        0 => RangeFilterPolicy::none(),
+        1 | 2 => RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(12.0)),
+        3 => RangeFilterPolicy::uniform(RangeSizing::Fpr {
+            fpr: 0.01,
+            max_range_len: 1 << 20,
+        }),
+        4 => RangeFilterPolicy::per_level(vec![LevelRangeFilter::None, grafite(RangeSizing::BitsPerKey(16.0))])
+            .unwrap(),
+        _ => RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(20.0))
+            .with_bottommost(LevelRangeFilter::None)
+            .with_first(grafite(RangeSizing::BitsPerKey(8.0))),
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Put(u32, Vec<u8>),
@@ -96,6 +117,10 @@ enum Op {
     Inside(u32, u32, u32, bool, bool, u64),
     /// A scan from key `a` to key `b`, across prefixes.
     Across(u32, u32, u64),
+    /// A narrow scan just past key `a`: from `a` with a byte appended to
+    /// `a` with `w` appended, each end included or not (mostly empty
+    /// ranges, which range filters rule out).
+    Near(u32, u8, u8, bool, bool, u64),
     Flush,
     Compact,
     Reopen(u8),
@@ -111,7 +136,9 @@ fn op() -> impl Strategy<Value = Op> {
         12 => (0u32..56, any::<u64>()).prop_map(|(p, bits)| Op::ScanPrefix(p, bits)),
         6 => (0u32..56, 0u32..60, 0u32..60, any::<bool>(), any::<bool>(), any::<u64>())
             .prop_map(|(p, a, b, ia, ib, bits)| Op::Inside(p, a.min(b), a.max(b), ia, ib, bits)),
-        4 => (k.clone(), k, any::<u64>()).prop_map(|(a, b, bits)| Op::Across(a, b, bits)),
+        4 => (k.clone(), k.clone(), any::<u64>()).prop_map(|(a, b, bits)| Op::Across(a, b, bits)),
+        6 => (k, any::<u8>(), any::<u8>(), any::<bool>(), any::<bool>(), any::<u64>())
+            .prop_map(|(a, x, w, ia, ib, bits)| Op::Near(a, x.min(w), x.max(w), ia, ib, bits)),
         3 => Just(Op::Flush),
         1 => Just(Op::Compact),
         2 => any::<u8>().prop_map(Op::Reopen),
@@ -168,7 +195,22 @@ fn model_range(
 struct Seen {
     prefix_probes: u64,
     prefix_negatives: u64,
+    range_probes: u64,
+    range_negatives: u64,
     flushes: u64,
+}
+
+impl std::ops::Add for Seen {
+    type Output = Seen;
+    fn add(self, o: Seen) -> Seen {
+        Seen {
+            prefix_probes: self.prefix_probes + o.prefix_probes,
+            prefix_negatives: self.prefix_negatives + o.prefix_negatives,
+            range_probes: self.range_probes + o.range_probes,
+            range_negatives: self.range_negatives + o.range_negatives,
+            flushes: self.flushes + o.flushes,
+        }
+    }
 }
 
 fn check(
@@ -186,14 +228,20 @@ fn check(
             .filter_partition_bytes(partitions)
             .prefix_extractor(extractor)
             .whole_key_filtering(whole_keys)
+            .range_filter_policy(range_policy(c))
     };
     let mut db = Db::open(dir, opts(first)).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut seen = Seen::default();
     let mut count = |s: amq_lsm::Stats| {
-        seen.prefix_probes += s.prefix_probes;
-        seen.prefix_negatives += s.prefix_negatives;
-        seen.flushes += s.flushes;
+        seen = seen
+            + Seen {
+                prefix_probes: s.prefix_probes,
+                prefix_negatives: s.prefix_negatives,
+                range_probes: s.range_probes,
+                range_negatives: s.range_negatives,
+                flushes: s.flushes,
+            };
     };
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -244,6 +292,19 @@ fn check(
                 let want = model_range(&model, Bound::Included(lo), Bound::Included(hi));
                 prop_assert_eq!(got, want, "op {} {:?}", i, op);
             }
+            Op::Near(a, x, w, ia, ib, bits) => {
+                let end = |b: u8, included: bool| {
+                    let mut k = key(*a);
+                    k.push(b);
+                    match included {
+                        true => Bound::Included(k),
+                        false => Bound::Excluded(k),
+                    }
+                };
+                let (lo, hi) = (end(*x, *ia), end(*w, *ib));
+                let got = read_both_ways(db.scan((lo.clone(), hi.clone())), *bits);
+                prop_assert_eq!(got, model_range(&model, lo, hi), "op {} {:?}", i, op);
+            }
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact().unwrap(),
             Op::Reopen(c) => {
@@ -261,7 +322,10 @@ fn check(
     backward.reverse();
     prop_assert_eq!(backward, model.into_iter().collect::<Vec<_>>());
     let s = db.stats();
-    prop_assert_eq!((s.untrusted_filters, s.untrusted_filter_partitions), (0, 0));
+    prop_assert_eq!(
+        (s.untrusted_filters, s.untrusted_filter_partitions, s.untrusted_range_filters),
+        (0, 0, 0)
+    );
     count(s);
     Ok(seen)
 }
@@ -284,12 +348,7 @@ fn run(policy: FilterPolicy, style: CompactionStyle, cases: u32, seed: u64) -> S
             |(ops, partitioned, first)| {
                 let partitions = partitioned.then_some(48);
                 let s = check(&policy, style, partitions, first, &ops)?;
-                let t = total.get();
-                total.set(Seen {
-                    prefix_probes: t.prefix_probes + s.prefix_probes,
-                    prefix_negatives: t.prefix_negatives + s.prefix_negatives,
-                    flushes: t.flushes + s.flushes,
-                });
+                total.set(total.get() + s);
                 Ok(())
             },
         )
@@ -316,15 +375,18 @@ fn every_kind(style: CompactionStyle, seed: u64) {
         } else {
             assert_eq!(seen.prefix_probes, 0);
         }
+        // Range filters are on in most configurations, whatever the key
+        // filter: they must have skipped tables too.
+        assert!(seen.range_negatives > 0, "{} {seen:?}", p.describe());
     }
 }
 
 #[test]
-fn prefix_model_leveled_every_filter_kind() {
+fn scan_model_leveled_every_filter_kind() {
     every_kind(leveled(), 300);
 }
 
 #[test]
-fn prefix_model_tiered_every_filter_kind() {
+fn scan_model_tiered_every_filter_kind() {
     every_kind(tiered(), 400);
 }

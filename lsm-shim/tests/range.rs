@@ -1,0 +1,286 @@
+//! Range filters in the store: bounded scans skip the tables whose range
+//! filter rules their range out, and every way a range filter could be
+//! wrong (damaged, forged, of an unknown key map, absent, asked about a
+//! half-open range) makes the store read the table instead, each as a test
+//! that fails if its guard is removed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+use amq_lsm::env::{Env, FaultEnv};
+use amq_lsm::{Db, Error, Options, RangeFilterPolicy, TieredOptions};
+
+const DIR: &str = "/db";
+const FOOTER_LEN: usize = 52;
+
+fn grafite(bits: f64) -> RangeFilterPolicy {
+    RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(bits))
+}
+
+/// Never compacting, so flushed tables overlap.
+fn options(env: &Arc<FaultEnv>, range: RangeFilterPolicy) -> Options {
+    let dyn_env: Arc<dyn Env> = env.clone();
+    Options::default()
+        .env(dyn_env)
+        .compaction(TieredOptions::default().runs_per_level(1000))
+        .block_bytes(256)
+        .range_filter_policy(range)
+}
+
+/// Table `t` of `tables` holds keys `k{i:06}` for every `i ≡ 2t (mod
+/// 2·tables)` below 20,000, so every table's range spans the key space and
+/// odd `i` are absent everywhere.
+fn key(i: u32) -> String {
+    format!("k{i:06}")
+}
+
+fn write_tables(db: &Db, tables: u32) {
+    for t in 0..tables {
+        for i in (2 * t..20_000).step_by(2 * tables as usize) {
+            db.put(key(i), format!("v{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+}
+
+fn rows(db: &Db, lo: u32, hi: u32) -> Vec<Vec<u8>> {
+    db.scan(key(lo)..=key(hi)).map(|r| r.unwrap().0).collect()
+}
+
+#[test]
+fn empty_bounded_scans_skip_the_tables_their_range_filters_rule_out() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    write_tables(&db, 8);
+    let mut scans = 0u64;
+    // Ranges of one absent key: each of the 8 tables' filters is asked.
+    for i in (101..20_000).step_by(200) {
+        assert!(rows(&db, i, i).is_empty());
+        scans += 1;
+    }
+    let s = db.stats();
+    assert_eq!((s.scan_tables, s.range_probes), (8 * scans, 8 * scans));
+    // At 16 bits per key the bound for one key is 1/2^13.7: all but a rare
+    // false positive are skipped, and each false positive reads a block.
+    assert!(s.range_negatives >= 8 * scans - 2, "{s:?}");
+    assert_eq!(s.range_false_positives, 8 * scans - s.range_negatives);
+    assert!(s.scan_blocks_read <= s.range_false_positives * 2, "{s:?}");
+    // A range holding one key of one table: that table is read, and the
+    // others are skipped.
+    let before = db.stats();
+    assert_eq!(rows(&db, 1001, 1003), vec![key(1002).into_bytes()]);
+    let s = db.stats();
+    assert_eq!(s.range_probes - before.range_probes, 8);
+    assert!(s.range_negatives - before.range_negatives >= 6, "{s:?}");
+    // Without range filters every table is read.
+    drop(db);
+    let db = Db::open(DIR, options(&env, RangeFilterPolicy::none())).unwrap();
+    // Tables keep the range filters they were written with (the four
+    // whose range holds key 7).
+    assert!(rows(&db, 7, 7).is_empty());
+    assert_eq!(db.stats().range_probes, 4);
+    assert!(db.stats().range_filter_bytes() > 0);
+}
+
+#[test]
+fn half_open_and_unbounded_scans_never_ask_range_filters() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    write_tables(&db, 4);
+    let n = db.scan(key(19_990)..).count() + db.scan(..key(9)).count() + db.iter().count();
+    assert_eq!(n, 5 + 5 + 10_000);
+    assert_eq!(db.scan(key(19_999)..).count(), 0);
+    let s = db.stats();
+    assert_eq!((s.range_probes, s.range_negatives), (0, 0));
+    assert_eq!(s.scan_tables, 3 * 4);
+}
+
+#[test]
+fn tables_written_without_a_range_filter_are_always_read() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, RangeFilterPolicy::none())).unwrap();
+    write_tables(&db, 4);
+    drop(db);
+    // Reopened with range filters: the old tables have none; new flushes
+    // do.
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    assert!(rows(&db, 7, 7).is_empty());
+    let s = db.stats();
+    assert_eq!((s.scan_tables, s.range_probes, s.scan_blocks_read), (4, 0, 4));
+    db.put(key(4), "again").unwrap();
+    db.put(key(8), "again").unwrap();
+    db.flush().unwrap();
+    assert!(rows(&db, 7, 7).is_empty());
+    assert_eq!(db.stats().range_probes, 1);
+    assert_eq!(db.stats().range_filter_bytes(), db.stats().levels[0].range_filter_bytes);
+}
+
+fn table_path(env: &FaultEnv) -> PathBuf {
+    let names = env.list(Path::new(DIR)).unwrap();
+    let mut ssts: Vec<_> = names.into_iter().filter(|n| n.ends_with(".sst")).collect();
+    assert_eq!(ssts.len(), 1, "{ssts:?}");
+    Path::new(DIR).join(ssts.pop().unwrap())
+}
+
+/// The range filter block's offset and length (without its trailer), from
+/// the metadata block's range filter extension (tag 4), which ends the
+/// metadata block of a table with no other extension after it: tag, body
+/// length, offset (u64), length (u32), kind, key map, width, keys (varint);
+/// and where the key map byte is.
+fn range_block(bytes: &[u8]) -> (usize, usize, usize) {
+    let f = &bytes[bytes.len() - FOOTER_LEN..];
+    let meta = u64::from_le_bytes(f[12..20].try_into().unwrap()) as usize;
+    let meta_len = u32::from_le_bytes(f[20..24].try_into().unwrap()) as usize;
+    let m = &bytes[meta..meta + meta_len];
+    let ext = (0..m.len() - 16)
+        .rev()
+        .find(|&i| m[i] == 4 && usize::from(m[i + 1]) == m.len() - i - 2 && m[i + 14] == 12)
+        .expect("range filter extension");
+    let off = u64::from_le_bytes(m[ext + 2..ext + 10].try_into().unwrap()) as usize;
+    let len = u32::from_le_bytes(m[ext + 10..ext + 14].try_into().unwrap()) as usize;
+    (off, len, meta + ext + 15)
+}
+
+/// One table of 120 keys `k{2i}`, with a range filter.
+fn one_table(env: &Arc<FaultEnv>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let db = Db::open(DIR, options(env, grafite(12.0))).unwrap();
+    for i in 0..120 {
+        db.put(key(2 * i), format!("v{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    db.iter().map(|r| r.unwrap()).collect()
+}
+
+/// Every bounded scan of `db` over one to three keys gives the model's rows.
+fn scans_are_right(db: &Db, model: &[(Vec<u8>, Vec<u8>)], what: &str) {
+    for lo in 0..242 {
+        for w in [0, 2] {
+            let got: Vec<_> = db.scan(key(lo)..=key(lo + w)).map(|r| r.unwrap()).collect();
+            let want: Vec<_> = model
+                .iter()
+                .filter(|(k, _)| *k >= key(lo).into_bytes() && *k <= key(lo + w).into_bytes())
+                .cloned()
+                .collect();
+            assert_eq!(got, want, "{what}: {lo}..={}", lo + w);
+        }
+    }
+}
+
+#[test]
+fn a_damaged_range_filter_is_never_used_and_strict_stores_refuse_it() {
+    let env = Arc::new(FaultEnv::new());
+    let model = one_table(&env);
+    let path = table_path(&env);
+    let pristine = env.read_all(&path).unwrap();
+    let (off, len, _) = range_block(&pristine);
+    // Every byte of the block and its trailer.
+    for at in off..off + len + 5 {
+        let bit = 1u8 << (at % 8);
+        env.corrupt(&path, |d| d[at] ^= bit).unwrap();
+        let what = format!("byte {at}");
+        let db = Db::open(DIR, options(&env, grafite(12.0))).unwrap();
+        assert_eq!(db.stats().untrusted_range_filters, 1, "{what}");
+        scans_are_right(&db, &model, &what);
+        assert_eq!(db.stats().range_probes, 0, "{what}");
+        drop(db);
+        let strict = options(&env, grafite(12.0)).strict_filters(true);
+        assert!(
+            matches!(Db::open(DIR, strict), Err(Error::UntrustedFilter { reason, .. }) if reason.starts_with("range filter")),
+            "{what}"
+        );
+        env.corrupt(&path, |d| d[at] ^= bit).unwrap();
+    }
+    let db = Db::open(DIR, options(&env, grafite(12.0)).strict_filters(true)).unwrap();
+    scans_are_right(&db, &model, "pristine");
+    let s = db.stats();
+    assert_eq!(s.untrusted_range_filters, 0);
+    assert!(s.range_negatives > 0, "{s:?}");
+}
+
+/// The trailer of a block of `contents` and type `t`, as the store writes it.
+fn trailer(contents: &[u8], t: u8) -> [u8; 5] {
+    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(u64::from_le_bytes(*b"amq-lsm\0"));
+    h.update(contents);
+    h.update(&[t]);
+    let sum = (h.digest() as u32).to_le_bytes();
+    [t, sum[0], sum[1], sum[2], sum[3]]
+}
+
+/// A range filter that passes every checksum but was built from other keys,
+/// as many as the table's, would rule out ranges the table holds keys in;
+/// one that names a key map this build does not know maps keys otherwise.
+/// Neither is used.
+#[test]
+fn a_forged_range_filter_or_an_unknown_key_map_is_never_used() {
+    let env = Arc::new(FaultEnv::new());
+    let model = one_table(&env);
+    let path = table_path(&env);
+    let pristine = env.read_all(&path).unwrap();
+    let (off, len, key_map_at) = range_block(&pristine);
+    // The forgery: 120 other u64s, sized so its block has the same length.
+    let theirs = GrafiteRange::from_bytes(&pristine[off..off + len]).unwrap();
+    let forged = (0..)
+        .map(|s| {
+            let other: Vec<u64> = (0..120u64).map(|i| (i + 1) * 0x1234_5678_9abc + s).collect();
+            GrafiteRange::build_seeded(&other, RangeSizing::BitsPerKey(12.0), theirs.seed()).unwrap()
+        })
+        .find(|f| f.to_bytes().len() == len && f.num_keys() == theirs.num_keys())
+        .unwrap()
+        .to_bytes();
+    env.corrupt(&path, |d| {
+        d[off..off + len].copy_from_slice(&forged);
+        d[off + len..off + len + 5].copy_from_slice(&trailer(&forged, 8));
+    })
+    .unwrap();
+    let db = Db::open(DIR, options(&env, grafite(12.0))).unwrap();
+    assert_eq!(db.stats().untrusted_range_filters, 1);
+    scans_are_right(&db, &model, "forged");
+    drop(db);
+
+    // The pristine filter under a key map id of a later build: the metadata
+    // block's checksum is fixed so only the id differs.
+    env.corrupt(&path, |d| d.copy_from_slice(&pristine)).unwrap();
+    let f = &pristine[pristine.len() - FOOTER_LEN..];
+    let meta = u64::from_le_bytes(f[12..20].try_into().unwrap()) as usize;
+    let meta_len = u32::from_le_bytes(f[20..24].try_into().unwrap()) as usize;
+    assert_eq!(pristine[key_map_at], 1, "key map");
+    env.corrupt(&path, |d| {
+        d[key_map_at] = 2;
+        let t = trailer(&d[meta..meta + meta_len], 3);
+        d[meta + meta_len..meta + meta_len + 5].copy_from_slice(&t);
+    })
+    .unwrap();
+    let db = Db::open(DIR, options(&env, grafite(12.0))).unwrap();
+    assert_eq!(db.stats().untrusted_range_filters, 1);
+    scans_are_right(&db, &model, "unknown key map");
+    assert_eq!(db.stats().range_probes, 0);
+}
+
+/// Keys longer than the eight bytes the filter sees past the table's common
+/// prefix share their `u64`: a range between two such keys is answered
+/// "maybe" (a false positive), never "no".
+#[test]
+fn keys_that_differ_past_eight_bytes_are_found() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    for t in 0..3 {
+        for i in 0..50 {
+            db.put(format!("p:{i:04}:0123456789:{t}"), "v").unwrap();
+        }
+        db.put(format!("q:{t}"), "v").unwrap();
+        db.flush().unwrap();
+    }
+    // From row 1 on every table's range meets the scan's.
+    for i in 1..50 {
+        let lo = format!("p:{i:04}:0123456789:1");
+        let hi = format!("p:{i:04}:0123456789:1~");
+        let got: Vec<_> = db.scan(lo.clone()..hi).map(|r| r.unwrap().0).collect();
+        assert_eq!(got, vec![lo.into_bytes()]);
+    }
+    let s = db.stats();
+    assert_eq!(s.range_probes, 147);
+    // The other two tables hold the same eight bytes: "maybe", and read.
+    assert_eq!(s.range_false_positives, 98, "{s:?}");
+}
+
