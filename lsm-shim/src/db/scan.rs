@@ -267,8 +267,6 @@ impl Scan {
         let mut counts = ReadCounts::default();
         let mut n = ChoiceCounts::default();
         let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
-        // A range filter can rule out only a range closed at both ends.
-        let bounded = !matches!(lo, Bound::Unbounded) && !matches!(hi, Bound::Unbounded);
         let mut runs = Vec::new();
         let mut failed = None;
         let ranges = self.version.scan_range(lo, hi);
@@ -306,7 +304,8 @@ impl Scan {
                     n.prefix_negatives += 1;
                     continue;
                 }
-                let by_range = if bounded { t.may_hold_range(lo, hi) } else { None };
+                // `None` for a half-open range: a filter cannot rule it out.
+                let by_range = t.may_hold_range(lo, hi);
                 n.range_probes += u64::from(by_range.is_some());
                 if by_range == Some(false) {
                     n.range_negatives += 1;
