@@ -284,3 +284,26 @@ fn keys_that_differ_past_eight_bytes_are_found() {
     assert_eq!(s.range_false_positives, 98, "{s:?}");
 }
 
+
+/// An excluded end is tightened to the integer below its own only when no
+/// key below it can share its integer: a key that is the end less its
+/// trailing zero bytes pads to the same integer, and is in the range.
+#[test]
+fn an_excluded_end_with_a_trailing_zero_keeps_the_key_it_extends() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    for k in ["ab", "abc", "xyz"] {
+        db.put(k, "v").unwrap();
+    }
+    db.flush().unwrap();
+    let got = |lo: &[u8], hi: &[u8]| -> Vec<Vec<u8>> { db.scan(lo.to_vec()..hi.to_vec()).map(|r| r.unwrap().0).collect() };
+    assert_eq!(got(b"aa", b"ab\x00"), vec![b"ab".to_vec()]);
+    assert_eq!(got(b"ab", b"ab\x00\x00"), vec![b"ab".to_vec()]);
+    assert_eq!(got(b"aa", b"ab"), Vec::<Vec<u8>>::new());
+    assert_eq!(got(b"ab\x01", b"abc"), Vec::<Vec<u8>>::new());
+    assert_eq!(got(b"ab\x01", b"abd"), vec![b"abc".to_vec()]);
+    // The empty range inside the table was ruled out by its filter ("aa" to
+    // "ab" lies before the table).
+    let s = db.stats();
+    assert_eq!((s.range_probes, s.range_negatives), (4, 1), "{s:?}");
+}

@@ -39,7 +39,12 @@ impl Db {
     /// A table is read only if its key range meets `range`. When both bounds
     /// lie inside one complete prefix of [`Options::prefix_extractor`]
     /// (RocksDB's `auto_prefix_mode`), a table whose filter rules that prefix
-    /// out is skipped as in [`scan_prefix`](Self::scan_prefix).
+    /// out is skipped as in [`scan_prefix`](Self::scan_prefix). When both
+    /// bounds are set, a table whose range filter
+    /// ([`Options::range_filter_policy`]) rules the range out is skipped
+    /// too ([`Stats::range_negatives`] counts them); tables without a
+    /// trusted range filter, and every table for a half-open range, are
+    /// read.
     ///
     /// ```
     /// # fn main() -> Result<(), amq_lsm::Error> {
@@ -56,7 +61,36 @@ impl Db {
     /// # Ok(()) }
     /// ```
     ///
+    /// With range filters, an empty range in a tree of overlapping tables
+    /// opens none of them:
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// use amq::range::RangeSizing;
+    /// use amq_lsm::{Db, Options, RangeFilterPolicy};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options::default()
+    ///     .range_filter_policy(RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)))
+    ///     .auto_compact(false);
+    /// let db = Db::open(dir.path(), opts)?;
+    /// for t in 0..4 {
+    ///     for i in 0..100 {
+    ///         db.put(format!("order:{:05}", i * 8 + t), "")?;
+    ///     }
+    ///     db.flush()?; // table t: orders 8i + t, so each spans them all
+    /// }
+    /// // Orders 400 to 403, one in each table: all four are read.
+    /// assert_eq!(db.scan("order:00400".."order:00404").count(), 4);
+    /// // Orders 412 to 415 are in no table: none is read.
+    /// assert_eq!(db.scan("order:00412".."order:00416").count(), 0);
+    /// let s = db.stats();
+    /// assert_eq!((s.range_probes, s.range_negatives, s.scan_blocks_read), (8, 4, 4));
+    /// # Ok(()) }
+    /// ```
+    ///
     /// [`Options::prefix_extractor`]: crate::Options::prefix_extractor
+    /// [`Options::range_filter_policy`]: crate::Options::range_filter_policy
+    /// [`Stats::range_negatives`]: crate::Stats::range_negatives
     pub fn scan<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Scan {
         let lo = range.start_bound().map(|k| k.as_ref().to_vec());
         let hi = range.end_bound().map(|k| k.as_ref().to_vec());

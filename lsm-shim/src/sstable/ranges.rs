@@ -250,7 +250,22 @@ impl Table {
         let prefix = &self.props.smallest[..*skip];
         let map = |k: &[u8]| key_to_u64(k, prefix).checked_shr(*shift).unwrap_or(0);
         let a = map(a).max(*first);
-        let b = map(b).min(*last);
+        let mut b = map(b);
+        // An excluded end that the map holds whole (it starts with the
+        // prefix, ends within the width past it, and its last byte is not
+        // zero, so no shorter key pads to it) is above every key below it:
+        // those keys map strictly below it.
+        if let Bound::Excluded(end) = hi {
+            let width = ((64 - *shift) / 8) as usize;
+            let whole = end.len() > prefix.len()
+                && end.len() - prefix.len() <= width
+                && end.starts_with(prefix)
+                && end.last() != Some(&0);
+            if whole {
+                b -= 1;
+            }
+        }
+        let b = b.min(*last);
         Some(filter.may_contain_range(a, b))
     }
 
