@@ -32,6 +32,7 @@ pub mod lsm;
 pub mod partitioned;
 pub mod prefix;
 pub mod range;
+pub mod range_scan;
 pub mod report;
 pub mod svg;
 pub mod value;

@@ -104,15 +104,21 @@ impl SortedKeys {
 }
 
 impl Workload {
-    /// Reads `keys` from `dir`, and `left`, `right` and `point` where
-    /// present (a directory of point queries only has no ranges).
+    /// Reads `keys` from `dir` (or, where `dir` has none, from its parent:
+    /// the Grafite benchmark's `workload_gen` writes one `keys` file beside
+    /// a directory of queries per distribution and length), and `left`,
+    /// `right` and `point` where present (a directory of point queries only
+    /// has no ranges).
     pub fn read(dir: &Path) -> io::Result<Workload> {
         let optional = |name: &str| match read_u64s(&dir.join(name)) {
             Ok(v) => Ok(v),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(e),
         };
-        let keys = read_u64s(&dir.join("keys"))?;
+        let keys = match (dir.join("keys").exists(), dir.parent()) {
+            (false, Some(parent)) if parent.join("keys").exists() => read_u64s(&parent.join("keys"))?,
+            _ => read_u64s(&dir.join("keys"))?,
+        };
         let left = optional("left")?;
         let right = optional("right")?;
         if left.len() != right.len() {
@@ -244,6 +250,14 @@ mod tests {
                 assert!([1, 4, 1 << 20].contains(&(hi - lo + 1)));
             }
         }
+        // A directory of queries beside the keys, as Grafite's generator
+        // lays them out.
+        let queries = dir.path().join("4_quniform");
+        fs::create_dir(&queries).unwrap();
+        write_u64s(&queries.join("left"), &[5]).unwrap();
+        write_u64s(&queries.join("right"), &[8]).unwrap();
+        let beside = Workload::read(&queries).unwrap();
+        assert_eq!((beside.keys.len(), beside.left, beside.point.len()), (1_000, vec![5], 0));
         fs::write(dir.path().join("keys"), [1, 0, 0, 0, 0, 0, 0, 0, 7]).unwrap();
         assert!(Workload::read(dir.path()).is_err());
     }

@@ -98,7 +98,7 @@ fn run(args: &Args) -> Result<(), Error> {
          cell, medians of {} runs. CPU: {}.\n",
         args.queries,
         args.runs,
-        cpu()
+        amq_bench::report::cpu_model()
     );
     for &n in &args.tables {
         eprintln!("{n} tables ...");
@@ -229,18 +229,6 @@ fn verdict(met: bool) -> &'static str {
         true => "met",
         false => "**not met**",
     }
-}
-
-fn cpu() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }
 
 fn main() -> ExitCode {

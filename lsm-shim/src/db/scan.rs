@@ -186,6 +186,7 @@ impl Db {
             prefix,
             stats: Arc::clone(&self.stats),
             runs: None,
+            maybes: None,
             front: None,
             back: None,
             front_key: None,
@@ -229,11 +230,12 @@ fn is_prefix_end(h: &[u8], p: &[u8]) -> bool {
 }
 
 /// A table a scan reads, and, if a prefix or range filter let it through,
-/// what its cursors share to count a false positive once.
+/// its place among the scan's [`FilterMaybe`]s, which its cursors share to
+/// count a false positive once.
 #[derive(Clone)]
 struct ScanTable {
     table: Arc<Table>,
-    maybe: Option<Arc<FilterMaybe>>,
+    maybe: Option<u32>,
 }
 
 /// The live entries of a range, from [`Db::scan`], [`Db::scan_prefix`] or
@@ -269,6 +271,9 @@ pub struct Scan {
     /// Per run (newest first), the tables to read, chosen when the scan is
     /// first advanced.
     runs: Option<Vec<Vec<ScanTable>>>,
+    /// What the filters that let tables through said, one per such table
+    /// (one allocation per scan, not per table).
+    maybes: Option<Arc<[FilterMaybe]>>,
     front: Option<MergeIter<'static>>,
     back: Option<MergeIter<'static>>,
     /// The last key each end returned (live or deleted).
@@ -300,6 +305,7 @@ impl Scan {
         let mut hash = prefix.map(|p| PreparedHash::new(hash_prefix(p)));
         let mut counts = ReadCounts::default();
         let mut n = ChoiceCounts::default();
+        let mut maybes = Vec::new();
         let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
         let mut runs = Vec::new();
         let mut failed = None;
@@ -345,9 +351,13 @@ impl Scan {
                     n.range_negatives += 1;
                     continue;
                 }
+                let maybe = FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)).map(|m| {
+                    maybes.push(m);
+                    (maybes.len() - 1) as u32
+                });
                 chosen.push(ScanTable {
                     table: Arc::clone(t),
-                    maybe: FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)),
+                    maybe,
                 });
             }
             if !chosen.is_empty() {
@@ -368,6 +378,7 @@ impl Scan {
             }
         }
         self.stats.add_reads(&counts);
+        self.maybes = (!maybes.is_empty()).then(|| maybes.into());
         match failed {
             Some(e) => Err(e),
             None => Ok(runs),
@@ -394,12 +405,13 @@ impl Scan {
                 tables.reverse();
             }
             let (lo, hi, stats) = (self.lo.clone(), self.hi.clone(), Arc::clone(&self.stats));
+            let maybes = self.maybes.clone();
             sources.push(Box::new(tables.into_iter().flat_map(move |st| {
                 st.table
                     .cursor(direction, lo.clone(), hi.clone())
                     .counted(CursorCounts {
                         counters: Arc::clone(&stats),
-                        maybe: st.maybe,
+                        maybe: st.maybe.zip(maybes.clone()).map(|(i, all)| (all, i)),
                     })
             })));
         }

@@ -24,8 +24,9 @@ use crate::stats::{inc, Counters};
 #[derive(Debug, Clone)]
 pub(crate) struct CursorCounts {
     pub counters: Arc<Counters>,
-    /// Set for a table a prefix or range filter let through.
-    pub maybe: Option<Arc<FilterMaybe>>,
+    /// For a table a prefix or range filter let through: the scan's flags
+    /// and this table's place among them.
+    pub maybe: Option<(Arc<[FilterMaybe]>, u32)>,
 }
 
 /// Which filters let a scan into a table. The first cursor over the table
@@ -43,13 +44,11 @@ pub(crate) struct FilterMaybe {
 
 impl FilterMaybe {
     /// The filters that said "maybe", or `None` if none did.
-    pub(crate) fn new(prefix: bool, range: bool) -> Option<Arc<FilterMaybe>> {
-        (prefix || range).then(|| {
-            Arc::new(FilterMaybe {
-                settled: AtomicBool::new(false),
-                prefix,
-                range,
-            })
+    pub(crate) fn new(prefix: bool, range: bool) -> Option<FilterMaybe> {
+        (prefix || range).then_some(FilterMaybe {
+            settled: AtomicBool::new(false),
+            prefix,
+            range,
         })
     }
 }
@@ -208,9 +207,10 @@ impl TableCursor {
         }
         if let Some(CursorCounts {
             counters,
-            maybe: Some(m),
+            maybe: Some((all, i)),
         }) = &self.counts
         {
+            let m = &all[*i as usize];
             if !m.settled.swap(true, Relaxed) {
                 if m.prefix {
                     inc(&counters.prefix_false_positives);
@@ -255,10 +255,13 @@ impl Iterator for TableCursor {
         let key = key.to_vec();
         if !self.found {
             self.found = true;
-            if let Some(CursorCounts { maybe: Some(m), .. }) = &self.counts {
+            if let Some(CursorCounts {
+                maybe: Some((all, i)), ..
+            }) = &self.counts
+            {
                 // Found: whatever the other direction finds, the filters
                 // were right about this table.
-                m.settled.store(true, Relaxed);
+                all[*i as usize].settled.store(true, Relaxed);
             }
         }
         Some(Ok((key, entry)))

@@ -140,6 +140,13 @@ impl RangeKeys {
     }
 }
 
+/// A range is asked about only while its bound, `ℓ · n / r` before it is
+/// capped at 1, is below this: past it an empty range passes the filter
+/// with probability `1 − e^(−ℓn/r)` > 98%, so a probe (about 50 ns) would
+/// almost never save a table read and would only add to every scan that
+/// reads the table anyway.
+pub(crate) const ASK_BELOW: f64 = 4.0;
+
 /// The right shift of a table's `u64`s whose keys end within `width` bytes
 /// past the common prefix: `8 − width` bytes (64 bits when no key has a
 /// byte past it).
@@ -160,13 +167,15 @@ pub(crate) enum RangeFilterState {
     Absent,
     /// A range filter that passed every check, with what maps a key to its
     /// `u64`s: the length of the table's common prefix and the right shift
-    /// ([`width_shift`]), and the `u64`s of its smallest and largest keys.
+    /// ([`width_shift`]), and the `u64`s of its smallest and largest keys;
+    /// and the longest range worth asking about ([`ASK_BELOW`]).
     Trusted {
         filter: Arc<GrafiteRange>,
         skip: usize,
         shift: u32,
         lo: u64,
         hi: u64,
+        max_len: u64,
     },
     /// A range filter block that failed a check (the reason), not used.
     Untrusted(String),
@@ -218,12 +227,19 @@ impl Table {
         if self.props.entries > 0 && !(filter.may_contain(lo) && filter.may_contain(hi)) {
             return Err("range filter rules out the table's own smallest or largest key".into());
         }
+        // `expected_fpr(1)` is `n·(1/r + 2^-64)`, far below its cap of 1.
+        let per_integer = filter.expected_fpr(1);
+        let max_len = match per_integer > 0.0 {
+            true => (ASK_BELOW / per_integer).min(u64::MAX as f64) as u64,
+            false => u64::MAX,
+        };
         Ok(RangeFilterState::Trusted {
             filter: Arc::new(filter),
             skip,
             shift,
             lo,
             hi,
+            max_len,
         })
     }
 
@@ -239,6 +255,7 @@ impl Table {
             shift,
             lo: first,
             hi: last,
+            max_len,
         } = &self.range_filter
         else {
             return None;
@@ -266,6 +283,11 @@ impl Table {
             }
         }
         let b = b.min(*last);
+        // Too long a range to be worth asking about ([`ASK_BELOW`]): read,
+        // and not counted as a probe.
+        if a <= b && b - a >= *max_len {
+            return None;
+        }
         Some(filter.may_contain_range(a, b))
     }
 
