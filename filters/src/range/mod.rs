@@ -91,6 +91,28 @@ pub trait RangeFilter: Send + Sync {
         self.may_contain_range(key, key)
     }
 
+    /// A hint to start loading what [`may_contain_range(lo, hi)`](RangeFilter::may_contain_range)
+    /// will read, for a caller that asks many filters (a scan over the
+    /// tables of an LSM tree): prefetch each filter first, then ask each,
+    /// and their cache misses overlap instead of following each other. It
+    /// changes no answer; the default does nothing.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let filters: Vec<GrafiteRange> = (0..8u64)
+    ///     .map(|t| GrafiteRange::build(&[t, 100 + t], RangeSizing::BitsPerKey(16.0)))
+    ///     .collect::<Result<_, _>>()?;
+    /// for f in &filters {
+    ///     f.prefetch_range(50, 60);
+    /// }
+    /// assert!(filters.iter().all(|f| !f.may_contain_range(50, 60)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    fn prefetch_range(&self, lo: u64, hi: u64) {
+        let _ = (lo, hi);
+    }
+
     /// The false-positive rate the filter promises for an empty range of
     /// `range_len` keys (`hi − lo + 1`): a bound proven for every key set and
     /// every range chosen without knowing the filter's seed. 0 for an empty
@@ -190,6 +212,10 @@ macro_rules! forward_range_filter {
             #[inline]
             fn may_contain(&self, key: u64) -> bool {
                 (**self).may_contain(key)
+            }
+            #[inline]
+            fn prefetch_range(&self, lo: u64, hi: u64) {
+                (**self).prefetch_range(lo, hi)
             }
             fn expected_fpr(&self, range_len: u64) -> f64 {
                 (**self).expected_fpr(range_len)

@@ -13,6 +13,11 @@
 pub(crate) trait Words {
     /// Word `i`, or 0 past the last word.
     fn word(&self, i: usize) -> u64;
+
+    /// A hint to start loading word `i` (nothing past the last word, and
+    /// nothing where the words are not in memory as `u64`s).
+    #[inline(always)]
+    fn prefetch(&self, _i: usize) {}
 }
 
 impl Words for [u64] {
@@ -20,12 +25,24 @@ impl Words for [u64] {
     fn word(&self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
     }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        if let Some(w) = self.get(i) {
+            crate::prefetch::prefetch(w);
+        }
+    }
 }
 
 impl Words for alloc::vec::Vec<u64> {
     #[inline(always)]
     fn word(&self, i: usize) -> u64 {
         self.get(i).copied().unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        self.as_slice().prefetch(i);
     }
 }
 

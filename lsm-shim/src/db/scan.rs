@@ -307,11 +307,14 @@ impl Scan {
         let mut n = ChoiceCounts::default();
         let mut maybes = Vec::new();
         let (lo, hi) = (bound_ref(&self.lo), bound_ref(&self.hi));
-        let mut runs = Vec::new();
         let mut failed = None;
+        // First the tables that meet the range and that no prefix filter
+        // rules out, each with its range filter's question, whose first
+        // words start loading; then the range filters' answers, so the
+        // tables' cache misses overlap instead of following each other.
+        let mut met = Vec::new();
         let ranges = self.version.scan_range(lo, hi);
-        'runs: for (run, meets) in ranges.into_iter().flat_map(|r| self.version.runs_meeting(r)) {
-            let mut chosen = Vec::new();
+        'runs: for (r, (run, meets)) in ranges.into_iter().flat_map(|r| self.version.runs_meeting(r)).enumerate() {
             // A run of one table that surely meets the range, with its
             // prefix filter at hand; or every table of the run whose range
             // meets the scan's.
@@ -345,23 +348,31 @@ impl Scan {
                     continue;
                 }
                 // `None` for a half-open range: a filter cannot rule it out.
-                let by_range = t.may_hold_range(lo, hi);
-                n.range_probes += u64::from(by_range.is_some());
-                if by_range == Some(false) {
-                    n.range_negatives += 1;
-                    continue;
-                }
-                let maybe = FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)).map(|m| {
-                    maybes.push(m);
-                    (maybes.len() - 1) as u32
-                });
-                chosen.push(ScanTable {
+                met.push((r, t, by_prefix, t.range_query(lo, hi)));
+            }
+        }
+        let mut runs: Vec<Vec<ScanTable>> = Vec::new();
+        let mut last_run = usize::MAX;
+        for (r, t, by_prefix, query) in met {
+            let by_range = query.map(|q| t.range_answer(q));
+            n.range_probes += u64::from(by_range.is_some());
+            if by_range == Some(false) {
+                n.range_negatives += 1;
+                continue;
+            }
+            let maybe = FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)).map(|m| {
+                maybes.push(m);
+                (maybes.len() - 1) as u32
+            });
+            if r != last_run {
+                runs.push(Vec::new());
+                last_run = r;
+            }
+            if let Some(run) = runs.last_mut() {
+                run.push(ScanTable {
                     table: Arc::clone(t),
                     maybe,
                 });
-            }
-            if !chosen.is_empty() {
-                runs.push(chosen);
             }
         }
         // Counted once per scan, and only what is not zero: an atomic add

@@ -41,13 +41,12 @@
 //! are read; with `Options::strict_filters` a failed one fails `open`.
 
 use std::ops::Bound;
-use std::sync::Arc;
 
 use amq::range::{key_to_u64, GrafiteRange, RangeFilter};
 use amq::FilterKind;
 
 use super::props::RangeFilterExt;
-use super::reader::Table;
+use super::reader::{RangeFilterState, Table};
 use super::BlockType;
 use crate::error::{Error, Result};
 
@@ -160,27 +159,6 @@ pub(crate) fn seed_for(number: u64) -> u64 {
     amq::range::grafite::DEFAULT_SEED ^ number.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-/// The state of a table's range filter.
-#[derive(Debug)]
-pub(crate) enum RangeFilterState {
-    /// The table was written without one.
-    Absent,
-    /// A range filter that passed every check, with what maps a key to its
-    /// `u64`s: the length of the table's common prefix and the right shift
-    /// ([`width_shift`]), and the `u64`s of its smallest and largest keys;
-    /// and the longest range worth asking about ([`ASK_BELOW`]).
-    Trusted {
-        filter: Arc<GrafiteRange>,
-        skip: usize,
-        shift: u32,
-        lo: u64,
-        hi: u64,
-        max_len: u64,
-    },
-    /// A range filter block that failed a check (the reason), not used.
-    Untrusted(String),
-}
-
 impl Table {
     /// Reads and checks the range filter the metadata block names.
     pub(super) fn load_range_filter(&self) -> Result<RangeFilterState> {
@@ -234,7 +212,7 @@ impl Table {
             false => u64::MAX,
         };
         Ok(RangeFilterState::Trusted {
-            filter: Arc::new(filter),
+            filter,
             skip,
             shift,
             lo,
@@ -243,12 +221,14 @@ impl Table {
         })
     }
 
-    /// Whether the table may hold a key inside `lo..hi` by its range filter:
-    /// `Some(false)` when the filter rules the range out, `Some(true)` when
-    /// it may, `None` when the filter cannot say (no trusted range filter,
-    /// an open bound).
+    /// The scan range `lo..hi` as this table's range filter takes it, its
+    /// first words already being loaded (ask it with [`range_answer`]):
+    /// `None` when the filter cannot say (no trusted range filter, an open
+    /// bound, a range too long to be worth asking about).
+    ///
+    /// [`range_answer`]: Table::range_answer
     #[inline]
-    pub(crate) fn may_hold_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<bool> {
+    pub(crate) fn range_query(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
         let RangeFilterState::Trusted {
             filter,
             skip,
@@ -288,7 +268,18 @@ impl Table {
         if a <= b && b - a >= *max_len {
             return None;
         }
-        Some(filter.may_contain_range(a, b))
+        filter.prefetch_range(a, b);
+        Some((a, b))
+    }
+
+    /// The range filter's answer to a [`range_query`](Table::range_query):
+    /// whether the table may hold a key in the scan's range.
+    #[inline]
+    pub(crate) fn range_answer(&self, (a, b): (u64, u64)) -> bool {
+        match &self.range_filter {
+            RangeFilterState::Trusted { filter, .. } => filter.may_contain_range(a, b),
+            _ => true,
+        }
     }
 
     /// The range filter, if trusted.

@@ -22,11 +22,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use amq::range::GrafiteRange;
 use amq::{AnyFilter, Filter, FilterKind, KeyHash, PrefixExtractor};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::{FilterContents, Properties};
-use super::ranges::RangeFilterState;
 use super::{
     trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN,
 };
@@ -50,6 +50,29 @@ pub(crate) enum FilterState {
     /// is checked when it is read).
     Partitioned(PartitionedFilter),
     /// A filter block that failed a check (the reason), not used.
+    Untrusted(String),
+}
+
+/// The state of a table's range filter.
+#[derive(Debug)]
+pub(crate) enum RangeFilterState {
+    /// The table was written without one.
+    Absent,
+    /// A range filter that passed every check, with what maps a key to its
+    /// `u64`s: the length of the table's common prefix and the right shift
+    /// (`ranges::width_shift`), and the `u64`s of its smallest and largest keys;
+    /// and the longest range worth asking about (`ranges::ASK_BELOW`).
+    Trusted {
+        /// Held in the table, not behind a pointer of its own: a scan's
+        /// probe reaches its words one load sooner.
+        filter: GrafiteRange,
+        skip: usize,
+        shift: u32,
+        lo: u64,
+        hi: u64,
+        max_len: u64,
+    },
+    /// A range filter block that failed a check (the reason), not used.
     Untrusted(String),
 }
 

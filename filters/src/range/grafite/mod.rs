@@ -260,6 +260,10 @@ impl RangeFilter for GrafiteRange {
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
         query::may_contain_range(&self.ef, &self.hash, lo, hi)
     }
+    #[inline]
+    fn prefetch_range(&self, lo: u64, _hi: u64) {
+        query::prefetch(&self.ef, &self.hash, lo);
+    }
     fn expected_fpr(&self, range_len: u64) -> f64 {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
     }

@@ -44,3 +44,11 @@ fn piece<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, block: u64, from: u64, t
         ef.contains_in(a, hash.universe() - 1) || ef.contains_in(0, b)
     }
 }
+
+/// Starts loading what [`may_contain_range`] reads first for a range
+/// starting at `lo`: the Elias–Fano words of `h(lo)`'s bucket.
+#[inline]
+pub(crate) fn prefetch<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, lo: u64) {
+    let start = hash.block_start(lo >> hash.block_bits());
+    ef.prefetch_bucket(hash.rotate(start, hash.offset(lo)) >> ef.layout.low_bits);
+}
