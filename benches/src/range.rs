@@ -257,7 +257,10 @@ mod tests {
         write_u64s(&queries.join("left"), &[5]).unwrap();
         write_u64s(&queries.join("right"), &[8]).unwrap();
         let beside = Workload::read(&queries).unwrap();
-        assert_eq!((beside.keys.len(), beside.left, beside.point.len()), (1_000, vec![5], 0));
+        assert_eq!(
+            (beside.keys.len(), beside.left, beside.point.len()),
+            (1_000, vec![5], 0)
+        );
         fs::write(dir.path().join("keys"), [1, 0, 0, 0, 0, 0, 0, 0, 7]).unwrap();
         assert!(Workload::read(dir.path()).is_err());
     }

@@ -42,7 +42,9 @@ pub fn empty_tenant_scan(db: &Db, tenants: &[u64], width: u64) -> Measured {
             (key(t, row), key(t, row + width))
         })
         .collect();
-    measure(db, &ranges, |(lo, hi)| db.scan(lo.as_slice()..hi.as_slice()).count())
+    measure(db, &ranges, |(lo, hi)| {
+        db.scan(lo.as_slice()..hi.as_slice()).count()
+    })
 }
 
 /// The key of integer `x` in the integer tree.
@@ -108,13 +110,17 @@ impl IntTree {
     /// An absent point read of each range's first integer.
     pub fn absent_get(&self, ranges: &[(u64, u64)]) -> Measured {
         let keys: Vec<[u8; 9]> = ranges.iter().map(|r| int_key(r.0)).collect();
-        measure(&self.db, &keys, |k| usize::from(self.db.get(k).expect("get").is_some()))
+        measure(&self.db, &keys, |k| {
+            usize::from(self.db.get(k).expect("get").is_some())
+        })
     }
 
     /// A scan of each range, both ends included.
     pub fn scan(&self, ranges: &[(u64, u64)]) -> Measured {
         let bounds: Vec<([u8; 9], [u8; 9])> = ranges.iter().map(|r| (int_key(r.0), int_key(r.1))).collect();
-        measure(&self.db, &bounds, |(lo, hi)| self.db.scan(&lo[..]..=&hi[..]).count())
+        measure(&self.db, &bounds, |(lo, hi)| {
+            self.db.scan(&lo[..]..=&hi[..]).count()
+        })
     }
 
     /// Ranges that each hold about `keys` keys: from a key, `keys` times

@@ -78,7 +78,13 @@ fn empty_bounded_scans_skip_the_tables_their_range_filters_rule_out() {
     let before = db.stats();
     assert_eq!(rows(&db, 3, 19_999).len(), 9_998);
     let s = db.stats();
-    assert_eq!((s.scan_tables - before.scan_tables, s.range_probes - before.range_probes), (8, 0));
+    assert_eq!(
+        (
+            s.scan_tables - before.scan_tables,
+            s.range_probes - before.range_probes
+        ),
+        (8, 0)
+    );
     // Without range filters every table is read.
     drop(db);
     let db = Db::open(DIR, options(&env, RangeFilterPolicy::none())).unwrap();
@@ -119,7 +125,10 @@ fn tables_written_without_a_range_filter_are_always_read() {
     db.flush().unwrap();
     assert!(rows(&db, 7, 7).is_empty());
     assert_eq!(db.stats().range_probes, 1);
-    assert_eq!(db.stats().range_filter_bytes(), db.stats().levels[0].range_filter_bytes);
+    assert_eq!(
+        db.stats().range_filter_bytes(),
+        db.stats().levels[0].range_filter_bytes
+    );
 }
 
 fn table_path(env: &FaultEnv) -> PathBuf {
@@ -290,7 +299,6 @@ fn keys_that_differ_past_eight_bytes_are_found() {
     assert_eq!(s.range_false_positives, 98, "{s:?}");
 }
 
-
 /// An excluded end is tightened to the integer below its own only when no
 /// key below it can share its integer: a key that is the end less its
 /// trailing zero bytes pads to the same integer, and is in the range.
@@ -302,7 +310,9 @@ fn an_excluded_end_with_a_trailing_zero_keeps_the_key_it_extends() {
         db.put(k, "v").unwrap();
     }
     db.flush().unwrap();
-    let got = |lo: &[u8], hi: &[u8]| -> Vec<Vec<u8>> { db.scan(lo.to_vec()..hi.to_vec()).map(|r| r.unwrap().0).collect() };
+    let got = |lo: &[u8], hi: &[u8]| -> Vec<Vec<u8>> {
+        db.scan(lo.to_vec()..hi.to_vec()).map(|r| r.unwrap().0).collect()
+    };
     assert_eq!(got(b"aa", b"ab\x00"), vec![b"ab".to_vec()]);
     assert_eq!(got(b"ab", b"ab\x00\x00"), vec![b"ab".to_vec()]);
     assert_eq!(got(b"aa", b"ab"), Vec::<Vec<u8>>::new());

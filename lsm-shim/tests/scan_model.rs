@@ -96,8 +96,11 @@ fn range_policy(i: u8) -> RangeFilterPolicy {
             fpr: 0.01,
             max_range_len: 1 << 20,
         }),
-        4 => RangeFilterPolicy::per_level(vec![LevelRangeFilter::None, grafite(RangeSizing::BitsPerKey(16.0))])
-            .unwrap(),
+        4 => RangeFilterPolicy::per_level(vec![
+            LevelRangeFilter::None,
+            grafite(RangeSizing::BitsPerKey(16.0)),
+        ])
+        .unwrap(),
         _ => RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(20.0))
             .with_bottommost(LevelRangeFilter::None)
             .with_first(grafite(RangeSizing::BitsPerKey(8.0))),
@@ -323,7 +326,11 @@ fn check(
     prop_assert_eq!(backward, model.into_iter().collect::<Vec<_>>());
     let s = db.stats();
     prop_assert_eq!(
-        (s.untrusted_filters, s.untrusted_filter_partitions, s.untrusted_range_filters),
+        (
+            s.untrusted_filters,
+            s.untrusted_filter_partitions,
+            s.untrusted_range_filters
+        ),
         (0, 0, 0)
     );
     count(s);

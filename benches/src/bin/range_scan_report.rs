@@ -83,7 +83,8 @@ impl Cell {
         self.runs.push(query());
         let s = db.stats();
         let opened = |s: &Stats| s.scan_tables - s.range_negatives;
-        self.opened.push((opened(&s) - opened(&before)) as f64 / queries.max(1) as f64);
+        self.opened
+            .push((opened(&s) - opened(&before)) as f64 / queries.max(1) as f64);
     }
 
     fn show(&self, scan: bool) -> String {
@@ -123,7 +124,10 @@ fn bound(bits: f64, keys: u64, len: u64) -> Result<f64, Error> {
 fn run(args: &Args) -> Result<(), Error> {
     amq_bench::ordinary_pages();
     let configs = [None, Some(args.bits)];
-    let names = ["no range filter".to_string(), format!("GrafiteRange {} b/k", args.bits)];
+    let names = [
+        "no range filter".to_string(),
+        format!("GrafiteRange {} b/k", args.bits),
+    ];
     println!(
         "## Short scans on overlapping tables\n\n{KEYS_PER_TABLE} keys per table, tiered without \
          compaction, BlockedBloom 10 bits per key, no prefix extractor, no block cache; {} queries per \
@@ -135,7 +139,16 @@ fn run(args: &Args) -> Result<(), Error> {
     );
     for &n in &args.tables {
         eprintln!("{n} tables: prefix tree ...");
-        let mut rows = vec![[Cell::default(), Cell::default(), Cell::default(), Cell::default(), Cell::default()]; 2];
+        let mut rows = vec![
+            [
+                Cell::default(),
+                Cell::default(),
+                Cell::default(),
+                Cell::default(),
+                Cell::default()
+            ];
+            2
+        ];
         let mut range_bytes = [0u64; 2];
         for (i, bits) in configs.into_iter().enumerate() {
             let tree = PrefixTree::build(n, options(bits))?;

@@ -157,9 +157,12 @@ impl<W: Words> EfCore<W> {
         // The values whose high parts follow the sampled zero have their low
         // bits from index `start − (j << q)` on (the ones before it): start
         // loading them now, beside the upper bits, instead of after.
-        let index = start.wrapping_sub((j as u64) << q).min(self.layout.len.saturating_sub(1));
+        let index = start
+            .wrapping_sub((j as u64) << q)
+            .min(self.layout.len.saturating_sub(1));
         let bit = index.wrapping_mul(u64::from(self.layout.low_bits));
-        self.words.prefetch(self.layout.lower_start().wrapping_add((bit / 64) as usize));
+        self.words
+            .prefetch(self.layout.lower_start().wrapping_add((bit / 64) as usize));
         // Zeros still to pass, counting the sampled one as the first.
         let mut remaining = k - ((j as u64) << q);
         let mut w = (start / 64) as usize;
@@ -229,8 +232,10 @@ impl<W: Words> EfCore<W> {
             return;
         }
         let j = (high.saturating_sub(1) >> layout.sample_log2) as usize;
-        self.words.prefetch(layout.sample_start() + j.min(layout.sample_words.saturating_sub(1)));
-        let below = ((u128::from(high) << layout.low_bits) * u128::from(layout.len) / u128::from(layout.universe.max(1))) as u64;
+        self.words
+            .prefetch(layout.sample_start() + j.min(layout.sample_words.saturating_sub(1)));
+        let below = ((u128::from(high) << layout.low_bits) * u128::from(layout.len)
+            / u128::from(layout.universe.max(1))) as u64;
         self.words.prefetch(((high + below) / 64) as usize);
         let bit = below.min(layout.len - 1) * u64::from(layout.low_bits);
         self.words.prefetch(layout.lower_start() + (bit / 64) as usize);

@@ -162,7 +162,9 @@ impl Db {
                     ls.filter_bytes += t.filter_bytes();
                     ls.pinned_filter_bytes += t.pinned_filter_bytes();
                     ls.untrusted_filters += usize::from(t.filter_untrusted().is_some());
-                    ls.range_filter_bytes += t.range_filter().map_or(0, |f| amq::range::RangeFilter::size_in_bytes(f) as u64);
+                    ls.range_filter_bytes += t
+                        .range_filter()
+                        .map_or(0, |f| amq::range::RangeFilter::size_in_bytes(f) as u64);
                     ls.untrusted_range_filters += usize::from(t.range_filter_untrusted().is_some());
                     if !ls.filter_kinds.contains(&t.filter_kind()) {
                         ls.filter_kinds.push(t.filter_kind());
@@ -304,7 +306,10 @@ impl Db {
                 &shapes_after(&version, &c),
                 &built_filters(&version, &inputs),
             ),
-            range_filter: self.opts.range_filter_policy.for_level(c.output_level, bottommost),
+            range_filter: self
+                .opts
+                .range_filter_policy
+                .for_level(c.output_level, bottommost),
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(

@@ -314,7 +314,11 @@ impl Scan {
         // tables' cache misses overlap instead of following each other.
         let mut met = Vec::new();
         let ranges = self.version.scan_range(lo, hi);
-        'runs: for (r, (run, meets)) in ranges.into_iter().flat_map(|r| self.version.runs_meeting(r)).enumerate() {
+        'runs: for (r, (run, meets)) in ranges
+            .into_iter()
+            .flat_map(|r| self.version.runs_meeting(r))
+            .enumerate()
+        {
             // A run of one table that surely meets the range, with its
             // prefix filter at hand; or every table of the run whose range
             // meets the scan's.

@@ -163,7 +163,9 @@ impl RangeFilterPolicy {
     /// ```
     pub fn per_level(levels: Vec<LevelRangeFilter>) -> Result<Self> {
         if levels.is_empty() {
-            return Err(Error::InvalidOptions("a range filter policy needs at least one level"));
+            return Err(Error::InvalidOptions(
+                "a range filter policy needs at least one level",
+            ));
         }
         let p = RangeFilterPolicy {
             levels: PerLevel::new(levels),
@@ -239,7 +241,13 @@ mod tests {
             let p = RangeFilterPolicy::per_level(vec![LevelRangeFilter::new(kind, sizing)]);
             assert_eq!(p.is_ok(), kind == FilterKind::GrafiteRange, "{kind:?}");
         }
-        let bad = LevelRangeFilter::new(FilterKind::GrafiteRange, RangeSizing::Fpr { fpr: 0.5, max_range_len: 0 });
+        let bad = LevelRangeFilter::new(
+            FilterKind::GrafiteRange,
+            RangeSizing::Fpr {
+                fpr: 0.5,
+                max_range_len: 0,
+            },
+        );
         assert!(RangeFilterPolicy::none().with_bottommost(bad).validate().is_err());
         assert!(RangeFilterPolicy::none().with_first(bad).validate().is_err());
         assert!(RangeFilterPolicy::per_level(vec![]).is_err());

@@ -256,7 +256,8 @@ impl Iterator for TableCursor {
         if !self.found {
             self.found = true;
             if let Some(CursorCounts {
-                maybe: Some((all, i)), ..
+                maybe: Some((all, i)),
+                ..
             }) = &self.counts
             {
                 // Found: whatever the other direction finds, the filters

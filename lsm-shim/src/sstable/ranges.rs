@@ -176,17 +176,28 @@ impl Table {
         })
     }
 
-    fn check_range_filter(&self, ext: RangeFilterExt, bytes: &[u8]) -> std::result::Result<RangeFilterState, String> {
+    fn check_range_filter(
+        &self,
+        ext: RangeFilterExt,
+        bytes: &[u8],
+    ) -> std::result::Result<RangeFilterState, String> {
         if FilterKind::from_id(ext.kind) != Some(FilterKind::GrafiteRange) {
             return Err(format!("range filter kind {} unknown to this build", ext.kind));
         }
         if ext.key_map != KEY_MAP_TOP8 {
-            return Err(format!("range filter key map {} unknown to this build", ext.key_map));
+            return Err(format!(
+                "range filter key map {} unknown to this build",
+                ext.key_map
+            ));
         }
-        let filter = GrafiteRange::from_bytes(bytes).map_err(|e| format!("amq could not decode the range filter: {e:?}"))?;
+        let filter = GrafiteRange::from_bytes(bytes)
+            .map_err(|e| format!("amq could not decode the range filter: {e:?}"))?;
         // A filter of another number of keys was built from other keys
         // (or forged): it could rule out ranges the table holds keys in.
-        if filter.num_keys() as u64 != ext.keys || ext.keys > self.props.entries || (ext.keys == 0) != (self.props.entries == 0) {
+        if filter.num_keys() as u64 != ext.keys
+            || ext.keys > self.props.entries
+            || (ext.keys == 0) != (self.props.entries == 0)
+        {
             return Err(format!(
                 "range filter holds {} keys, the metadata block says {} of {} entries",
                 filter.num_keys(),
@@ -240,7 +251,8 @@ impl Table {
         else {
             return None;
         };
-        let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (lo, hi) else {
+        let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (lo, hi)
+        else {
             return None;
         };
         // Every key here maps inside `first..=last`: clamp to it.
@@ -315,7 +327,10 @@ mod tests {
         let prefix = common_prefix(keys.iter().map(Vec::as_slice)).len();
         assert_eq!(usize::from(width), (longest - prefix.min(longest)).min(8));
         // Undo the shift: the bytes it dropped are zero in every key.
-        values.into_iter().map(|v| v.checked_shl(width_shift(width)).unwrap_or(0)).collect()
+        values
+            .into_iter()
+            .map(|v| v.checked_shl(width_shift(width)).unwrap_or(0))
+            .collect()
     }
 
     #[test]
