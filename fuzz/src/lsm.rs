@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use amq::range::RangeSizing;
 use amq::{CappedPrefix, DelimitedPrefix, FilterKind, FilterSizing, FixedPrefix, PrefixExtractor};
 use amq_lsm::env::{Env, FaultEnv};
-use amq::range::RangeSizing;
 use amq_lsm::{
     CompactionStyle, Db, FilterPolicy, LevelRangeFilter, LeveledOptions, Options, RangeFilterPolicy,
     Recovery, SyncMode, TieredOptions,
@@ -200,7 +200,9 @@ fn with_config(opts: Options, n: u8) -> Options {
     let range = match (n / 5) % 3 {
         0 => RangeFilterPolicy::none(),
         1 => RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(12.0)),
-        _ => RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(20.0)).with_bottommost(LevelRangeFilter::None),
+        _ => {
+            RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(20.0)).with_bottommost(LevelRangeFilter::None)
+        }
     };
     with_prefixes(opts, n).range_filter_policy(range)
 }
@@ -296,7 +298,10 @@ pub fn db_ops(input: DbInput) {
                 let (lo, hi) = (end(a), end(b));
                 let got: Vec<_> = db.scan(lo.clone()..=hi.clone()).map(|r| r.unwrap()).collect();
                 let want: Vec<_> = if lo <= hi {
-                    model.range(lo..=hi).map(|(k, v)| (k.clone(), v.clone())).collect()
+                    model
+                        .range(lo..=hi)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
                 } else {
                     Vec::new()
                 };
