@@ -324,7 +324,23 @@ impl Stats {
             + self.filter_cache_bytes
     }
 
-    /// Total bytes of the tables' range filters.
+    /// Total bytes of the tables' range filters (all pinned in memory).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// use amq::range::RangeSizing;
+    /// use amq_lsm::{Db, Options, RangeFilterPolicy};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options::default().range_filter_policy(RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)));
+    /// let db = Db::open(dir.path(), opts)?;
+    /// for i in 0..1000 {
+    ///     db.put(format!("k{i:04}"), "")?;
+    /// }
+    /// db.flush()?;
+    /// let bits_per_key = db.stats().range_filter_bytes() as f64 * 8.0 / 1000.0;
+    /// assert!((15.0..19.0).contains(&bits_per_key), "{bits_per_key}");
+    /// # Ok(()) }
+    /// ```
     pub fn range_filter_bytes(&self) -> u64 {
         self.levels.iter().map(|l| l.range_filter_bytes).sum()
     }
@@ -333,8 +349,13 @@ impl Stats {
     /// positives over probes for ranges a table held no key in.
     ///
     /// ```
-    /// let s = amq_lsm::Stats { range_negatives: 99, range_false_positives: 1, ..Default::default() };
-    /// assert_eq!(s.measured_range_fpr(), 0.01);
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = amq_lsm::Db::open(dir.path(), amq_lsm::Options::default())?;
+    /// let s = db.stats();
+    /// assert_eq!(s.measured_range_fpr(), 0.0); // no range filter asked yet
+    /// assert_eq!(s.range_filter_bytes(), 0);
+    /// # Ok(()) }
     /// ```
     pub fn measured_range_fpr(&self) -> f64 {
         let absent = self.range_false_positives + self.range_negatives;

@@ -43,12 +43,29 @@ pub enum LevelRangeFilter {
 }
 
 impl LevelRangeFilter {
-    /// A range filter of `kind`, sized by `sizing`.
+    /// A range filter of `kind`, sized by `sizing` (checked when a policy
+    /// takes it).
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq::FilterKind;
+    /// use amq_lsm::{LevelRangeFilter, RangeFilterPolicy};
+    /// let f = LevelRangeFilter::new(FilterKind::GrafiteRange, RangeSizing::Fpr { fpr: 0.01, max_range_len: 100 });
+    /// assert!(RangeFilterPolicy::per_level(vec![f]).is_ok());
+    /// ```
     pub fn new(kind: FilterKind, sizing: RangeSizing) -> Self {
         LevelRangeFilter::Filter { kind, sizing }
     }
 
     /// The kind, or `None` for no range filter.
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq::FilterKind;
+    /// use amq_lsm::LevelRangeFilter;
+    /// let f = LevelRangeFilter::new(FilterKind::GrafiteRange, RangeSizing::BitsPerKey(12.0));
+    /// assert_eq!((f.kind(), LevelRangeFilter::None.kind()), (Some(FilterKind::GrafiteRange), None));
+    /// ```
     pub fn kind(&self) -> Option<FilterKind> {
         match self {
             LevelRangeFilter::None => None,
@@ -124,6 +141,11 @@ impl Default for RangeFilterPolicy {
 impl RangeFilterPolicy {
     /// No range filter anywhere: every bounded scan reads each table whose
     /// key range meets its range (bar prefix filters).
+    ///
+    /// ```
+    /// use amq_lsm::{LevelRangeFilter, RangeFilterPolicy};
+    /// assert_eq!(RangeFilterPolicy::none().for_level(2, true), LevelRangeFilter::None);
+    /// ```
     pub fn none() -> Self {
         RangeFilterPolicy {
             levels: PerLevel::new(vec![LevelRangeFilter::None]),
@@ -177,6 +199,14 @@ impl RangeFilterPolicy {
     /// The same policy, but tables written to the bottommost level (the
     /// deepest level holding data; [`FilterPolicy`](crate::FilterPolicy)
     /// says when a table is written there) get `filter`.
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq_lsm::{LevelRangeFilter, RangeFilterPolicy};
+    /// let p = RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)).with_bottommost(LevelRangeFilter::None);
+    /// assert_eq!(p.for_level(4, true), LevelRangeFilter::None);
+    /// assert!(p.for_level(4, false).kind().is_some());
+    /// ```
     pub fn with_bottommost(mut self, filter: LevelRangeFilter) -> Self {
         self.levels.bottommost = Some(filter);
         self
@@ -199,6 +229,13 @@ impl RangeFilterPolicy {
 
     /// The range filter of a table written to `level`; `bottommost` says
     /// whether no deeper level holds data (ignored for level 0).
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq_lsm::{LevelRangeFilter, RangeFilterPolicy};
+    /// let p = RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)).with_bottommost(LevelRangeFilter::None);
+    /// assert!(p.for_level(0, true).kind().is_some()); // level 0 is never bottommost
+    /// ```
     pub fn for_level(&self, level: usize, bottommost: bool) -> LevelRangeFilter {
         self.levels.for_level(level, bottommost)
     }
