@@ -341,6 +341,14 @@ fn percent(rate: f64) -> String {
     }
 }
 
+/// How a report prints a target's outcome: "met", or "**not met**" in bold.
+pub fn verdict(met: bool) -> &'static str {
+    match met {
+        true => "met",
+        false => "**not met**",
+    }
+}
+
 /// The CPU's model name, from /proc/cpuinfo where there is one (what every
 /// report prints beside its figures).
 pub fn cpu_model() -> String {

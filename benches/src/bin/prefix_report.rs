@@ -19,6 +19,7 @@ use amq_bench::prefix::{
     absent_get, across, filter_bytes, options, present_scan, seek, FjallTree, Measured, PrefixTree,
     KEYS_PER_TABLE, PRESENT_TABLES,
 };
+use amq_bench::report::verdict;
 
 struct Args {
     tables: Vec<usize>,
@@ -222,13 +223,6 @@ fn mean_expected_fpr(s: &amq_lsm::Stats) -> f64 {
         .flat_map(|l| l.table_stats.iter().map(|t| t.expected_fpr))
         .collect();
     fprs.iter().sum::<f64>() / fprs.len().max(1) as f64
-}
-
-fn verdict(met: bool) -> &'static str {
-    match met {
-        true => "met",
-        false => "**not met**",
-    }
 }
 
 fn main() -> ExitCode {

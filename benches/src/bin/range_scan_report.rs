@@ -18,6 +18,7 @@ use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
 use amq_bench::lsm::{median, Error};
 use amq_bench::prefix::{absent_get, across, present_scan, Measured, PrefixTree, KEYS_PER_TABLE};
 use amq_bench::range_scan::{empty_tenant_scan, options, IntTree};
+use amq_bench::report::verdict;
 use amq_lsm::{Db, Stats};
 
 struct Args {
@@ -104,13 +105,6 @@ fn time(ns: f64) -> String {
         ns if ns >= 1e6 => format!("{:.2} ms", ns / 1e6),
         ns if ns >= 1e3 => format!("{:.1} µs", ns / 1e3),
         ns => format!("{ns:.0} ns"),
-    }
-}
-
-fn verdict(met: bool) -> &'static str {
-    match met {
-        true => "met",
-        false => "**not met**",
     }
 }
 

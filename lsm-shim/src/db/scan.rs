@@ -351,7 +351,8 @@ impl Scan {
                     n.prefix_negatives += 1;
                     continue;
                 }
-                // `None` for a half-open range: a filter cannot rule it out.
+                // No question where a range filter cannot help: none
+                // trusted, a half-open range, or one too long to ask about.
                 met.push((r, t, by_prefix, t.range_query(lo, hi)));
             }
         }
