@@ -21,7 +21,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use amq_lsm::env::{Env, FaultEnv};
-use amq_lsm::{CompactionStyle, Db, Error, FilterPolicy, SyncMode, WriteBatch};
+use amq::range::RangeSizing;
+use amq_lsm::{CompactionStyle, Db, Error, FilterPolicy, RangeFilterPolicy, SyncMode, WriteBatch};
 
 use common::*;
 
@@ -96,6 +97,8 @@ fn options(env: &Arc<FaultEnv>, style: CompactionStyle, sync: SyncMode) -> amq_l
     let dyn_env: Arc<dyn Env> = env.clone();
     let mut o = small_options(dyn_env, FilterPolicy::default(), style);
     o.sync = sync;
+    // Every table carries a range filter block too.
+    o.range_filter_policy = RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0));
     // The tiered runs write partitioned filters (several partitions per
     // table, a partition index, footer version 2), the leveled ones whole
     // filters: both table layouts meet every fault.
