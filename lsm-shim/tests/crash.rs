@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use amq_lsm::env::{Env, FaultEnv};
 use amq::range::RangeSizing;
+use amq_lsm::env::{Env, FaultEnv};
 use amq_lsm::{CompactionStyle, Db, Error, FilterPolicy, RangeFilterPolicy, SyncMode, WriteBatch};
 
 use common::*;
