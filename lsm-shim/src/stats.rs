@@ -358,11 +358,7 @@ impl Stats {
     /// # Ok(()) }
     /// ```
     pub fn measured_range_fpr(&self) -> f64 {
-        let absent = self.range_false_positives + self.range_negatives;
-        if absent == 0 {
-            return 0.0;
-        }
-        self.range_false_positives as f64 / absent as f64
+        false_positive_rate(self.range_false_positives, self.range_negatives)
     }
 
     /// Entries in all tables.
@@ -373,21 +369,22 @@ impl Stats {
     /// The measured false-positive rate of the prefix filters: false
     /// positives over probes for prefixes a table did not hold.
     pub fn measured_prefix_fpr(&self) -> f64 {
-        let absent = self.prefix_false_positives + self.prefix_negatives;
-        if absent == 0 {
-            return 0.0;
-        }
-        self.prefix_false_positives as f64 / absent as f64
+        false_positive_rate(self.prefix_false_positives, self.prefix_negatives)
     }
 
     /// The measured false-positive rate of the filters: false positives over
     /// probes for keys a table did not hold.
     pub fn measured_fpr(&self) -> f64 {
-        let absent = self.filter_false_positives + self.filter_negatives;
-        if absent == 0 {
-            return 0.0;
-        }
-        self.filter_false_positives as f64 / absent as f64
+        false_positive_rate(self.filter_false_positives, self.filter_negatives)
+    }
+}
+
+/// `false_positives` over the probes of what was absent (false positives
+/// and negatives); 0 before any.
+fn false_positive_rate(false_positives: u64, negatives: u64) -> f64 {
+    match false_positives + negatives {
+        0 => 0.0,
+        absent => false_positives as f64 / absent as f64,
     }
 }
 

@@ -144,9 +144,7 @@ fn table_path(env: &FaultEnv) -> PathBuf {
 /// length, offset (u64), length (u32), kind, key map, width, keys (varint);
 /// and where the key map byte is.
 fn range_block(bytes: &[u8]) -> (usize, usize, usize) {
-    let f = &bytes[bytes.len() - FOOTER_LEN..];
-    let meta = u64::from_le_bytes(f[12..20].try_into().unwrap()) as usize;
-    let meta_len = u32::from_le_bytes(f[20..24].try_into().unwrap()) as usize;
+    let (meta, meta_len) = meta_block(bytes);
     let m = &bytes[meta..meta + meta_len];
     let ext = (0..m.len() - 16)
         .rev()
@@ -155,6 +153,14 @@ fn range_block(bytes: &[u8]) -> (usize, usize, usize) {
     let off = u64::from_le_bytes(m[ext + 2..ext + 10].try_into().unwrap()) as usize;
     let len = u32::from_le_bytes(m[ext + 10..ext + 14].try_into().unwrap()) as usize;
     (off, len, meta + ext + 15)
+}
+
+/// The metadata block's offset and length (without its trailer), from the
+/// footer's second handle.
+fn meta_block(bytes: &[u8]) -> (usize, usize) {
+    let f = &bytes[bytes.len() - FOOTER_LEN..];
+    let offset = u64::from_le_bytes(f[12..20].try_into().unwrap()) as usize;
+    (offset, u32::from_le_bytes(f[20..24].try_into().unwrap()) as usize)
 }
 
 /// One table of 120 keys `k{2i}`, with a range filter.
@@ -256,9 +262,7 @@ fn a_forged_range_filter_or_an_unknown_key_map_is_never_used() {
     // The pristine filter under a key map id of a later build: the metadata
     // block's checksum is fixed so only the id differs.
     env.corrupt(&path, |d| d.copy_from_slice(&pristine)).unwrap();
-    let f = &pristine[pristine.len() - FOOTER_LEN..];
-    let meta = u64::from_le_bytes(f[12..20].try_into().unwrap()) as usize;
-    let meta_len = u32::from_le_bytes(f[20..24].try_into().unwrap()) as usize;
+    let (meta, meta_len) = meta_block(&pristine);
     assert_eq!(pristine[key_map_at], 1, "key map");
     env.corrupt(&path, |d| {
         d[key_map_at] = 2;
