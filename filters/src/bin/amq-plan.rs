@@ -4,9 +4,9 @@
 //! prints what it measured beside what was predicted.
 //!
 //! ```text
-//! cargo run --release -p amq --example plan -- --n 1000000 --fpr 0.01
-//! cargo run --release -p amq --example plan -- --n 1000000 --fpr 0.001 --deletes
-//! cargo run --release -p amq --example plan -- --n 10000000 --budget 8 --check
+//! cargo run --release -p amq --bin amq-plan -- --n 1000000 --fpr 0.01
+//! cargo run --release -p amq --bin amq-plan -- --n 1000000 --fpr 0.001 --deletes
+//! cargo run --release -p amq --bin amq-plan -- --n 10000000 --budget 8 --check
 //! ```
 //!
 //! Flags: `--n KEYS` (default 1,000,000), `--fpr P`, `--budget BITS_PER_KEY`,
