@@ -16,9 +16,13 @@
 //! |--------|--------------|------------------------------------|--------|
 //! | [`GrafiteRange`] | `B` | at most `ℓ / 2^(B − 2.32)` for any keys and queries (whole `B`) | [`grafite`] |
 //!
-//! Byte-string keys map to `u64`s in order with [`key_to_u64`]: keys that
-//! share their first eight bytes after a common prefix become one `u64`,
-//! which only adds false positives.
+//! Byte-string keys map to `u64`s in order with a [`KeyMap`] fitted to the
+//! keys: it keeps only the byte positions where they differ, each in as
+//! many bits as the bytes seen there need (a decimal digit costs 3.3 bits),
+//! so composite, decimal and long-headed keys become dense integers, and
+//! maps any query bound conservatively. [`key_to_u64`] is the simpler map
+//! of the eight bytes past a common prefix: keys that share those eight
+//! bytes become one `u64`, which only adds false positives.
 //!
 //! ```
 //! use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
@@ -40,9 +44,11 @@ use crate::error::invalid;
 use crate::{Error, FilterKind};
 
 pub mod grafite;
+mod keymap;
 mod keys;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};
+pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};
 
 /// Query side of every range filter: "may some key lie in `lo..=hi`?"
@@ -147,7 +153,24 @@ pub trait RangeFilter: Send + Sync {
     /// assert_eq!(f.num_keys(), 3);
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "len", alias = "count")]
     fn num_keys(&self) -> usize;
+
+    /// Whether the filter was built from no key: [`num_keys`](RangeFilter::num_keys)
+    /// is 0, and then every range answers `false`.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let f = GrafiteRange::build(&[10, 20, 30], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(!f.is_empty());
+    /// let empty = GrafiteRange::build(&[], RangeSizing::BitsPerKey(16.0))?;
+    /// assert!(empty.is_empty() && !empty.may_contain_range(0, u64::MAX));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.num_keys() == 0
+    }
 
     /// `size_in_bytes · 8 / num_keys`; zero for an empty filter.
     ///
@@ -225,6 +248,9 @@ macro_rules! forward_range_filter {
             }
             fn num_keys(&self) -> usize {
                 (**self).num_keys()
+            }
+            fn is_empty(&self) -> bool {
+                (**self).is_empty()
             }
             fn bits_per_key(&self) -> f64 {
                 (**self).bits_per_key()

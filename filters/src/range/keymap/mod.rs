@@ -1,0 +1,410 @@
+//! An order-preserving map of byte-string keys onto `u64`s, fitted to one
+//! set of keys ([`KeyMap`]): it keeps the bits that tell those keys apart,
+//! so a range filter over the `u64`s sees neighbouring keys as neighbouring
+//! integers.
+//!
+//! # The map
+//!
+//! A key is read as a sequence of symbols, one per byte position, padded
+//! past its end with an *end* symbol that sorts below every byte; comparing
+//! two such sequences position by position is exactly the bytes' `memcmp`
+//! order (a proper prefix sorts first). Over the key set the map was built
+//! from, a position is *fixed* when every key has the same symbol there,
+//! and *varying* otherwise. Each varying position `p` has an alphabet
+//! `A_p`, the symbols that occur there, and a key's *digit* at `p` is the
+//! rank of its symbol in `A_p`. The map reads the digits of the varying
+//! positions, most significant first, as one mixed-radix number:
+//! `Σ digit_j · W_j`, with radix `|A_j|` and weight `W_j = Π_{k>j} |A_k|`.
+//! Fixed positions cost nothing, and a position holding only decimal digits
+//! costs `log2 10 ≈ 3.32` bits, not 8: twenty varying decimal digits need
+//! 66.4 bits, and the first 19 of them fit.
+//!
+//! Digits are taken while their radices' product stays within `2^64`. The
+//! first that does not fit is kept *coarsened* to the radix `C` still
+//! available (`digit · C / |A_j|`, rounded down, when `C ≥ 2`), and the map
+//! stops there: it is then [*truncated*](KeyMap::is_exact), and keys that
+//! differ only past that point share a `u64`. This is the only way two of
+//! the keys it was built from can meet, and [`KeyMap::bits`] says how much
+//! room there was.
+//!
+//! # Any key, including the ones it was not built from
+//!
+//! A query bound is any byte string. [`KeyMap::lower`] gives the least
+//! `u64` of the built keys at or above it, [`KeyMap::upper`] the greatest at
+//! or below it: walking the positions, the first fixed symbol it differs
+//! from, or the first varying symbol outside the alphabet, decides where
+//! the bound falls among the keys (a byte that no key has at a position
+//! lands between its neighbours' ranks). So for a built key `k` and bounds
+//! `lo ≤ k ≤ hi`, `lower(lo) ≤ map(k) ≤ upper(hi)` for every byte string:
+//! a range filter built from the keys' `u64`s and asked about
+//! `lower(lo)..=upper(hi)` has no false negatives. Both never decrease as
+//! the bound grows. [`KeyMap::range`] does it for `Bound`s, and says
+//! `None` when the map alone proves that no built key lies in the range
+//! (a bound between two keys' prefixes that no key has, for example).
+//!
+//! This is the idea of order-preserving key compression (HOPE: Zhang et
+//! al., "Order-Preserving Key Compression for In-Memory Search Trees",
+//! SIGMOD 2020), in its simplest form: one fixed-length code per byte
+//! position, chosen per key set, which is what a static range filter over
+//! one table's keys needs.
+//!
+//! ```
+//! use amq::range::{GrafiteRange, KeyMap, RangeFilter, RangeSizing};
+//!
+//! // Composite keys: tenant, then row, both decimal.
+//! let keys: Vec<String> = (0..64u32)
+//!     .flat_map(|t| (0..100u32).map(move |r| format!("t{t:06}:{:08}", r * 7)))
+//!     .collect();
+//! let map = KeyMap::from_keys(keys.iter().map(String::as_bytes));
+//! assert!(map.is_exact() && map.bits() < 32.0); // 2 + 3 varying digits
+//! let codes: Vec<u64> = keys.iter().map(|k| map.map(k.as_bytes())).collect();
+//! assert!(codes.windows(2).all(|w| w[0] < w[1])); // in order, none shared
+//! let f = GrafiteRange::build(&codes, RangeSizing::BitsPerKey(16.0))?;
+//!
+//! let ask = |lo: &str, hi: &str| match map.range_inclusive(lo.as_bytes(), hi.as_bytes()) {
+//!     Some((a, b)) => f.may_contain_range(a, b),
+//!     None => false, // the map alone rules the range out
+//! };
+//! assert!(ask("t000003:00000007", "t000003:00000007")); // a key
+//! assert!(!ask("t000070:", "t000070;")); // a tenant past every digit seen
+//! // A gap of six rows within a tenant: six integers for the filter.
+//! let (a, b) = map.range_inclusive(b"t000005:00000015", b"t000005:00000020").unwrap();
+//! assert_eq!(b - a, 5);
+//! # Ok::<(), amq::Error>(())
+//! ```
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+use core::ops::Bound;
+
+mod build;
+mod codec;
+
+pub use build::KeyMapBuilder;
+
+/// The end-of-key symbol; byte `b` is symbol `b + 1`.
+const END: usize = 0;
+
+/// The symbol of `key` at `pos`: its byte plus one, or [`END`] past its end.
+#[inline(always)]
+fn symbol(key: &[u8], pos: usize) -> usize {
+    key.get(pos).map_or(END, |&b| usize::from(b) + 1)
+}
+
+/// A set of the 257 symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Alphabet([u64; 5]);
+
+impl Alphabet {
+    #[inline(always)]
+    pub(crate) fn insert(&mut self, s: usize) {
+        self.0[s / 64] |= 1 << (s % 64);
+    }
+    #[inline(always)]
+    fn contains(&self, s: usize) -> bool {
+        self.0[s / 64] >> (s % 64) & 1 != 0
+    }
+    /// Symbols below `s`.
+    #[inline(always)]
+    fn rank(&self, s: usize) -> u64 {
+        let (w, b) = (s / 64, s % 64);
+        let below: u32 = self.0[..w].iter().map(|x| x.count_ones()).sum();
+        u64::from(below + (self.0[w] & ((1u64 << b) - 1)).count_ones())
+    }
+    pub(crate) fn len(&self) -> u64 {
+        self.0.iter().map(|x| u64::from(x.count_ones())).sum()
+    }
+}
+
+/// One varying position of the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Digit {
+    /// The byte position.
+    pub(crate) pos: usize,
+    /// The symbols the keys have there (at least two).
+    pub(crate) alphabet: Alphabet,
+    /// `|alphabet|`.
+    pub(crate) radix: u64,
+    /// The radix the digit is written in: `radix`, or fewer for the last
+    /// digit of a truncated map (at least 2).
+    pub(crate) out: u64,
+    /// `Π out` of the digits after this one.
+    pub(crate) weight: u64,
+}
+
+impl Digit {
+    /// Digit `d` (`0..=radix`) in the output radix: `d · out / radix`,
+    /// which is `out` for `d = radix` (one past the last symbol).
+    #[inline(always)]
+    fn scale(&self, d: u64) -> u64 {
+        if self.out == self.radix {
+            d
+        } else {
+            (u128::from(d) * u128::from(self.out) / u128::from(self.radix)) as u64
+        }
+    }
+}
+
+/// An order-preserving map of byte-string keys onto `u64`s, fitted to a set
+/// of keys: see the [module docs](self) for how it works and why it never
+/// causes a false negative. Build it with [`KeyMap::from_keys`] or a
+/// [`KeyMapBuilder`]; store it with [`to_bytes`](KeyMap::to_bytes) beside
+/// the range filter built from its `u64`s.
+///
+/// ```
+/// use amq::range::KeyMap;
+/// let keys: [&[u8]; 4] = [b"ev:0001", b"ev:0002", b"ev:0010", b"ev:0011"];
+/// let map = KeyMap::from_keys(keys);
+/// // Only the last two positions vary, over {0, 1} and {0, 1, 2}.
+/// let codes: Vec<u64> = keys.iter().map(|k| map.map(k)).collect();
+/// assert_eq!(codes, [1, 2, 3, 4]);
+/// assert_eq!(map.bits(), 6f64.log2());
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyMap {
+    /// The smallest key: its bytes are the fixed positions' symbols.
+    first: Vec<u8>,
+    /// The varying positions in order, as far as 64 bits reach.
+    digits: Vec<Digit>,
+    /// Whether varying positions were left out (or the last coarsened).
+    truncated: bool,
+}
+
+/// Where a bound falls among the keys' `u64`s: the least at or above it
+/// (`lower`, up to `2^64` for "above every key") and the greatest at or
+/// below it (`upper`, down to −1 for "below every key"), and whether the
+/// bound is itself a code's one key (`exact`: nothing of it was left out).
+struct Place {
+    lower: u128,
+    upper: i128,
+    exact: bool,
+}
+
+impl KeyMap {
+    /// The map of `keys` (any order, duplicates allowed): a
+    /// [`KeyMapBuilder`] fed every key.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"b"[..], b"a", b"ab"]);
+    /// assert!(map.map(b"a") < map.map(b"ab") && map.map(b"ab") < map.map(b"b"));
+    /// ```
+    pub fn from_keys<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> KeyMap {
+        let mut b = KeyMapBuilder::new();
+        for k in keys {
+            b.add(k);
+        }
+        b.finish()
+    }
+
+    /// The `u64` of a key the map was built from (for any other byte string,
+    /// the same as [`lower`](Self::lower)). Keys in order get `u64`s in
+    /// order; two of them share one only where the map
+    /// [is truncated](Self::is_exact).
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"k7"[..], b"k8", b"k9"]);
+    /// assert_eq!((map.map(b"k7"), map.map(b"k9")), (0, 2));
+    /// ```
+    pub fn map(&self, key: &[u8]) -> u64 {
+        self.lower(key)
+    }
+
+    /// The least `u64` of the built keys at or above `bound`: every built
+    /// key `k ≥ bound` has `map(k) ≥ lower(bound)`. `u64::MAX` when no
+    /// built key is above `bound` (which a built key can also map to: use
+    /// [`range`](Self::range) to tell the two apart).
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"a1"[..], b"a3", b"a5"]);
+    /// assert_eq!(map.lower(b"a2"), map.map(b"a3"));
+    /// assert_eq!(map.lower(b"a"), map.map(b"a1"));
+    /// ```
+    pub fn lower(&self, bound: &[u8]) -> u64 {
+        self.place(bound).lower.min(u128::from(u64::MAX)) as u64
+    }
+
+    /// The greatest `u64` of the built keys at or below `bound`: every built
+    /// key `k ≤ bound` has `map(k) ≤ upper(bound)`. 0 when no built key is
+    /// below `bound`.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"a1"[..], b"a3", b"a5"]);
+    /// assert_eq!(map.upper(b"a4"), map.map(b"a3"));
+    /// assert_eq!(map.upper(b"b"), map.map(b"a5"));
+    /// ```
+    pub fn upper(&self, bound: &[u8]) -> u64 {
+        self.place(bound).upper.max(0) as u64
+    }
+
+    /// The `u64`s a range filter built from the keys' codes must be asked
+    /// about for the keys in `lo..hi` (`Bound`s as in
+    /// [`BTreeMap::range`](alloc::collections::BTreeMap::range)): `Some((a,
+    /// b))` with `a ≤ b` holding the code of every built key in the range,
+    /// or `None` when no built key can lie in it (the map alone decides).
+    /// An excluded bound that is itself one of the built keys' exact codes
+    /// is excluded from the `u64`s too.
+    ///
+    /// ```
+    /// use std::ops::Bound::{Excluded, Included, Unbounded};
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"a1"[..], b"a3", b"a5"]);
+    /// assert_eq!(map.range(Included(&b"a2"[..]), Included(&b"a4"[..])), Some((1, 1)));
+    /// assert_eq!(map.range(Excluded(&b"a1"[..]), Excluded(&b"a3"[..])), None);
+    /// assert_eq!(map.range(Unbounded, Included(&b"a0"[..])), None);
+    /// assert_eq!(map.range(Unbounded, Unbounded), Some((0, 2)));
+    /// ```
+    pub fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
+        let a: u128 = match lo {
+            Bound::Unbounded => 0,
+            Bound::Included(k) => self.place(k).lower,
+            Bound::Excluded(k) => {
+                let p = self.place(k);
+                p.lower + u128::from(p.exact)
+            }
+        };
+        let last = self.codes() as i128 - 1;
+        let b: i128 = match hi {
+            Bound::Unbounded => last,
+            Bound::Included(k) => self.place(k).upper,
+            Bound::Excluded(k) => {
+                let p = self.place(k);
+                p.upper - i128::from(p.exact)
+            }
+        };
+        let b = b.min(last);
+        if b < 0 || a as i128 > b {
+            return None;
+        }
+        Some((a as u64, b as u64))
+    }
+
+    /// [`range`](Self::range) of `lo..=hi`.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let map = KeyMap::from_keys([&b"a1"[..], b"a3", b"a5"]);
+    /// assert_eq!(map.range_inclusive(b"a1", b"a3"), Some((0, 1)));
+    /// assert_eq!(map.range_inclusive(b"a6", b"a9"), None);
+    /// ```
+    pub fn range_inclusive(&self, lo: &[u8], hi: &[u8]) -> Option<(u64, u64)> {
+        self.range(Bound::Included(lo), Bound::Included(hi))
+    }
+
+    /// Whether every varying position fit in 64 bits, so that distinct
+    /// built keys have distinct `u64`s.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// // Twenty varying decimal digits need 66.4 bits.
+    /// let keys: Vec<String> = (0..1000u64).map(|i| format!("{:020}", i * 10_203_040_506_070_809)).collect();
+    /// let map = KeyMap::from_keys(keys.iter().map(String::as_bytes));
+    /// assert!(!map.is_exact());
+    /// assert!(KeyMap::from_keys([&b"a"[..], b"b"]).is_exact());
+    /// ```
+    pub fn is_exact(&self) -> bool {
+        !self.truncated
+    }
+
+    /// `log2` of the number of `u64`s the map uses (its radices' product):
+    /// how many bits the keys' differences take, at most 64.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let keys: Vec<String> = (0..1000u32).map(|i| format!("id:{i:06}")).collect();
+    /// let map = KeyMap::from_keys(keys.iter().map(String::as_bytes));
+    /// assert!((map.bits() - 1000f64.log2()).abs() < 1e-9); // three decimal digits
+    /// ```
+    pub fn bits(&self) -> f64 {
+        self.digits.iter().map(|d| libm::log2(d.out as f64)).sum()
+    }
+
+    /// How many `u64`s the map uses, `1..=2^64`: codes are below it.
+    fn codes(&self) -> u128 {
+        self.digits
+            .first()
+            .map_or(1, |d| u128::from(d.weight) * u128::from(d.out))
+    }
+
+    /// Where `key` falls among the built keys' codes.
+    fn place(&self, key: &[u8]) -> Place {
+        let mut acc: u128 = 0;
+        // The weight of one step of the digits read so far: past every code
+        // with their values.
+        let mut unit: u128 = self.codes();
+        let mut at = 0usize;
+        let below = |acc: u128| Place {
+            lower: acc,
+            upper: acc as i128 - 1,
+            exact: false,
+        };
+        let above = |acc: u128, unit: u128| Place {
+            lower: acc + unit,
+            upper: (acc + unit) as i128 - 1,
+            exact: false,
+        };
+        for d in &self.digits {
+            // The fixed positions before it: every key has `first`'s bytes.
+            match compare_segment(key, &self.first, at, d.pos) {
+                Ordering::Less => return below(acc),
+                Ordering::Greater => return above(acc, unit),
+                Ordering::Equal => {}
+            }
+            let s = symbol(key, d.pos);
+            let r = d.alphabet.rank(s);
+            let weight = u128::from(d.weight);
+            if !d.alphabet.contains(s) {
+                // Between the keys with the `r` symbols below and the rest.
+                let lower = acc + u128::from(d.scale(r)) * weight;
+                let upper = match r {
+                    0 => acc as i128 - 1,
+                    _ => (acc + u128::from(d.scale(r - 1)) * weight + weight) as i128 - 1,
+                };
+                return Place {
+                    lower,
+                    upper,
+                    exact: false,
+                };
+            }
+            acc += u128::from(d.scale(r)) * weight;
+            unit = weight;
+            at = d.pos + 1;
+        }
+        if self.truncated {
+            // Keys that differ only past the last digit share this code.
+            return Place {
+                lower: acc,
+                upper: acc as i128,
+                exact: false,
+            };
+        }
+        // Every position past the last digit is fixed.
+        match compare_segment(key, &self.first, at, usize::MAX) {
+            Ordering::Less => below(acc),
+            Ordering::Greater => above(acc, unit),
+            Ordering::Equal => Place {
+                lower: acc,
+                upper: acc as i128,
+                exact: true,
+            },
+        }
+    }
+}
+
+/// `key` against `first` over positions `from..to`, both padded with the
+/// end symbol (which is how slices compare: a shorter one sorts first).
+#[inline]
+fn compare_segment(key: &[u8], first: &[u8], from: usize, to: usize) -> Ordering {
+    fn cut(k: &[u8], from: usize, to: usize) -> &[u8] {
+        let end = k.len().min(to);
+        &k[from.min(end)..end]
+    }
+    cut(key, from, to).cmp(cut(first, from, to))
+}
+
+#[cfg(test)]
+mod tests;
