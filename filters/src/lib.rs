@@ -14,20 +14,22 @@
 //!
 //! | filter | keys | bits/key at its usual setting (FPR) | module |
 //! |--------|------|-------------------------------------|--------|
-//! | [`StandardBloom`] | insert | 10.00 (0.82%) | [`bloom`] |
-//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.96%) | [`bloom`] |
-//! | [`CountingBloom`] | insert, remove | 38.37 (1.0%) | [`bloom`] |
-//! | [`CuckooFilter`] | insert, remove | 8.42 (2.95%), 12.63 (0.185%), 16.84 (0.011%) | [`cuckoo`] |
-//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.39%), 19.68 (0.0015%) | [`xor`] |
-//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.39%), 18.09 (0.0015%), 36.18 | [`xor`] |
-//! | [`Ribbon`] | built once; any FPR | 6.90 (1%); 7.30 (0.78%, two-line layout) | [`ribbon`] |
+//! | [`StandardBloom`] | insert | 10.00 (0.819%) | [`bloom`] |
+//! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.958%) | [`bloom`] |
+//! | [`CountingBloom`] | insert, remove | 38.37 (1.000%) | [`bloom`] |
+//! | [`CuckooFilter`] | insert, remove | 8.42 (2.94%), 12.63 (0.185%), 16.84 (0.0116%) | [`cuckoo`] |
+//! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.391%), 19.68 (0.00153%) | [`xor`] |
+//! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.391%), 18.09 (0.00153%), 36.18 (2.33e-8%) | [`xor`] |
+//! | [`Ribbon`] | built once; any FPR | 6.89 (1.000%) | [`ribbon`] |
 //! | [`ParquetBloom`] | insert; Parquet's bytes and value hash | 10.53 (1%) | [`parquet`] |
 //! | [`range::GrafiteRange`] | built once; ranges of `u64` keys | 16.00 (`ℓ/2^13.7` for a range of `ℓ` keys) | [`range`] |
 //!
-//! Measured at 1M keys (`cargo run --release -p amq-bench --bin report --
-//! --n 1000000 --absent 10000000 --runs 5`; `docs/results-amq.md` has the
-//! timings and the machine). The information-theoretic minimum is
-//! `log2(1/FPR)`: 6.64 bits/key at 1%.
+//! Bits/key at 1M keys and the FPR of each kind's formula, as the planner
+//! prints them (`cargo run --release -p amq --bin amq-plan -- --n 1000000`
+//! with `--fpr 0.01`; `--budget 10 --inserts` for the Bloom filters at 10
+//! bits/key; `--deletes --fpr P` for each cuckoo width). `ParquetBloom`'s,
+//! the measured figures, the timings and the machine: `docs/results-amq.md`.
+//! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%.
 //!
 //! ```
 //! use amq::plan::Planner;

@@ -28,8 +28,8 @@ const BATCH: usize = 32;
 /// assert!((0..n as u64).all(|i| f.contains(&i.to_le_bytes())));
 /// // Filled to capacity (95% of the slots): 12 / 0.95 = 12.6 bits per key.
 /// assert!((f.bits_per_key() - 12.0 / 0.95).abs() < 0.01);
-/// // Expected FPR 1 - (1 - 1/4095)^(8 · 0.95) = 0.186%.
-/// assert!((f.expected_fpr() - 0.00186).abs() < 0.00001);
+/// // Expected FPR 1 - (1 - 1/4095)^(8 · 0.95) = 0.185%.
+/// assert!((f.expected_fpr() - 0.00185).abs() < 0.00001);
 /// let fp = (n as u64..n as u64 + 1_000_000)
 ///     .filter(|i| f.contains(&i.to_le_bytes()))
 ///     .count();
@@ -121,7 +121,7 @@ impl CuckooFilter {
     ///
     /// [`FilterSizing::Fpr`]: the smallest fingerprint width `f` of 8, 12,
     /// 16 whose FPR at 95% load ([`cuckoo_fpr`]) is at most the target
-    /// (2.94%, 0.186%, 0.0116%). [`FilterSizing::BitsPerKey`]: the widest
+    /// (2.94%, 0.185%, 0.0116%). [`FilterSizing::BitsPerKey`]: the widest
     /// whose cost at that load (`f / 0.95` bits per key) fits, or 8 if none
     /// does. The table is sized as [`with_fingerprint_bits`](Self::with_fingerprint_bits)
     /// sizes it.

@@ -96,7 +96,7 @@
 //! FPR = 1 - (1 - 1/(2^f - 1))^(2b·α)  ≈  2b·α / 2^f
 //! ```
 //!
-//! ([`cuckoo_fpr`]). At 95% load: 2.94% for `f = 8`, 0.186% for 12 and
+//! ([`cuckoo_fpr`]). At 95% load: 2.94% for `f = 8`, 0.185% for 12 and
 //! 0.0116% for 16. Bits per key are `f / α`.
 //!
 //! # Invariants

@@ -579,7 +579,7 @@ impl Excluded {
 }
 
 /// The planner's answer: the candidates, best first, and the kinds left out.
-/// Its `Display` is a markdown table (what the `plan` example prints).
+/// Its `Display` is a markdown table (what the `amq-plan` binary prints).
 ///
 /// ```
 /// use amq::plan::Planner;

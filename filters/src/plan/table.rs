@@ -1,5 +1,5 @@
 //! The planner's answer as a markdown table: `Display` for [`Ranking`]
-//! (what the `plan` example prints).
+//! (what the `amq-plan` binary prints).
 
 use core::fmt;
 
