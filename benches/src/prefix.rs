@@ -17,7 +17,6 @@
 //! `Db::scan_prefix` does), a prefix scan collects the same range.
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Instant;
 
 use amq::hash::{reduce, remix};
@@ -84,7 +83,7 @@ pub fn options(extractor: bool, policy: Option<FilterPolicy>) -> Options {
         .memtable_bytes(256 << 20)
         .sync(SyncMode::OnSync);
     match extractor {
-        true => opts.prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':')))),
+        true => opts.prefix_extractor(DelimitedPrefix::new(b':')),
         false => opts,
     }
 }

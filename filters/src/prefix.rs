@@ -74,6 +74,22 @@ use crate::Error;
 /// }
 /// assert_eq!(FirstByte.prefix(b"\x07row"), Some(&b"\x07"[..]));
 /// ```
+///
+/// A reference, a `Box` or an `Arc` of an extractor (`dyn PrefixExtractor`
+/// included) is an extractor too, with the same prefixes and identity, so a
+/// shared extractor goes wherever one is asked for:
+///
+/// ```
+/// use std::sync::Arc;
+/// use amq::{DelimitedPrefix, PrefixExtractor};
+/// let shared: Arc<dyn PrefixExtractor> = Arc::new(DelimitedPrefix::new(b':'));
+/// fn tenant<E: PrefixExtractor>(e: E) -> Option<Vec<u8>> {
+///     e.prefix(b"t1:row").map(<[u8]>::to_vec)
+/// }
+/// assert_eq!(tenant(Arc::clone(&shared)), Some(b"t1:".to_vec()));
+/// assert_eq!(tenant(&DelimitedPrefix::new(b':')), tenant(Box::new(DelimitedPrefix::new(b':'))));
+/// assert_eq!(shared.id(), DelimitedPrefix::new(b':').id());
+/// ```
 pub trait PrefixExtractor: Send + Sync + Debug {
     /// The prefix of `key` a filter holds, or `None` when `key` is outside
     /// the extractor's domain (RocksDB's `InDomain`): such a key puts no
@@ -87,6 +103,32 @@ pub trait PrefixExtractor: Send + Sync + Debug {
 
     /// The extractor's identity: its name and parameters.
     fn id(&self) -> ExtractorId;
+}
+
+/// `PrefixExtractor` for pointers to one, forwarding every method.
+macro_rules! forward_extractor {
+    ($($(#[$cfg:meta])* impl[$($g:tt)*] for $t:ty;)*) => {$(
+        $(#[$cfg])*
+        impl<$($g)*> PrefixExtractor for $t {
+            #[inline]
+            fn prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+                (**self).prefix(key)
+            }
+            fn is_complete(&self, prefix: &[u8]) -> bool {
+                (**self).is_complete(prefix)
+            }
+            fn id(&self) -> ExtractorId {
+                (**self).id()
+            }
+        }
+    )*};
+}
+
+forward_extractor! {
+    impl['a, E: PrefixExtractor + ?Sized] for &'a E;
+    impl[E: PrefixExtractor + ?Sized] for alloc::boxed::Box<E>;
+    #[cfg(target_has_atomic = "ptr")]
+    impl[E: PrefixExtractor + ?Sized] for alloc::sync::Arc<E>;
 }
 
 /// An extractor's identity: a name and its parameters, as bytes an engine

@@ -217,7 +217,11 @@ fn with_prefixes(opts: Options, n: u8) -> Options {
         3 => (Some(Arc::new(FixedPrefix::new(2))), false),
         _ => (Some(Arc::new(CappedPrefix::new(3))), true),
     };
-    opts.prefix_extractor(extractor).whole_key_filtering(whole_keys)
+    let opts = opts.whole_key_filtering(whole_keys);
+    match extractor {
+        Some(e) => opts.prefix_extractor(e),
+        None => opts,
+    }
 }
 
 #[derive(Debug, Arbitrary)]

@@ -14,7 +14,6 @@
 //! scans of a present tenant's ten rows (all in one table) are timed, and
 //! `Db::stats()` before and after gives what each read.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use amq::DelimitedPrefix;
@@ -35,7 +34,7 @@ fn load(dir: &std::path::Path, tables: u64, extractor: bool) -> Result<Db, amq_l
         .memtable_bytes(64 << 20)
         .sync(SyncMode::OnSync);
     if extractor {
-        opts = opts.prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':'))));
+        opts = opts.prefix_extractor(DelimitedPrefix::new(b':'));
     }
     let db = Db::open(dir, opts)?;
     for t in 0..tables {

@@ -1,5 +1,6 @@
 //! [`Options`]: how a store is laid out, compacted, filtered and synced.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -90,24 +91,28 @@ impl Default for LeveledOptions {
 
 impl LeveledOptions {
     /// Sets [`l0_trigger`](Self::l0_trigger) (default 4).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn l0_trigger(mut self, tables: usize) -> Self {
         self.l0_trigger = tables;
         self
     }
 
     /// Sets [`base_level_bytes`](Self::base_level_bytes) (default 16 MiB).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn base_level_bytes(mut self, bytes: u64) -> Self {
         self.base_level_bytes = bytes;
         self
     }
 
     /// Sets [`size_ratio`](Self::size_ratio) (default 10).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn size_ratio(mut self, ratio: u32) -> Self {
         self.size_ratio = ratio;
         self
     }
 
     /// Sets [`max_levels`](Self::max_levels) (default 7).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn max_levels(mut self, levels: usize) -> Self {
         self.max_levels = levels;
         self
@@ -144,12 +149,14 @@ impl Default for TieredOptions {
 
 impl TieredOptions {
     /// Sets [`runs_per_level`](Self::runs_per_level) (default 4).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn runs_per_level(mut self, runs: usize) -> Self {
         self.runs_per_level = runs;
         self
     }
 
     /// Sets [`max_levels`](Self::max_levels) (default 7).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn max_levels(mut self, levels: usize) -> Self {
         self.max_levels = levels;
         self
@@ -202,6 +209,7 @@ impl CompactionStyle {
     /// use amq_lsm::CompactionStyle;
     /// assert!(matches!(CompactionStyle::tiered(4), CompactionStyle::Tiered(t) if t.runs_per_level == 4));
     /// ```
+    #[must_use]
     pub fn tiered(runs_per_level: usize) -> Self {
         CompactionStyle::Tiered(TieredOptions::default().runs_per_level(runs_per_level))
     }
@@ -228,6 +236,30 @@ impl CompactionStyle {
 ///     .sync(SyncMode::EveryWrite);
 /// assert_eq!(opts.block_bytes, 4096);
 /// assert_eq!(opts.sync, SyncMode::EveryWrite);
+/// ```
+///
+/// A setter's result must be used: `opts.sync(SyncMode::EveryWrite);` as a
+/// statement moves `opts` and drops the changed copy, and rustc's advice on
+/// the later use of `opts` (`opts.clone().sync(..)`) would drop the setting
+/// silently. Every setter is `#[must_use]`, so that is a warning, and an
+/// error under `#![deny(unused_must_use)]`:
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// use amq::DelimitedPrefix;
+/// let opts = amq_lsm::Options::default();
+/// opts.clone().prefix_extractor(DelimitedPrefix::new(b':')); // dropped: error
+/// assert!(opts.prefix_extractor.is_none());
+/// ```
+///
+/// The same with the result assigned compiles:
+///
+/// ```
+/// #![deny(unused_must_use)]
+/// use amq::DelimitedPrefix;
+/// let opts = amq_lsm::Options::default();
+/// let opts = opts.clone().prefix_extractor(DelimitedPrefix::new(b':'));
+/// assert!(opts.prefix_extractor.is_some());
 /// ```
 #[derive(Clone)]
 #[non_exhaustive]
@@ -319,7 +351,11 @@ pub struct Options {
     /// prefix (a few percent more filter memory when prefixes are shared by
     /// many keys). The extractor's identity is recorded with every table;
     /// tables written with another extractor, or none, are never skipped.
-    /// See [`amq::PrefixExtractor`] for the built-ins.
+    /// Set it with [`prefix_extractor()`](Self::prefix_extractor()), which
+    /// says which prefixes the filters serve (a `scan_prefix` of any other
+    /// prefix reads every table it meets, counted in
+    /// [`Stats::prefix_scans_unfiltered`](crate::Stats::prefix_scans_unfiltered));
+    /// see [`amq::PrefixExtractor`] for the built-ins.
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     /// Whether the tables' filters hold the whole keys (default `true`).
     /// Off (with a [`prefix_extractor`](Self::prefix_extractor)), filters
@@ -377,12 +413,14 @@ impl Default for Options {
 /// ```
 impl Options {
     /// Sets [`env`](Self::env).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn env(mut self, env: Arc<dyn Env>) -> Self {
         self.env = env;
         self
     }
 
     /// Sets [`filter_policy`](Self::filter_policy).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn filter_policy(mut self, policy: FilterPolicy) -> Self {
         self.filter_policy = policy;
         self
@@ -396,6 +434,7 @@ impl Options {
     /// let opts = Options::default().range_filter_policy(RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)));
     /// assert_eq!(opts.range_filter_policy.describe(), "GrafiteRange 16 b/k");
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn range_filter_policy(mut self, policy: RangeFilterPolicy) -> Self {
         self.range_filter_policy = policy;
         self
@@ -403,36 +442,42 @@ impl Options {
 
     /// Sets [`compaction`](Self::compaction): a [`CompactionStyle`], or the
     /// [`LeveledOptions`] or [`TieredOptions`] of one.
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn compaction(mut self, style: impl Into<CompactionStyle>) -> Self {
         self.compaction = style.into();
         self
     }
 
     /// Sets [`memtable_bytes`](Self::memtable_bytes) (default 4 MiB).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn memtable_bytes(mut self, bytes: usize) -> Self {
         self.memtable_bytes = bytes;
         self
     }
 
     /// Sets [`block_bytes`](Self::block_bytes) (default 4096).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn block_bytes(mut self, bytes: usize) -> Self {
         self.block_bytes = bytes;
         self
     }
 
     /// Sets [`table_bytes`](Self::table_bytes) (default 2 MiB).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn table_bytes(mut self, bytes: u64) -> Self {
         self.table_bytes = bytes;
         self
     }
 
     /// Sets [`sync`](Self::sync) (default [`SyncMode::OnSync`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn sync(mut self, mode: SyncMode) -> Self {
         self.sync = mode;
         self
     }
 
     /// Sets [`strict_filters`](Self::strict_filters) (default `false`).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn strict_filters(mut self, strict: bool) -> Self {
         self.strict_filters = strict;
         self
@@ -440,18 +485,21 @@ impl Options {
 
     /// Sets [`wal_recovery`](Self::wal_recovery) (default
     /// [`Recovery::TolerateTornTail`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn wal_recovery(mut self, mode: Recovery) -> Self {
         self.wal_recovery = mode;
         self
     }
 
     /// Sets [`auto_compact`](Self::auto_compact) (default `true`).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn auto_compact(mut self, on: bool) -> Self {
         self.auto_compact = on;
         self
     }
 
     /// Sets [`value_index`](Self::value_index) (default `None`).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn value_index(mut self, index: Option<ValueIndexOptions>) -> Self {
         self.value_index = index;
         self
@@ -459,6 +507,7 @@ impl Options {
 
     /// Sets [`block_cache_bytes`](Self::block_cache_bytes) (default 0: no
     /// block cache).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn block_cache_bytes(mut self, bytes: usize) -> Self {
         self.block_cache_bytes = bytes;
         self
@@ -466,6 +515,7 @@ impl Options {
 
     /// Sets [`filter_partition_bytes`](Self::filter_partition_bytes)
     /// (default `None`: whole filters).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn filter_partition_bytes(mut self, bytes: Option<usize>) -> Self {
         self.filter_partition_bytes = bytes;
         self
@@ -473,29 +523,61 @@ impl Options {
 
     /// Sets [`filter_cache_bytes`](Self::filter_cache_bytes) (default 0: no
     /// filter cache).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn filter_cache_bytes(mut self, bytes: usize) -> Self {
         self.filter_cache_bytes = bytes;
         self
     }
 
-    /// Sets [`prefix_extractor`](Self::prefix_extractor) (default `None`).
+    /// Sets [`prefix_extractor`](Self::prefix_extractor) (default: none):
+    /// a built-in such as [`amq::DelimitedPrefix`], an extractor of your
+    /// own, or an `Arc` of one shared with other stores (an
+    /// `Arc<dyn PrefixExtractor>` is kept as it is). Without a call, the
+    /// store has no extractor.
+    ///
+    /// Which prefixes the filters then serve: [`Db::scan_prefix`](crate::Db::scan_prefix)`(p)`
+    /// asks them when the extractor's own prefix of `p` is complete
+    /// ([`amq::PrefixExtractor::is_complete`]), that is when `p` is such a
+    /// prefix or extends one. With `DelimitedPrefix::new(b':')`, `"user:"`
+    /// and `"user:4"` are served (every key that starts with them has the
+    /// prefix `"user:"`) and `"user"` or `""` are not (`"user:1"` and
+    /// `"users:1"` have different prefixes): such a scan reads every table
+    /// whose range it meets, and [`Stats::prefix_scans_unfiltered`](crate::Stats::prefix_scans_unfiltered)
+    /// counts it.
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use amq::DelimitedPrefix;
-    /// let opts = amq_lsm::Options::default().prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':'))));
-    /// assert!(opts.prefix_extractor.is_some());
+    /// use amq::{DelimitedPrefix, FixedPrefix, PrefixExtractor};
+    /// let opts = amq_lsm::Options::default().prefix_extractor(DelimitedPrefix::new(b':'));
+    /// assert!(opts.prefix_extractor.is_some_and(|e| e.id() == DelimitedPrefix::new(b':').id()));
+    ///
+    /// // One extractor shared by two stores' options.
+    /// let shared: Arc<dyn PrefixExtractor> = Arc::new(FixedPrefix::new(4));
+    /// let opts = amq_lsm::Options::default().prefix_extractor(Arc::clone(&shared));
+    /// assert!(opts.prefix_extractor.is_some_and(|e| Arc::ptr_eq(&e, &shared)));
     /// ```
-    pub fn prefix_extractor(mut self, extractor: Option<Arc<dyn PrefixExtractor>>) -> Self {
-        self.prefix_extractor = extractor;
+    #[must_use = "a builder returns the changed value; assign it"]
+    pub fn prefix_extractor(mut self, extractor: impl PrefixExtractor + 'static) -> Self {
+        self.prefix_extractor = Some(shared_extractor(extractor));
         self
     }
 
     /// Sets [`whole_key_filtering`](Self::whole_key_filtering) (default
     /// `true`).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn whole_key_filtering(mut self, on: bool) -> Self {
         self.whole_key_filtering = on;
         self
+    }
+}
+
+/// `extractor` as the options keep it: an `Arc<dyn PrefixExtractor>` as it
+/// is (not behind a second `Arc`, which would cost a pointer chase per key),
+/// anything else in a new `Arc`.
+fn shared_extractor<E: PrefixExtractor + 'static>(extractor: E) -> Arc<dyn PrefixExtractor> {
+    match (&extractor as &dyn Any).downcast_ref::<Arc<dyn PrefixExtractor>>() {
+        Some(shared) => Arc::clone(shared),
+        None => Arc::new(extractor),
     }
 }
 

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use amq::FilterKind;
 
+mod debug;
+
 /// Counters updated with relaxed atomics from any thread.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -49,6 +51,7 @@ pub(crate) struct Counters {
     pub prefix_probes: AtomicU64,
     pub prefix_negatives: AtomicU64,
     pub prefix_false_positives: AtomicU64,
+    pub prefix_scans_unfiltered: AtomicU64,
     pub range_probes: AtomicU64,
     pub range_negatives: AtomicU64,
     pub range_false_positives: AtomicU64,
@@ -143,8 +146,9 @@ pub struct LevelStats {
     pub table_stats: Vec<TableStats>,
 }
 
-/// One table, as [`Db::stats`](crate::Db::stats) found it.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One table, as [`Db::stats`](crate::Db::stats) found it. `{:?}` prints
+/// its keys as escaped byte strings (`b"user:42\x00"`).
+#[derive(Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct TableStats {
     /// Index of its run in the level, newest first.
@@ -195,6 +199,11 @@ impl LevelStats {
 }
 
 /// A snapshot of the store's counters and shape.
+///
+/// `{}` prints a readable table of it: a line each for the reads, the
+/// filters, the scans, the writes, the caches and every level. `{:#?}`
+/// prints every field, one a line, with the tables' keys as escaped byte
+/// strings (`smallest: b"user:42\x00"`).
 ///
 /// ```
 /// # fn main() -> Result<(), amq_lsm::Error> {
@@ -265,6 +274,13 @@ pub struct Stats {
     /// Prefix probes that answered "maybe" where the table held no key in
     /// the scan's range (counted when the scan reaches the table).
     pub prefix_false_positives: u64,
+    /// [`Db::scan_prefix`](crate::Db::scan_prefix) calls, with a
+    /// [`prefix_extractor`](crate::Options::prefix_extractor()) set, whose
+    /// prefix no filter could serve: neither complete for the extractor nor
+    /// an extension of a complete one (`"user"` where the extractor cuts
+    /// after `':'`). Each read every table its range met; more than a few
+    /// means the prefixes asked for and the extractor disagree.
+    pub prefix_scans_unfiltered: u64,
     /// Of the tables whose key range met a bounded scan's range (and that
     /// no prefix filter ruled out), those whose range filter was asked.
     pub range_probes: u64,
@@ -423,8 +439,8 @@ impl fmt::Display for Stats {
             self.measured_fpr() * 100.0,
             self.untrusted_filters
         )?;
-        if self.scans > 0 {
-            writeln!(
+        if self.scans + self.prefix_scans_unfiltered > 0 {
+            write!(
                 f,
                 "scans: {} scans, {} tables met, {} prefix probes, {} tables skipped, {} prefix false positives (measured FPR {:.3}%), {} data blocks read",
                 self.scans,
@@ -435,6 +451,14 @@ impl fmt::Display for Stats {
                 self.measured_prefix_fpr() * 100.0,
                 self.scan_blocks_read
             )?;
+            if self.prefix_scans_unfiltered > 0 {
+                write!(
+                    f,
+                    "; {} prefix scans unfiltered (prefix not complete for the extractor)",
+                    self.prefix_scans_unfiltered
+                )?;
+            }
+            writeln!(f)?;
         }
         if self.range_probes + self.untrusted_range_filters > 0 {
             writeln!(
@@ -538,6 +562,7 @@ impl Counters {
             prefix_probes: g(&self.prefix_probes),
             prefix_negatives: g(&self.prefix_negatives),
             prefix_false_positives: g(&self.prefix_false_positives),
+            prefix_scans_unfiltered: g(&self.prefix_scans_unfiltered),
             range_probes: g(&self.range_probes),
             range_negatives: g(&self.range_negatives),
             range_false_positives: g(&self.range_false_positives),
@@ -638,6 +663,20 @@ mod tests {
             "{scanned}"
         );
         assert_eq!(scanned.lines().count(), 5, "{scanned}");
+        let unfiltered = Stats {
+            scans: 1,
+            prefix_scans_unfiltered: 1,
+            ..Stats::default()
+        }
+        .to_string();
+        assert!(
+            unfiltered
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("scans: 1 scans")
+                    && l.ends_with("; 1 prefix scans unfiltered (prefix not complete for the extractor)")),
+            "{unfiltered}"
+        );
         let ranged = Stats {
             scans: 1,
             range_probes: 10,

@@ -7,11 +7,19 @@ use std::sync::Arc;
 use amq::{DelimitedPrefix, ExtractorId, FilterKind, FilterSizing, FixedPrefix, PrefixExtractor};
 use amq_lsm::{Db, FilterPolicy, Options, TieredOptions};
 
-/// A store's extractor setting.
+/// A store's extractor setting, `None` for none.
 type Extractor = Option<Arc<dyn PrefixExtractor>>;
 
-fn colon() -> Extractor {
-    Some(Arc::new(DelimitedPrefix::new(b':')))
+fn colon() -> DelimitedPrefix {
+    DelimitedPrefix::new(b':')
+}
+
+/// `opts` with `extractor`, if any.
+fn with_extractor(opts: Options, extractor: Extractor) -> Options {
+    match extractor {
+        Some(e) => opts.prefix_extractor(e),
+        None => opts,
+    }
 }
 
 fn rows(db: &Db, prefix: &str) -> Vec<Vec<u8>> {
@@ -167,9 +175,7 @@ fn tables_of_another_or_a_renamed_extractor_are_read_not_skipped() {
     for (what, extractor, whole_keys) in earlier {
         let dir = tempfile::tempdir().unwrap();
         {
-            let opts = Options::default()
-                .prefix_extractor(extractor)
-                .whole_key_filtering(whole_keys);
+            let opts = with_extractor(Options::default(), extractor).whole_key_filtering(whole_keys);
             let db = Db::open(dir.path(), opts).unwrap();
             for i in 0..300 {
                 db.put(format!("t{}:{i:03}", i % 10), "old").unwrap();
@@ -177,7 +183,7 @@ fn tables_of_another_or_a_renamed_extractor_are_read_not_skipped() {
             db.flush().unwrap();
         }
         let now = Options::default()
-            .prefix_extractor(Some(Arc::new(Named("my-app.tenant-v2"))))
+            .prefix_extractor(Named("my-app.tenant-v2"))
             .whole_key_filtering(false);
         let db = Db::open(dir.path(), now).unwrap();
         db.put("t3:new", "new").unwrap();
@@ -248,4 +254,40 @@ fn scans_skip_tables_by_prefix_and_read_only_what_they_need() {
     // From the back: the newest row of a tenant.
     let last = db.scan_prefix("t042:").next_back().unwrap().unwrap();
     assert_eq!(last.0, b"t042:0063".to_vec());
+}
+
+/// A prefix the filters cannot serve (not complete for the extractor, nor
+/// an extension of a complete one) reads every table it meets, and is
+/// counted in `prefix_scans_unfiltered`; a whole prefix, or one inside a
+/// whole prefix, is asked of the filters and not counted.
+#[test]
+fn a_prefix_the_filters_cannot_serve_reads_every_table_and_is_counted() {
+    let (_dir, db) = overlapping(Options::default().prefix_extractor(colon()), 8);
+    let scan = |p: &str| {
+        let before = db.stats();
+        let rows = rows(&db, p).len();
+        let s = db.stats();
+        (
+            rows,
+            s.prefix_probes - before.prefix_probes,
+            s.prefix_scans_unfiltered - before.prefix_scans_unfiltered,
+        )
+    };
+    // Whole, inside a whole one, absent: each table's filter is asked.
+    assert_eq!(scan("t010:"), (8, 8, 0));
+    assert_eq!(scan("t010:000"), (8, 8, 0));
+    assert_eq!(scan("t010:0003"), (1, 8, 0));
+    assert_eq!(scan("t050y:"), (0, 8, 0));
+    // Not whole: "t010" could be followed by ':' or by another digit, so
+    // its keys have many prefixes and no filter entry answers for them all.
+    assert_eq!(scan("t010"), (8, 0, 1));
+    assert_eq!(scan("t05"), (8 * 10 + 8, 0, 1));
+    assert_eq!(scan(""), (8 * 100 + 8, 0, 1));
+    let s = db.stats();
+    assert_eq!(s.prefix_scans_unfiltered, 3);
+    assert!(s.to_string().contains("; 3 prefix scans unfiltered"), "{s}");
+    // Without an extractor no scan is served, and none is counted.
+    let (_dir, plain) = overlapping(Options::default(), 2);
+    assert_eq!(plain.scan_prefix("t010").count(), 2);
+    assert_eq!(plain.stats().prefix_scans_unfiltered, 0);
 }

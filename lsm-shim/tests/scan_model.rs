@@ -227,11 +227,14 @@ fn check(
     let dir = std::path::Path::new("/db");
     let opts = |c: u8| -> Options {
         let (extractor, whole_keys) = config(c);
-        small_options(env.clone(), policy.clone(), style)
+        let opts = small_options(env.clone(), policy.clone(), style)
             .filter_partition_bytes(partitions)
-            .prefix_extractor(extractor)
             .whole_key_filtering(whole_keys)
-            .range_filter_policy(range_policy(c))
+            .range_filter_policy(range_policy(c));
+        match extractor {
+            Some(e) => opts.prefix_extractor(e),
+            None => opts,
+        }
     };
     let mut db = Db::open(dir, opts(first)).unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();

@@ -116,6 +116,27 @@ pub enum Priority {
 /// assert!(Planner::for_keys(1000).rank().is_err()); // no FPR, no budget
 /// # Ok::<(), amq::Error>(())
 /// ```
+///
+/// Each requirement takes the planner and returns it changed, and is
+/// `#[must_use]`: a call whose result is dropped (the planner is `Copy`, so
+/// the unchanged one stays usable) is a warning, and an error under
+/// `#![deny(unused_must_use)]`, not a plan made without the requirement:
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// let planner = amq::plan::Planner::for_keys(1_000).fpr(0.01);
+/// planner.deletes(true); // dropped: error
+/// assert!(planner.plan().is_ok());
+/// ```
+///
+/// The same with the result assigned compiles:
+///
+/// ```
+/// #![deny(unused_must_use)]
+/// let planner = amq::plan::Planner::for_keys(1_000).fpr(0.01);
+/// let planner = planner.deletes(true);
+/// assert!(planner.plan().is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Planner {
     keys: usize,
@@ -138,6 +159,7 @@ enum Budget {
 impl Planner {
     /// Requirements for a filter of `keys` distinct keys (at least 1, checked
     /// when ranking).
+    #[must_use]
     pub fn for_keys(keys: usize) -> Self {
         Planner {
             keys,
@@ -167,6 +189,7 @@ impl Planner {
     /// assert!(with_prefixes.size_in_bytes() > keys_only.size_in_bytes());
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn prefixes(self, prefixes: usize) -> Self {
         Planner { prefixes, ..self }
     }
@@ -177,6 +200,7 @@ impl Planner {
     }
 
     /// The target false-positive rate, in `(0, 1)`.
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn fpr(self, fpr: f64) -> Self {
         Planner {
             fpr: Some(fpr),
@@ -185,6 +209,7 @@ impl Planner {
     }
 
     /// A memory budget of `bits` bits for the whole filter (more than 0).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn budget_bits(self, bits: u64) -> Self {
         Planner {
             budget: Some(Budget::Bits(bits)),
@@ -193,6 +218,7 @@ impl Planner {
     }
 
     /// A memory budget of `bits_per_key` bits per key (finite, more than 0).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn budget_bits_per_key(self, bits_per_key: f64) -> Self {
         Planner {
             budget: Some(Budget::BitsPerKey(bits_per_key)),
@@ -202,6 +228,7 @@ impl Planner {
 
     /// Whether keys are inserted after the filter is made (default `false`).
     /// Rules out the static kinds.
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn inserts_after_build(self, yes: bool) -> Self {
         Planner {
             inserts_after_build: yes,
@@ -211,6 +238,7 @@ impl Planner {
 
     /// Whether every key is known when the filter is built (default `true`).
     /// `false` (keys arrive one by one) rules out the static kinds.
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn keys_known_up_front(self, yes: bool) -> Self {
         Planner {
             keys_known_up_front: yes,
@@ -220,6 +248,7 @@ impl Planner {
 
     /// Whether keys must be removed (default `false`). Leaves counting Bloom
     /// and cuckoo.
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn deletes(self, yes: bool) -> Self {
         Planner { deletes: yes, ..self }
     }
@@ -227,6 +256,7 @@ impl Planner {
     /// Whether several threads insert into one filter at once (default
     /// `false`). Leaves the blocked Bloom filter, used as an
     /// [`AtomicBlockedBloom`](crate::AtomicBlockedBloom).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn concurrent_inserts(self, yes: bool) -> Self {
         Planner {
             concurrent_inserts: yes,
@@ -235,6 +265,7 @@ impl Planner {
     }
 
     /// What to optimise first (default [`Priority::Space`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn priority(self, priority: Priority) -> Self {
         Planner { priority, ..self }
     }

@@ -202,6 +202,7 @@ impl RibbonParams {
     /// assert!(blocked.bits_per_key() < two.bits_per_key());
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_blocked_layout(self) -> Self {
         let slots_per_key = if self.two_lines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
             SLOTS_PER_KEY

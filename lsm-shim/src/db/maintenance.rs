@@ -106,8 +106,10 @@ impl Db {
         Ok(())
     }
 
-    /// The counters and the shape of the tree now ([`Stats`]; printed with
-    /// `{}`, a summary over a few lines).
+    /// The counters and the shape of the tree now ([`Stats`]). `{}` prints
+    /// them as a readable table, a few lines long; `{:#?}` prints every
+    /// field, with the tables' keys as escaped byte strings
+    /// (`b"user:42\x00"`).
     ///
     /// ```
     /// # fn main() -> Result<(), amq_lsm::Error> {
@@ -117,6 +119,7 @@ impl Db {
     /// db.flush()?;
     /// let s = db.stats();
     /// assert_eq!((s.writes, s.flushes, s.table_entries()), (1, 1, 1));
+    /// assert!(format!("{s:#?}").contains(r#"smallest: b"k","#));
     /// println!("{s}");
     /// # Ok(()) }
     /// ```

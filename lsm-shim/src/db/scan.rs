@@ -105,23 +105,31 @@ impl Db {
     /// The live entries whose keys start with `prefix`, in key order (or in
     /// reverse), as [`scan`](Self::scan) gives them.
     ///
-    /// With a [`prefix_extractor`](crate::Options::prefix_extractor) for
-    /// which `prefix` is complete (every key that starts with it has it as
-    /// its prefix: [`amq::PrefixExtractor::is_complete`]), the scan asks each
-    /// table's filter about the prefix, hashed once, and skips the tables
-    /// whose filter rules it out: on a tree of many overlapping tables an
-    /// absent prefix costs about what an absent `get` does. Tables written
-    /// with another extractor, or none, and tables whose filter cannot be
-    /// trusted are always read ([`Stats::prefix_negatives`] counts the
-    /// tables skipped).
+    /// The filters serve a `prefix` whose own prefix under the store's
+    /// [`prefix_extractor`](crate::Options::prefix_extractor()) is complete
+    /// (every key that starts with it has it as its prefix:
+    /// [`amq::PrefixExtractor::is_complete`]): a complete prefix, or one
+    /// extended. The scan then asks each table's filter about that complete
+    /// prefix, hashed once, and skips the tables whose filter rules it out:
+    /// on a tree of many overlapping tables an absent prefix costs about
+    /// what an absent `get` does. Tables written with another extractor, or
+    /// none, and tables whose filter cannot be trusted are always read
+    /// ([`Stats::prefix_negatives`] counts the tables skipped).
+    ///
+    /// With `DelimitedPrefix::new(b':')`, `"user:"` and `"user:4"` are
+    /// served (the filters are asked about `"user:"`), and `"user"` or `""`
+    /// are not: the keys that start with them have many prefixes (`"user:"`,
+    /// `"users:"`, ...), so no filter entry answers for them all, and the
+    /// scan reads every table whose range it meets.
+    /// [`Stats::prefix_scans_unfiltered`] counts such calls (without an
+    /// extractor no call is served, and none is counted).
     ///
     /// ```
     /// # fn main() -> Result<(), amq_lsm::Error> {
-    /// use std::sync::Arc;
     /// use amq::DelimitedPrefix;
     /// use amq_lsm::{Db, Options};
     /// let dir = tempfile::tempdir().unwrap();
-    /// let opts = Options::default().prefix_extractor(Some(Arc::new(DelimitedPrefix::new(b':'))));
+    /// let opts = Options::default().prefix_extractor(DelimitedPrefix::new(b':'));
     /// let db = Db::open(dir.path(), opts)?;
     /// for i in 0..3 {
     ///     db.put(format!("a:{i}"), "1")?;
@@ -139,16 +147,40 @@ impl Db {
     /// # Ok(()) }
     /// ```
     ///
+    /// A prefix inside a complete one is served; a shorter one is not, and
+    /// is counted:
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// use amq::DelimitedPrefix;
+    /// use amq_lsm::{Db, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Db::open(dir.path(), Options::default().prefix_extractor(DelimitedPrefix::new(b':')))?;
+    /// db.put("user:42", "Ada")?;
+    /// db.flush()?;
+    /// assert_eq!(db.scan_prefix("user:4").count(), 1); // the filter is asked about "user:"
+    /// assert_eq!(db.scan_prefix("user").count(), 1); // no filter can answer for "user"
+    /// let s = db.stats();
+    /// assert_eq!((s.prefix_probes, s.prefix_scans_unfiltered), (1, 1));
+    /// # Ok(()) }
+    /// ```
+    ///
     /// [`Stats::prefix_negatives`]: crate::Stats::prefix_negatives
+    /// [`Stats::prefix_scans_unfiltered`]: crate::Stats::prefix_scans_unfiltered
     pub fn scan_prefix<P: AsRef<[u8]>>(&self, prefix: P) -> Scan {
         let p = prefix.as_ref();
         let hi = prefix_end(p).map_or(Bound::Unbounded, Bound::Excluded);
-        let complete = self
+        // The length of the complete prefix every key in the range starts
+        // with, per extractor; `Some(None)`: an extractor, and no such prefix.
+        let served = self
             .opts
             .prefix_extractor
             .as_deref()
-            .is_some_and(|e| e.is_complete(p));
-        self.scan_bounds(Bound::Included(p.to_vec()), hi, complete.then_some(p.len()))
+            .map(|e| shared_prefix(e, Bound::Included(p), bound_ref(&hi)));
+        if served == Some(None) {
+            inc(&self.stats.prefix_scans_unfiltered);
+        }
+        self.scan_bounds(Bound::Included(p.to_vec()), hi, served.flatten())
     }
 
     /// Every live entry, in key order: [`scan`](Self::scan) over all keys.

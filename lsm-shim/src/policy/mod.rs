@@ -73,6 +73,7 @@ pub enum LevelFilter {
 
 impl LevelFilter {
     /// A filter of `kind`, sized by `sizing`.
+    #[must_use]
     pub fn new(kind: FilterKind, sizing: FilterSizing) -> Self {
         LevelFilter::Filter { kind, sizing }
     }
@@ -135,6 +136,7 @@ impl Default for FilterPolicy {
 
 impl FilterPolicy {
     /// No filter anywhere: the baseline every measurement compares against.
+    #[must_use]
     pub fn none() -> Self {
         FilterPolicy {
             levels: PerLevel::new(vec![LevelFilter::None]),
@@ -143,6 +145,7 @@ impl FilterPolicy {
     }
 
     /// The same filter on every level.
+    #[must_use]
     pub fn uniform(kind: FilterKind, sizing: FilterSizing) -> Self {
         FilterPolicy {
             levels: PerLevel::new(vec![LevelFilter::new(kind, sizing)]),
@@ -223,6 +226,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::BlockedBloom));
     /// assert_eq!(p.for_level(2, false).kind(), Some(FilterKind::Ribbon));
     /// ```
+    #[must_use]
     pub fn bloom_then_ribbon(fpr: f64, ribbon_from: usize) -> Self {
         let mut levels =
             vec![LevelFilter::new(FilterKind::BlockedBloom, FilterSizing::Fpr(fpr)); ribbon_from];
@@ -248,6 +252,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(2, false).kind(), Some(FilterKind::BlockedBloom));
     /// assert_eq!(p.for_level(0, true).kind(), Some(FilterKind::BlockedBloom));
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_bottommost(mut self, filter: LevelFilter) -> Self {
         self.levels.bottommost = Some(filter);
         self
@@ -265,6 +270,7 @@ impl FilterPolicy {
     /// assert_eq!(p.for_level(0, false), bloom);
     /// assert_eq!(p.for_level(1, false).kind(), Some(FilterKind::Ribbon));
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_first(mut self, filter: LevelFilter) -> Self {
         self.levels.first = Some(filter);
         self

@@ -53,6 +53,7 @@ impl LevelRangeFilter {
     /// let f = LevelRangeFilter::new(FilterKind::GrafiteRange, RangeSizing::Fpr { fpr: 0.01, max_range_len: 100 });
     /// assert!(RangeFilterPolicy::per_level(vec![f]).is_ok());
     /// ```
+    #[must_use]
     pub fn new(kind: FilterKind, sizing: RangeSizing) -> Self {
         LevelRangeFilter::Filter { kind, sizing }
     }
@@ -146,6 +147,7 @@ impl RangeFilterPolicy {
     /// use amq_lsm::{LevelRangeFilter, RangeFilterPolicy};
     /// assert_eq!(RangeFilterPolicy::none().for_level(2, true), LevelRangeFilter::None);
     /// ```
+    #[must_use]
     pub fn none() -> Self {
         RangeFilterPolicy {
             levels: PerLevel::new(vec![LevelRangeFilter::None]),
@@ -163,6 +165,7 @@ impl RangeFilterPolicy {
     /// let p = RangeFilterPolicy::uniform(RangeSizing::Fpr { fpr: 0.01, max_range_len: 64 });
     /// assert_eq!(p.describe(), "GrafiteRange 1% up to 64");
     /// ```
+    #[must_use]
     pub fn uniform(sizing: RangeSizing) -> Self {
         RangeFilterPolicy {
             levels: PerLevel::new(vec![LevelRangeFilter::new(FilterKind::GrafiteRange, sizing)]),
@@ -207,6 +210,7 @@ impl RangeFilterPolicy {
     /// assert_eq!(p.for_level(4, true), LevelRangeFilter::None);
     /// assert!(p.for_level(4, false).kind().is_some());
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_bottommost(mut self, filter: LevelRangeFilter) -> Self {
         self.levels.bottommost = Some(filter);
         self
@@ -222,6 +226,7 @@ impl RangeFilterPolicy {
     /// assert_eq!(p.for_level(0, false), LevelRangeFilter::None);
     /// assert!(p.for_level(1, false).kind().is_some());
     /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_first(mut self, filter: LevelRangeFilter) -> Self {
         self.levels.first = Some(filter);
         self

@@ -254,42 +254,49 @@ impl fmt::Debug for ValueIndexOptions {
 
 impl ValueIndexOptions {
     /// Sets [`sizing`](Self::sizing).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn sizing(mut self, sizing: ValueFilterSizing) -> Self {
         self.sizing = sizing;
         self
     }
 
     /// Sets [`probes`](Self::probes) (default `None`: chosen from the size).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn probes(mut self, probes: Option<u32>) -> Self {
         self.probes = probes;
         self
     }
 
     /// Sets [`order`](Self::order) (default 3).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn order(mut self, order: usize) -> Self {
         self.order = order;
         self
     }
 
     /// Sets [`method`](Self::method) (default [`SearchMethod::Flat`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn method(mut self, method: SearchMethod) -> Self {
         self.method = method;
         self
     }
 
     /// Sets [`fallback_fpr`](Self::fallback_fpr) (default 0.5).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn fallback_fpr(mut self, fpr: f64) -> Self {
         self.fallback_fpr = fpr;
         self
     }
 
     /// Sets [`update`](Self::update) (default [`UpdateStrategy::Auto`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn update(mut self, update: UpdateStrategy) -> Self {
         self.update = update;
         self
     }
 
     /// Sets [`extractor`](Self::extractor) (default [`WholeValue`]).
+    #[must_use = "a builder returns the changed value; assign it"]
     pub fn extractor(mut self, extractor: Arc<dyn TermExtractor>) -> Self {
         self.extractor = extractor;
         self
