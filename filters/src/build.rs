@@ -100,6 +100,7 @@ impl AnyFilter {
     /// ));
     /// # Ok::<(), Error>(())
     /// ```
+    #[doc(alias = "with_capacity")]
     pub fn new(kind: FilterKind, expected_keys: usize, sizing: FilterSizing) -> Result<AnyFilter, Error> {
         let (n, sizing) = (expected_keys, sizing.validate()?);
         Ok(match kind {

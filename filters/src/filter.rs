@@ -132,7 +132,36 @@ pub trait Filter: Send + Sync {
 
     /// Number of keys the filter holds: distinct keys for static filters,
     /// successful insert calls for dynamic ones (duplicates count twice).
+    /// (Other crates' `len` or `count`; amq names it for what it counts.)
+    ///
+    /// ```
+    /// use amq::{hash_u64, BinaryFuse8, Filter, FilterSizing, Insert, StandardBloom};
+    /// let mut f = StandardBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"k")?;
+    /// f.insert(b"k")?;
+    /// assert_eq!(f.num_keys(), 2);
+    /// let g = BinaryFuse8::build(&[1, 2, 2].map(hash_u64))?;
+    /// assert_eq!(g.num_keys(), 2);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "len", alias = "count")]
     fn num_keys(&self) -> usize;
+
+    /// Whether the filter holds no key: [`num_keys`](Filter::num_keys) is 0,
+    /// and then every query answers `false`.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, Filter, FilterSizing, Insert};
+    /// let mut f = BlockedBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// assert!(f.is_empty());
+    /// f.insert(b"k")?;
+    /// assert!(!f.is_empty());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.num_keys() == 0
+    }
 
     /// `size_in_bytes * 8 / num_keys`; zero for an empty filter.
     fn bits_per_key(&self) -> f64 {
@@ -201,6 +230,9 @@ macro_rules! forward_filter {
             fn num_keys(&self) -> usize {
                 (**self).num_keys()
             }
+            fn is_empty(&self) -> bool {
+                (**self).is_empty()
+            }
             fn bits_per_key(&self) -> f64 {
                 (**self).bits_per_key()
             }
@@ -228,6 +260,17 @@ forward_filter! {
 /// cuckoo. Every insert returns a `Result`, the same for every kind, so
 /// code written for one kind compiles for another.
 ///
+/// Why a `Result` when a Bloom insert cannot fail: a cuckoo filter's can
+/// ([`Error::Full`], [`Error::TooManyCopies`]), and one trait serves both,
+/// so generic code and [`AnyFilter`](crate::AnyFilter) handle every kind
+/// alike. Code that holds a Bloom kind itself has an insert without a
+/// `Result`: `check_and_insert` / `check_and_insert_hash`
+/// ([`StandardBloom`](crate::StandardBloom::check_and_insert_hash),
+/// [`BlockedBloom`](crate::BlockedBloom::check_and_insert_hash),
+/// [`AtomicBlockedBloom`](crate::AtomicBlockedBloom::check_and_insert_hash),
+/// [`CountingBloom`](crate::CountingBloom::check_and_insert_hash)), which
+/// also says whether the key was (probably) there already.
+///
 /// ```
 /// use amq::{Filter, FilterSizing, Insert, StandardBloom};
 /// let mut f = StandardBloom::new(100, FilterSizing::Fpr(0.01))?;
@@ -242,10 +285,28 @@ pub trait Insert: Filter {
     /// it has no room, or [`Error::TooManyCopies`] for a key it already holds
     /// as often as a key can be held, and then still finds every key
     /// inserted before.
+    ///
+    /// ```
+    /// use amq::{hash_u64, CuckooFilter, Filter, FilterSizing, Insert};
+    /// let mut f = CuckooFilter::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert_hash(hash_u64(42))?;
+    /// assert!(f.contains_hash(hash_u64(42)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "add")]
     fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error>;
 
     /// Adds `key`: hashes it once ([`hash_key`]) and calls
     /// [`insert_hash`](Insert::insert_hash).
+    ///
+    /// ```
+    /// use amq::{CountingBloom, Filter, FilterSizing, Insert};
+    /// let mut f = CountingBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"apple")?;
+    /// assert!(f.contains(b"apple"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "add")]
     #[inline]
     fn insert(&mut self, key: &[u8]) -> Result<(), Error> {
         self.insert_hash(hash_key(key))
@@ -289,9 +350,30 @@ pub trait Remove: Insert {
     ///
     /// Returns [`Error::NotPresent`], changing nothing, when the filter says
     /// the key is definitely absent.
+    ///
+    /// ```
+    /// use amq::{hash_u64, CuckooFilter, Error, Filter, FilterSizing, Insert, Remove};
+    /// let mut f = CuckooFilter::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert_hash(hash_u64(42))?;
+    /// f.remove_hash(hash_u64(42))?;
+    /// assert!(!f.contains_hash(hash_u64(42)));
+    /// assert_eq!(f.remove_hash(hash_u64(42)), Err(Error::NotPresent));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "delete")]
     fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error>;
 
     /// Removes `key`: hashes it once and calls [`remove_hash`](Remove::remove_hash).
+    ///
+    /// ```
+    /// use amq::{CountingBloom, Filter, FilterSizing, Insert, Remove};
+    /// let mut f = CountingBloom::new(100, FilterSizing::Fpr(0.01))?;
+    /// f.insert(b"apple")?;
+    /// f.remove(b"apple")?;
+    /// assert!(!f.contains(b"apple"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "delete")]
     #[inline]
     fn remove(&mut self, key: &[u8]) -> Result<(), Error> {
         self.remove_hash(hash_key(key))

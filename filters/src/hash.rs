@@ -50,10 +50,18 @@ pub const PREFIX_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-pfx\0");
 
 /// The 64-bit hash of a key that every amq filter is driven by.
 ///
-/// Made by [`hash_key`] (a key's bytes), [`hash_u64`] (an integer key), or,
-/// for a caller that already holds a well-mixed 64-bit hash of its own, by
-/// [`KeyHash::from_well_mixed`]. Filters built from and probed with the same
-/// [`KeyHash`]es answer consistently; a filter never sees a raw integer.
+/// There is no `From`, `Into` or `TryFrom` from integers or bytes: `42u64.into()`
+/// and `KeyHash::from(42u64)` do not compile, on purpose (a raw integer
+/// passed as a hash ruins a filter silently, see [the module](crate::hash)).
+/// Make one with
+///
+/// * [`hash_u64`] for an integer key (`hash_u64(id)`),
+/// * [`hash_key`] for a key's bytes (`hash_key(b"user:42")`),
+/// * [`KeyHash::from_well_mixed`] for a hash the caller already computed
+///   with a good hash function of its own (xxh3, wyhash, SipHash...).
+///
+/// Filters built from and probed with the same [`KeyHash`]es answer
+/// consistently; a filter never sees a raw integer.
 ///
 /// ```
 /// use amq::{hash_key, hash_u64, KeyHash};
@@ -68,6 +76,19 @@ pub const PREFIX_HASH_SEED: u64 = u64::from_le_bytes(*b"amq-pfx\0");
 /// It is plain old data ([`bytemuck::Pod`]), so a slice of stored hashes
 /// can be cast to `&[KeyHash]` without a copy: the same promise as
 /// [`KeyHash::from_well_mixed`], made for every element.
+///
+/// A raw integer does not convert:
+///
+/// ```compile_fail
+/// let h: amq::KeyHash = 42u64.into();
+/// ```
+///
+/// ```compile_fail
+/// let h = amq::KeyHash::from(42u64);
+/// ```
+///
+/// The other way, a `KeyHash` gives its bits up freely
+/// ([`get`](KeyHash::get), or `u64::from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(transparent)]
 pub struct KeyHash(u64);

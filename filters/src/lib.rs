@@ -66,7 +66,10 @@
 //!
 //! * Dynamic kinds: `Kind::new(expected_keys, FilterSizing)`, then
 //!   [`Insert::insert`] / [`Insert::insert_hash`] / [`Insert::insert_hashes`]
-//!   (each returns a `Result`; a Bloom insert never fails).
+//!   (each returns a `Result`; a Bloom insert never fails). The Bloom kinds'
+//!   own `check_and_insert` / `check_and_insert_hash` insert without a
+//!   `Result` and say whether the key was (probably) there already, in one
+//!   probe: deduplication ([`BlockedBloom::check_and_insert`]).
 //! * Static kinds: `Kind::build(&hashes)` (fixed width) or
 //!   [`Ribbon::build`]`(&hashes, FilterSizing)`; every kind's full
 //!   parameters through [`StaticFilter::build_with`].

@@ -30,31 +30,29 @@ use crate::Error;
 pub enum FilterSizing {
     /// About this many bits of filter per key, in `(0, 1000]`.
     BitsPerKey(f64),
-    /// A target false-positive rate in `(0, 1)`.
+    /// A target false-positive rate in `(0, 1)`: fastbloom's
+    /// `with_false_pos(p).expected_items(n)` is `Kind::new(n, FilterSizing::Fpr(p))`.
+    #[doc(alias = "with_false_pos", alias = "false_positive_rate")]
     Fpr(f64),
 }
 
 impl FilterSizing {
     /// Checks the number is in its domain: bits/key in `(0, 1000]`, an FPR in
     /// `(0, 1)`. Each kind may narrow the domain further when it builds.
+    /// These are the checks every constructor makes on the figure it is
+    /// given, with the same errors.
     ///
     /// ```
     /// use amq::FilterSizing;
     /// assert!(FilterSizing::BitsPerKey(f64::NAN).validate().is_err());
+    /// assert!(FilterSizing::BitsPerKey(1000.0001).validate().is_err());
     /// ```
     pub fn validate(self) -> Result<Self, Error> {
         match self {
-            FilterSizing::BitsPerKey(b) if b > 0.0 && b <= 1000.0 => Ok(self),
-            FilterSizing::BitsPerKey(_) => Err(Error::InvalidParameter {
-                name: "bits_per_key",
-                reason: "must be in (0, 1000]",
-            }),
-            FilterSizing::Fpr(p) if p > 0.0 && p < 1.0 => Ok(self),
-            FilterSizing::Fpr(_) => Err(Error::InvalidParameter {
-                name: "fpr",
-                reason: "must be strictly between 0 and 1",
-            }),
+            FilterSizing::BitsPerKey(b) => check_bits_per_key(b)?,
+            FilterSizing::Fpr(p) => check_fpr(p)?,
         }
+        Ok(self)
     }
 }
 
@@ -79,16 +77,10 @@ pub(crate) fn check_keys(n: usize) -> Result<(), Error> {
 /// Checks a bits-per-key figure: finite and positive, and at most 1,000
 /// (beyond which no probe count helps).
 pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<(), Error> {
-    check_per_key("bits_per_key", bits_per_key)
-}
-
-/// [`check_bits_per_key`] for a parameter named `name` (the counting
-/// filter's `counters_per_key`).
-pub(crate) fn check_per_key(name: &'static str, per_key: f64) -> Result<(), Error> {
-    if per_key.is_finite() && per_key > 0.0 && per_key <= 1000.0 {
+    if bits_per_key.is_finite() && bits_per_key > 0.0 && bits_per_key <= 1000.0 {
         Ok(())
     } else {
-        Err(invalid(name, "must be finite, > 0 and <= 1000"))
+        Err(invalid("bits_per_key", "must be finite, > 0 and <= 1000"))
     }
 }
 

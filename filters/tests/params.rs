@@ -2,14 +2,15 @@
 //! an abort or a hang, for every Bloom constructor.
 
 use amq::{
-    math, AtomicBlockedBloom, BlockedBloom, CountingBloom, Error, Filter, FilterSizing, StandardBloom,
+    math, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
+    FilterKind, FilterSizing, StandardBloom,
 };
 
 /// Every Bloom constructor that takes a target FPR, by name, reduced to
 /// "did it build, and what does the formula promise at capacity".
 type FprCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
-/// Every constructor that takes bits (or, for the counting filter, counters)
-/// per key.
+/// Every constructor that takes bits per key (of memory: four per counter
+/// for the counting filter).
 type BitsCtor = fn(usize, f64) -> Result<Box<dyn Filter>, Error>;
 
 fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Error> {
@@ -41,9 +42,8 @@ const WITH_BITS: [(&str, BitsCtor); 4] = [
     ("AtomicBlockedBloom::new(BitsPerKey)", |n, b| {
         boxed(AtomicBlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
-    // Counters per key `c`: four bits of memory each.
-    ("CountingBloom::new(BitsPerKey(4c))", |n, c| {
-        boxed(CountingBloom::new(n, FilterSizing::BitsPerKey(4.0 * c)))
+    ("CountingBloom::new(BitsPerKey)", |n, b| {
+        boxed(CountingBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
 ];
 
@@ -123,6 +123,43 @@ fn bits_per_key_not_positive_and_finite_is_invalid() {
             assert!(is_invalid(&r), "{name}(1000, {b}): {}", describe(&r));
         }
     }
+}
+
+/// `FilterSizing::BitsPerKey` is `(0, 1000]` for every kind: the counting
+/// filter once took up to 4000 (1000 counters of four bits), which
+/// `AnyFilter::new` refused. The kind's own constructor and `AnyFilter::new`
+/// now give the same error, and so does `FilterSizing::validate`.
+#[test]
+fn bits_per_key_domain_is_the_same_through_every_door() {
+    for b in [1000.0001, 1000.5, 4000.0, f64::NAN, 0.0, -0.0, -1.0, -4000.0] {
+        let sizing = FilterSizing::BitsPerKey(b);
+        let own = CountingBloom::new(1000, sizing).map(|_| ());
+        let any = AnyFilter::new(FilterKind::CountingBloom, 1000, sizing).map(|_| ());
+        assert!(
+            matches!(
+                own,
+                Err(Error::InvalidParameter {
+                    name: "bits_per_key",
+                    ..
+                })
+            ),
+            "CountingBloom::new(1000, BitsPerKey({b})): {own:?}"
+        );
+        assert_eq!(own, any, "BitsPerKey({b})");
+        assert_eq!(sizing.validate().map(|_| ()), own, "validate, BitsPerKey({b})");
+        for (kind, err) in [
+            ("StandardBloom", StandardBloom::new(1000, sizing).map(|_| ())),
+            ("BlockedBloom", BlockedBloom::new(1000, sizing).map(|_| ())),
+            ("CuckooFilter", CuckooFilter::new(1000, sizing).map(|_| ())),
+        ] {
+            assert_eq!(err, own, "{kind}::new(1000, BitsPerKey({b}))");
+        }
+    }
+    // The edge itself is in the domain, and the counting filter spends it as
+    // memory: 1000 bits are 250 counters per key.
+    let f = CountingBloom::new(1000, FilterSizing::BitsPerKey(1000.0)).unwrap();
+    assert_eq!(f.num_counters(), 250_000);
+    assert!(AnyFilter::new(FilterKind::CountingBloom, 1000, FilterSizing::BitsPerKey(1000.0)).is_ok());
 }
 
 #[test]

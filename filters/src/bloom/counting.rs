@@ -23,7 +23,8 @@
 use alloc::vec::Vec;
 
 use super::{
-    check_keys, check_per_key, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for, ProbeSeq,
+    check_bits_per_key, check_keys, count_as_usize, max_keys, standard_bits_per_key_for_fpr, units_for,
+    ProbeSeq,
 };
 use crate::cost::{CostModel, Params, QueryCost, Shape, Traits};
 use crate::format::{self, ByteWriter, Frame};
@@ -36,15 +37,18 @@ const SATURATED: u64 = 15;
 /// counters per word): what [`CountingBloom::new`] allocates, and what the
 /// planner predicts from without allocating.
 ///
-/// An FPR takes the standard Bloom sizing in counters; bits per key are the
-/// memory per key, four bits per counter (`b / 4` counters per key).
+/// An FPR takes the standard Bloom sizing in counters (at most 1000 per
+/// key); bits per key are the memory per key, four bits per counter (`b / 4`
+/// counters per key), checked as every kind checks them: in `(0, 1000]`.
 pub(crate) fn shape(expected_keys: usize, sizing: FilterSizing) -> Result<(u64, u32), Error> {
     check_keys(expected_keys)?;
     let counters_per_key = match sizing {
-        FilterSizing::BitsPerKey(b) => b / 4.0,
+        FilterSizing::BitsPerKey(b) => {
+            check_bits_per_key(b)?;
+            b / 4.0
+        }
         FilterSizing::Fpr(p) => standard_bits_per_key_for_fpr(p)?,
     };
-    check_per_key("counters_per_key", counters_per_key)?;
     let words = units_for(expected_keys, counters_per_key, 16, 8, u64::MAX / 16)?;
     Ok((words, math::optimal_bloom_probes(counters_per_key)))
 }
@@ -94,12 +98,19 @@ impl CountingBloom {
     /// per key, so a quarter as many counters, rounded up to a multiple of
     /// 16. Either way with the optimal probe count for the counters per key.
     ///
+    /// Errors as every kind does ([`FilterSizing::validate`]): if
+    /// `expected_keys` is 0, the FPR is not in `(0, 1)` or needs more than
+    /// 1000 counters per key, the bits per key are not in `(0, 1000]`, or
+    /// the size overflows or cannot be allocated.
+    ///
     /// ```
     /// use amq::{CountingBloom, FilterSizing};
     /// let f = CountingBloom::new(1_000, FilterSizing::BitsPerKey(40.0))?;
     /// assert_eq!(f.num_counters(), 10_000);
+    /// assert!(CountingBloom::new(1_000, FilterSizing::BitsPerKey(1000.0001)).is_err());
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "with_capacity", alias = "with_false_pos", alias = "expected_items")]
     pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
         let (words, num_probes) = shape(expected_keys, sizing)?;
         Ok(CountingBloom {
@@ -132,17 +143,75 @@ impl CountingBloom {
         *w = w.wrapping_add(delta << shift);
     }
 
-    /// Raises the key's counters (counters at 15 stay at 15) and counts it.
-    fn increment(&mut self, hash: u64) {
+    /// Raises the key's counters (counters at 15 stay at 15) and counts it;
+    /// whether every one of them was non-zero before. A counter the key
+    /// probes twice is non-zero at its second visit, which so changes
+    /// nothing: the answer is the one [`query`](Self::query) gave before.
+    #[inline]
+    fn increment(&mut self, hash: u64) -> bool {
         let m = self.num_counters();
         let mut probes = ProbeSeq::new(hash);
+        let mut present = true;
         for _ in 0..self.num_probes {
             let i = probes.next_in(m);
-            if self.counter(i) < SATURATED {
+            let c = self.counter(i);
+            present &= c != 0;
+            if c < SATURATED {
                 self.add(i, 1);
             }
         }
         self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
+        present
+    }
+
+    /// Inserts the key with this hash and says whether it was (probably)
+    /// there already: `true` iff every one of its counters was non-zero,
+    /// so `false` means the key is certainly new (never inserted, or
+    /// removed as often as inserted). For deduplication: skip a key when
+    /// this is `true`; a new key is skipped with probability about
+    /// [`expected_fpr`](Filter::expected_fpr).
+    ///
+    /// One pass over the probes, each counter read and raised together,
+    /// not a query and then an insert. The answer is what
+    /// [`contains_hash`](Filter::contains_hash) said before the call, and
+    /// the filter afterwards is what [`insert_hash`](Insert::insert_hash)
+    /// leaves (the key counted in [`num_keys`](Filter::num_keys) either
+    /// way). Never fails, so it returns no `Result`: it is also the
+    /// counting filter's infallible insert. fastbloom's `insert` returns
+    /// the same answer; the bloomfilter crate calls it `check_and_set`.
+    ///
+    /// ```
+    /// use amq::{hash_u64, CountingBloom, FilterSizing, Remove};
+    /// let mut seen = CountingBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// assert!(!seen.check_and_insert_hash(hash_u64(7))); // new
+    /// assert!(seen.check_and_insert_hash(hash_u64(7))); // seen before
+    /// seen.remove_hash(hash_u64(7))?;
+    /// seen.remove_hash(hash_u64(7))?;
+    /// assert!(!seen.check_and_insert_hash(hash_u64(7))); // new again
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> bool {
+        self.increment(hash.get())
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)): inserts it and says
+    /// whether it was (probably) there already.
+    ///
+    /// ```
+    /// use amq::{CountingBloom, FilterSizing};
+    /// let mut seen = CountingBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let lines = ["a", "b", "a", "c", "b"];
+    /// let unique: Vec<&str> = lines.into_iter().filter(|l| !seen.check_and_insert(l.as_bytes())).collect();
+    /// assert_eq!(unique, ["a", "b", "c"]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> bool {
+        self.check_and_insert_hash(crate::hash_key(key))
     }
 
     /// Lowers the key's counters, unless one is zero
@@ -341,7 +410,7 @@ mod tests {
         assert_eq!(
             CountingBloom::new(10, FilterSizing::BitsPerKey(0.0)),
             Err(crate::error::invalid(
-                "counters_per_key",
+                "bits_per_key",
                 "must be finite, > 0 and <= 1000"
             ))
         );

@@ -32,7 +32,7 @@ pub(crate) const BLOOM_TRAITS: crate::cost::Traits = crate::cost::Traits {
 };
 
 pub(crate) use crate::sizing::{
-    check_bits_per_key, check_fpr, check_keys, check_per_key, count_as_usize, max_keys, units_for,
+    check_bits_per_key, check_fpr, check_keys, count_as_usize, max_keys, units_for,
 };
 use crate::Error;
 

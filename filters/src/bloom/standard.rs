@@ -90,6 +90,7 @@ impl StandardBloom {
     /// let g = StandardBloom::new(1000, FilterSizing::BitsPerKey(20.0)).unwrap();
     /// assert_eq!(g.num_probes(), 14);
     /// ```
+    #[doc(alias = "with_capacity", alias = "with_false_pos", alias = "expected_items")]
     pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
         let (words, num_probes) = shape(expected_keys, sizing)?;
         Ok(StandardBloom {
@@ -109,16 +110,70 @@ impl StandardBloom {
         self.num_probes
     }
 
-    /// Sets the probe bits of `hash` and counts the key.
+    /// Sets the probe bits of `hash` and counts the key; whether every one
+    /// of them was set before. A bit the key probes twice is set at its
+    /// second visit, which so changes nothing: the answer is the one
+    /// [`contains_hash`](Filter::contains_hash) gave before.
     #[inline]
-    fn add(&mut self, hash: u64) {
+    fn add(&mut self, hash: u64) -> bool {
         let m = self.num_bits();
         let mut probes = ProbeSeq::new(hash);
+        let mut present = 1;
         for _ in 0..self.num_probes {
             let bit = probes.next_in(m);
-            self.words[(bit >> 6) as usize] |= 1 << (bit & 63);
+            let word = &mut self.words[(bit >> 6) as usize];
+            present &= *word >> (bit & 63);
+            *word |= 1 << (bit & 63);
         }
         self.num_keys = self.num_keys.saturating_add(1).min(max_keys(m));
+        present & 1 == 1
+    }
+
+    /// Inserts the key with this hash and says whether it was (probably)
+    /// there already: `true` iff every probe bit was already set, so
+    /// `false` means the key is certainly new. For deduplication: skip a
+    /// key when this is `true`; a new key is skipped with probability about
+    /// [`expected_fpr`](Filter::expected_fpr).
+    ///
+    /// One pass over the probes, each bit tested and set together, not a
+    /// query and then an insert. The answer is what
+    /// [`contains_hash`](Filter::contains_hash) said before the call, and
+    /// the filter afterwards is what [`insert_hash`](Insert::insert_hash)
+    /// leaves (the key counted in [`num_keys`](Filter::num_keys) either
+    /// way). Never fails, so it returns no `Result`: it is also the Bloom
+    /// filter's infallible insert. fastbloom's `insert` returns the same
+    /// answer; the bloomfilter crate calls it `check_and_set`.
+    ///
+    /// ```
+    /// use amq::{hash_u64, FilterSizing, StandardBloom};
+    /// let mut seen = StandardBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let ids = [7u64, 8, 7, 9, 8];
+    /// let new: Vec<u64> = ids.into_iter().filter(|&id| !seen.check_and_insert_hash(hash_u64(id))).collect();
+    /// assert_eq!(new, [7, 8, 9]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> bool {
+        self.add(hash.get())
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)): inserts it and says
+    /// whether it was (probably) there already.
+    ///
+    /// ```
+    /// use amq::{FilterSizing, StandardBloom};
+    /// let mut seen = StandardBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let lines = ["a", "b", "a", "c", "b"];
+    /// let unique: Vec<&str> = lines.into_iter().filter(|l| !seen.check_and_insert(l.as_bytes())).collect();
+    /// assert_eq!(unique, ["a", "b", "c"]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> bool {
+        self.check_and_insert_hash(crate::hash_key(key))
     }
 
     /// Adds every key of `other` into `self`: afterwards `self` answers

@@ -138,6 +138,7 @@ impl CuckooFilter {
     /// assert!(matches!(CuckooFilter::new(1000, FilterSizing::Fpr(1e-6)), Err(Error::InvalidParameter { .. })));
     /// assert_eq!(CuckooFilter::new(1000, FilterSizing::BitsPerKey(13.0)).unwrap().fingerprint_bits(), 12);
     /// ```
+    #[doc(alias = "with_capacity")]
     pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
         Self::with_fingerprint_bits(expected_keys, fingerprint_bits_for_sizing(sizing)?)
     }

@@ -259,6 +259,7 @@ impl ParquetBloom {
     /// assert_eq!(ParquetBloom::new(1000, FilterSizing::BitsPerKey(10.0))?.num_blocks(), 40);
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "with_capacity", alias = "with_false_pos", alias = "expected_items")]
     pub fn new(expected_values: usize, sizing: FilterSizing) -> Result<Self, Error> {
         match sizing {
             FilterSizing::Fpr(p) => Self::for_fpr(expected_values, p),
@@ -349,6 +350,7 @@ impl ParquetBloom {
     /// assert!(f.contains("abc"));
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "add")]
     #[inline]
     pub fn insert_hash(&mut self, hash: ParquetHash) -> Result<(), Error> {
         self.kernel.insert(&mut self.blocks, hash.get());
@@ -367,6 +369,7 @@ impl ParquetBloom {
     /// assert!(!f.contains(&42i32)); // another physical type (almost surely)
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "add")]
     #[inline]
     pub fn insert<V: ParquetValue + ?Sized>(&mut self, value: &V) -> Result<(), Error> {
         self.insert_hash(value.parquet_hash())
@@ -693,8 +696,21 @@ impl ParquetBloom {
     /// f.insert(&1i32).unwrap();
     /// assert_eq!(f.num_keys(), 1);
     /// ```
+    #[doc(alias = "len", alias = "count")]
     pub fn num_keys(&self) -> usize {
         count_as_usize(self.num_keys)
+    }
+
+    /// Whether the filter holds no value: [`num_keys`](Self::num_keys) is 0.
+    ///
+    /// ```
+    /// let mut f = amq::ParquetBloom::with_num_bytes(64).unwrap();
+    /// assert!(f.is_empty());
+    /// f.insert(&1i32).unwrap();
+    /// assert!(!f.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.num_keys == 0
     }
 
     /// `size_in_bytes · 8 / num_keys`; zero for an empty filter.

@@ -158,7 +158,19 @@ enum Budget {
 
 impl Planner {
     /// Requirements for a filter of `keys` distinct keys (at least 1, checked
-    /// when ranking).
+    /// when ranking). With [`fpr`](Planner::fpr) it says what fastbloom's
+    /// `with_false_pos(p).expected_items(n)` says, and picks the kind too.
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::{Filter, Insert};
+    /// let plan = Planner::for_keys(10_000).fpr(0.01).inserts_after_build(true).plan()?;
+    /// let mut f = plan.new_filter()?;
+    /// f.insert(b"k")?;
+    /// assert!(f.contains(b"k"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "expected_items", alias = "with_capacity")]
     #[must_use]
     pub fn for_keys(keys: usize) -> Self {
         Planner {
@@ -200,6 +212,15 @@ impl Planner {
     }
 
     /// The target false-positive rate, in `(0, 1)`.
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// let plan = Planner::for_keys(10_000).fpr(0.001).plan()?;
+    /// // The target, give or take a rounding of the filter's parameters.
+    /// assert!((plan.expected_fpr() / 0.001 - 1.0).abs() < 0.01);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "with_false_pos")]
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn fpr(self, fpr: f64) -> Self {
         Planner {

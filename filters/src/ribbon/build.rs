@@ -59,9 +59,16 @@ fn grow_exact(v: &mut Vec<u64>, n: usize) -> Result<(), Error> {
 }
 
 impl Ribbon {
-    /// Builds the filter from key hashes (duplicates allowed), sized by
-    /// `sizing`: the result bits and layout of
-    /// [`RibbonParams::with_fpr`] or [`RibbonParams::with_bits_per_key`].
+    /// Builds the filter from key hashes: unlike xorf's
+    /// `BinaryFuse8::try_from(&keys)` on raw `u64`s, hash your keys with
+    /// [`hash_u64`](crate::hash_u64) first ([`hash_key`](crate::hash_key)
+    /// for bytes).
+    ///
+    /// There is no `TryFrom<&[u64]>`: a `u64` could be a key or a hash, and
+    /// taking one for the other ruins the filter silently ([`KeyHash`]).
+    /// Duplicates are allowed. Sized by `sizing`: the result bits and
+    /// layout of [`RibbonParams::with_fpr`] or
+    /// [`RibbonParams::with_bits_per_key`].
     ///
     /// ```
     /// use amq::{hash_u64, Filter, FilterSizing, KeyHash, Ribbon};
@@ -72,6 +79,7 @@ impl Ribbon {
     /// assert!(f.bits_per_key() < 7.5);
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "try_from", alias = "from_keys")]
     pub fn build(hashes: &[KeyHash], sizing: FilterSizing) -> Result<Self, Error> {
         Self::build_with(hashes, &RibbonParams::for_sizing(sizing)?)
     }

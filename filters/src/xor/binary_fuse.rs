@@ -330,8 +330,14 @@ pub type BinaryFuse16 = BinaryFuse<u16>;
 pub type BinaryFuse32 = BinaryFuse<u32>;
 
 impl<F: FuseFingerprint> BinaryFuse<F> {
-    /// Builds a 3-wise filter from key hashes. Duplicates are allowed
-    /// (removed first) and counted once.
+    /// Builds a 3-wise filter from key hashes: unlike xorf's
+    /// `BinaryFuse8::try_from(&keys)` on raw `u64`s, hash your keys with
+    /// [`hash_u64`](crate::hash_u64) first ([`hash_key`](crate::hash_key)
+    /// for bytes).
+    ///
+    /// There is no `TryFrom<&[u64]>`: a `u64` could be a key or a hash, and
+    /// taking one for the other ruins the filter silently ([`KeyHash`]).
+    /// Duplicates are allowed (removed first) and counted once.
     ///
     /// Takes expected linear time and about 24 bytes per key of temporary
     /// memory (see [`crate::xor`]).
@@ -343,6 +349,14 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     /// assert!(f.contains_hash(hash_u64(5)) && f.contains_hash(hash_u64(7)));
     /// # Ok::<(), amq::Error>(())
     /// ```
+    ///
+    /// The xorf spelling does not compile:
+    ///
+    /// ```compile_fail
+    /// let keys: Vec<u64> = (0..1_000).collect();
+    /// let f = amq::BinaryFuse8::try_from(&keys[..]);
+    /// ```
+    #[doc(alias = "try_from", alias = "from_keys")]
     pub fn build(hashes: &[KeyHash]) -> Result<Self, Error> {
         Self::build_with(hashes, &FuseParams::THREE_WISE)
     }

@@ -138,8 +138,14 @@ pub type Xor8 = Xor<u8>;
 pub type Xor16 = Xor<u16>;
 
 impl<F: XorFingerprint> Xor<F> {
-    /// Builds the filter from key hashes. Duplicates are allowed (removed
-    /// first) and counted once.
+    /// Builds the filter from key hashes: unlike xorf's `Xor8::from(&keys)`
+    /// on raw `u64`s, hash your keys with [`hash_u64`](crate::hash_u64)
+    /// first ([`hash_key`](crate::hash_key) for bytes).
+    ///
+    /// There is no `From`/`TryFrom` of a slice: a `u64` could be a key or a
+    /// hash, and taking one for the other ruins the filter silently
+    /// ([`KeyHash`]). Duplicates are allowed (removed first) and counted
+    /// once.
     ///
     /// Takes expected linear time and about 34 bytes per key of temporary
     /// memory (see [`crate::xor`]). Fails only with [`Error::TooLarge`] (more
@@ -155,6 +161,7 @@ impl<F: XorFingerprint> Xor<F> {
     /// assert!(!empty.contains_hash(hash_u64(1)));
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "try_from", alias = "from_keys")]
     pub fn build(hashes: &[KeyHash]) -> Result<Self, Error> {
         let built = peel::build::<F, _, 3>(crate::hash::raw(hashes), Blocks::for_keys)?;
         Ok(Xor {

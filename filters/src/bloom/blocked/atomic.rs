@@ -90,6 +90,7 @@ impl AtomicBlockedBloom {
     /// assert_eq!(f.num_probes(), 6);
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "with_capacity", alias = "with_false_pos", alias = "expected_items")]
     pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, sizing)?;
         Ok(AtomicBlockedBloom {
@@ -100,7 +101,18 @@ impl AtomicBlockedBloom {
     }
 
     /// Adds the key with this hash; callable from many threads at once.
-    /// Never fails (a `Result` like every insert of the crate).
+    /// Never fails (a `Result` like every insert of the crate;
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) is the same
+    /// insert without one).
+    ///
+    /// ```
+    /// use amq::{hash_u64, AtomicBlockedBloom, Filter, FilterSizing};
+    /// let f = AtomicBlockedBloom::new(1_000, FilterSizing::BitsPerKey(10.0))?;
+    /// f.insert_hash(hash_u64(7))?;
+    /// assert!(f.contains_hash(hash_u64(7)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "add")]
     #[inline]
     pub fn insert_hash(&self, hash: KeyHash) -> Result<(), Error> {
         self.add(hash.get());
@@ -109,25 +121,107 @@ impl AtomicBlockedBloom {
 
     /// Adds `key` (hashed once); callable from many threads at once. Never
     /// fails.
+    ///
+    /// ```
+    /// use amq::{AtomicBlockedBloom, Filter, FilterSizing};
+    /// let f = AtomicBlockedBloom::new(1_000, FilterSizing::BitsPerKey(10.0))?;
+    /// f.insert(b"k")?;
+    /// assert!(f.contains(b"k"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "add")]
     #[inline]
     pub fn insert(&self, key: &[u8]) -> Result<(), Error> {
         self.insert_hash(crate::hash_key(key))
     }
 
-    /// Sets the probe bits of `hash` and counts the key.
+    /// Inserts the key with this hash and says whether it was (probably)
+    /// there already: `true` iff every probe bit was already set, so
+    /// `false` means the key is certainly new. Callable from many threads
+    /// at once. For deduplication: skip a key when this is `true`; a new key
+    /// is skipped with probability about
+    /// [`expected_fpr`](Filter::expected_fpr).
+    ///
+    /// One block, one atomic `fetch_or` per word the key's bits fall in,
+    /// whose previous value says which bits were set: not a query and then
+    /// an insert. Single-threaded, the answer is what
+    /// [`contains_hash`](Filter::contains_hash) said before the call, and
+    /// the filter afterwards is what [`insert_hash`](Self::insert_hash)
+    /// leaves (the key counted in [`num_keys`](Filter::num_keys) either
+    /// way). Never fails, so it returns no `Result`. fastbloom's `insert`
+    /// returns the same answer; the bloomfilter crate calls it
+    /// `check_and_set`.
+    ///
+    /// **Concurrent calls.** An insert of the key that *happens before*
+    /// this call (its thread joined, or handed over through a lock or a
+    /// channel) is always seen: the answer is `true`. Two calls with the
+    /// same new key racing each other may both answer `false`, since the
+    /// key's bits span several words, each set by whichever call reaches it
+    /// first: a deduplicating caller that needs exactly one winner must
+    /// serialize the calls for one key.
+    ///
+    /// ```
+    /// use amq::{AtomicBlockedBloom, FilterSizing};
+    /// let seen = AtomicBlockedBloom::new(4_000, FilterSizing::BitsPerKey(10.0))?;
+    /// let fresh = std::thread::scope(|s| {
+    ///     let workers: Vec<_> = (0..4u64)
+    ///         .map(|t| {
+    ///             let seen = &seen;
+    ///             // Each thread its own 1,000 ids, every id twice in a row.
+    ///             let ids = (0..2_000u64).map(move |i| t * 1_000 + i / 2);
+    ///             s.spawn(move || ids.filter(|id| !seen.check_and_insert(&id.to_le_bytes())).count())
+    ///         })
+    ///         .collect();
+    ///     workers.into_iter().map(|w| w.join().unwrap_or(0)).sum::<usize>()
+    /// });
+    /// // 4,000 distinct ids: each second copy is seen, and a few first
+    /// // copies too (false positives).
+    /// assert!((3_900..=4_000).contains(&fresh), "{fresh}");
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
     #[inline]
-    fn add(&self, hash: u64) {
+    pub fn check_and_insert_hash(&self, hash: KeyHash) -> bool {
+        self.add(hash.get())
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)): inserts it and says
+    /// whether it was (probably) there already.
+    ///
+    /// ```
+    /// use amq::{AtomicBlockedBloom, FilterSizing};
+    /// let seen = AtomicBlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let lines = ["a", "b", "a", "c", "b"];
+    /// let unique: Vec<&str> = lines.into_iter().filter(|l| !seen.check_and_insert(l.as_bytes())).collect();
+    /// assert_eq!(unique, ["a", "b", "c"]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert(&self, key: &[u8]) -> bool {
+        self.check_and_insert_hash(crate::hash_key(key))
+    }
+
+    /// Sets the probe bits of `hash` and counts the key; whether every one
+    /// of them was set before (from the previous values `fetch_or`
+    /// returns: a bit the key probes twice is in its mask once).
+    #[inline]
+    fn add(&self, hash: u64) -> bool {
         let mask = probe_mask(hash, self.num_probes);
         let block = &self.blocks[block_of(hash, self.blocks.len() as u32)].0;
+        let mut missing = 0;
         for w in 0..WORDS {
             if mask[w] != 0 {
-                block[w].fetch_or(mask[w], Ordering::Relaxed);
+                let before = block[w].fetch_or(mask[w], Ordering::Relaxed);
+                missing |= mask[w] & !before;
             }
         }
         // A stripe would need 2^63 inserts to wrap; the sum saturates.
         self.counts[hash as usize & (STRIPES - 1)]
             .0
             .fetch_add(1, Ordering::Relaxed);
+        missing == 0
     }
 
     #[inline(always)]

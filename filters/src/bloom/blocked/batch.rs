@@ -2,7 +2,7 @@
 //! batched, in their portable form, and the entry points every SIMD kernel
 //! module provides around its own block kernel.
 
-use super::probe::{block_matches, block_of, set_probes, Block};
+use super::probe::{block_matches, block_of, set_probes, test_and_set_probes, Block};
 use crate::prefetch::prefetch;
 
 /// Batch size of the batched inserts: enough outstanding prefetches to cover
@@ -138,6 +138,14 @@ pub(super) fn batched_insert(blocks: &mut [Block], hashes: &[u64], set: impl Fn(
 pub(super) fn insert_portable(blocks: &mut [Block], hash: u64, num_probes: u32) {
     let i = block_of(hash, blocks.len() as u32);
     set_probes(&mut blocks[i].0, hash, num_probes);
+}
+
+/// The whole insert that says whether the key's bits were all set before
+/// (`check_and_insert_hash`): portable on every CPU, one block, one pass.
+#[inline(always)]
+pub(super) fn test_and_insert(blocks: &mut [Block], hash: u64, num_probes: u32) -> bool {
+    let i = block_of(hash, blocks.len() as u32);
+    test_and_set_probes(&mut blocks[i].0, hash, num_probes)
 }
 
 /// The portable batched insert.

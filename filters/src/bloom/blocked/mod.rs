@@ -136,6 +136,7 @@ impl BlockedBloom {
     /// assert!(BlockedBloom::new(1_000, FilterSizing::Fpr(1.5)).is_err());
     /// # Ok::<(), amq::Error>(())
     /// ```
+    #[doc(alias = "with_capacity", alias = "with_false_pos", alias = "expected_items")]
     pub fn new(expected_keys: usize, sizing: FilterSizing) -> Result<Self, Error> {
         let (blocks, num_probes) = size(expected_keys, sizing)?;
         Ok(BlockedBloom {
@@ -287,6 +288,55 @@ impl BlockedBloom {
         }
         self.num_keys = self.num_keys.saturating_add(other.num_keys).min(self.max_keys());
         Ok(())
+    }
+
+    /// Inserts the key with this hash and says whether it was (probably)
+    /// there already: `true` iff every probe bit was already set, so
+    /// `false` means the key is certainly new. For deduplication: skip a
+    /// key when this is `true`; a new key is skipped with probability about
+    /// [`expected_fpr`](Filter::expected_fpr).
+    ///
+    /// One block, one pass over its probe bits, each tested and set
+    /// together, not a query and then an insert. The answer is what
+    /// [`contains_hash`](Filter::contains_hash) said before the call, and
+    /// the filter afterwards is what [`insert_hash`](Insert::insert_hash)
+    /// leaves (the key counted in [`num_keys`](Filter::num_keys) either
+    /// way). Never fails, so it returns no `Result`: it is also the
+    /// filter's infallible insert. fastbloom's `insert` returns the same
+    /// answer; the bloomfilter crate calls it `check_and_set`.
+    ///
+    /// ```
+    /// use amq::{hash_u64, BlockedBloom, FilterSizing};
+    /// let mut seen = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let ids = [7u64, 8, 7, 9, 8];
+    /// let new: Vec<u64> = ids.into_iter().filter(|&id| !seen.check_and_insert_hash(hash_u64(id))).collect();
+    /// assert_eq!(new, [7, 8, 9]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> bool {
+        let present = batch::test_and_insert(&mut self.blocks, hash.get(), self.num_probes);
+        self.num_keys = self.num_keys.saturating_add(1).min(self.max_keys());
+        present
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)): inserts it and says
+    /// whether it was (probably) there already.
+    ///
+    /// ```
+    /// use amq::{BlockedBloom, FilterSizing};
+    /// let mut seen = BlockedBloom::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let lines = ["a", "b", "a", "c", "b"];
+    /// let unique: Vec<&str> = lines.into_iter().filter(|l| !seen.check_and_insert(l.as_bytes())).collect();
+    /// assert_eq!(unique, ["a", "b", "c"]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    #[inline]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> bool {
+        self.check_and_insert_hash(crate::hash_key(key))
     }
 
     /// The key count's saturation point ([`max_keys`]).

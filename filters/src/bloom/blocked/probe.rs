@@ -102,6 +102,21 @@ pub(crate) fn set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) {
     }
 }
 
+/// [`set_probes`] that also says whether every probe bit was set before:
+/// each bit tested and set in one pass over the probes. A bit the key
+/// probes twice is set at its second visit, which so changes nothing: the
+/// answer is [`block_matches`] of the block as it was.
+#[inline(always)]
+pub(crate) fn test_and_set_probes(block: &mut [u64; WORDS], hash: u64, num_probes: u32) -> bool {
+    let mut all = 1u64;
+    for bit in probe_bits(hash, num_probes) {
+        let word = &mut block[(bit >> 6) as usize];
+        all &= *word >> (bit & 63);
+        *word |= 1 << (bit & 63);
+    }
+    all & 1 == 1
+}
+
 /// A key hash prepared for probing many blocked Bloom filters: the key's
 /// in-block probe mask, which depends on the hash and the probe count only,
 /// never on the filter's size. Build it once ([`BlockedBloom::prepare`](crate::BlockedBloom::prepare)) and
