@@ -56,6 +56,7 @@ pub(crate) struct Counters {
     pub range_negatives: AtomicU64,
     pub range_false_positives: AtomicU64,
     pub untrusted_range_filters: AtomicU64,
+    pub range_filters_not_built: AtomicU64,
     pub scan_blocks_read: AtomicU64,
 }
 
@@ -131,6 +132,14 @@ pub struct LevelStats {
     pub range_filter_bytes: u64,
     /// Tables whose range filter block was not trusted and is not used.
     pub untrusted_range_filters: usize,
+    /// Tables with a trusted range filter whose keys differ in more than
+    /// 64 bits (a key map that is not exact): some of their keys share a
+    /// range filter `u64`.
+    pub range_tables_collapsing: usize,
+    /// Of those tables' distinct keys, how many share their `u64` with
+    /// another: each such pair answers every range for both, a false
+    /// positive for a range between them.
+    pub range_keys_collapsed: u64,
     /// Filter kinds present on this level (`None` for tables without one).
     pub filter_kinds: Vec<Option<FilterKind>>,
     /// The model's expected data-block reads per missing key at this level
@@ -294,6 +303,14 @@ pub struct Stats {
     /// undecodable since open (each such table is read by every scan that
     /// meets it).
     pub untrusted_range_filters: u64,
+    /// Tables written without the range filter their level's policy asks
+    /// for, since the store opened, because the filter could not be built
+    /// at their key count (a [`RangeSizing::Fpr`](amq::range::RangeSizing::Fpr)
+    /// whose `keys × max_range_len / fpr` passes the filter's `2^62`
+    /// universe). Writes go on; scans read such tables. Non-zero means the
+    /// sizing asks for more than large tables can have: a larger `fpr` or
+    /// a shorter `max_range_len`, or `BitsPerKey`, which always builds.
+    pub range_filters_not_built: u64,
     /// Data blocks read by scans.
     pub scan_blocks_read: u64,
     /// Entries in the memtable.
@@ -460,16 +477,26 @@ impl fmt::Display for Stats {
             }
             writeln!(f)?;
         }
-        if self.range_probes + self.untrusted_range_filters > 0 {
-            writeln!(
+        let (collapsing, collapsed) = self.levels.iter().fold((0, 0), |(t, k), l| {
+            (t + l.range_tables_collapsing, k + l.range_keys_collapsed)
+        });
+        if self.range_probes + self.untrusted_range_filters + self.range_filters_not_built > 0
+            || collapsing > 0
+        {
+            write!(
                 f,
-                "range filters: {} probes, {} tables skipped, {} false positives (measured FPR {:.3}%), {} untrusted",
+                "range filters: {} probes, {} tables skipped, {} false positives (measured FPR {:.3}%), {} untrusted, {} not built",
                 self.range_probes,
                 self.range_negatives,
                 self.range_false_positives,
                 self.measured_range_fpr() * 100.0,
-                self.untrusted_range_filters
+                self.untrusted_range_filters,
+                self.range_filters_not_built
             )?;
+            if collapsing > 0 {
+                write!(f, "; {collapsed} keys share a u64 with another in {collapsing} tables (keys past 64 bits of differences)")?;
+            }
+            writeln!(f)?;
         }
         writeln!(
             f,
@@ -567,6 +594,7 @@ impl Counters {
             range_negatives: g(&self.range_negatives),
             range_false_positives: g(&self.range_false_positives),
             untrusted_range_filters: g(&self.untrusted_range_filters),
+            range_filters_not_built: g(&self.range_filters_not_built),
             scan_blocks_read: g(&self.scan_blocks_read),
             memtable_entries: 0,
             block_cache_hits: 0,
@@ -687,7 +715,7 @@ mod tests {
         .to_string();
         assert_eq!(
             ranged.lines().nth(3),
-            Some("range filters: 10 probes, 8 tables skipped, 2 false positives (measured FPR 20.000%), 0 untrusted"),
+            Some("range filters: 10 probes, 8 tables skipped, 2 false positives (measured FPR 20.000%), 0 untrusted, 0 not built"),
             "{ranged}"
         );
     }

@@ -44,7 +44,7 @@ use crate::error::invalid;
 use crate::{Error, FilterKind};
 
 pub mod grafite;
-mod keymap;
+pub mod keymap;
 mod keys;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};

@@ -169,6 +169,9 @@ impl Db {
                         .range_filter()
                         .map_or(0, |f| amq::range::RangeFilter::size_in_bytes(f) as u64);
                     ls.untrusted_range_filters += usize::from(t.range_filter_untrusted().is_some());
+                    let collapsed = t.range_keys_collapsed().unwrap_or(0);
+                    ls.range_tables_collapsing += usize::from(collapsed > 0);
+                    ls.range_keys_collapsed += collapsed;
                     if !ls.filter_kinds.contains(&t.filter_kind()) {
                         ls.filter_kinds.push(t.filter_kind());
                     }
@@ -346,6 +349,9 @@ impl Db {
             )?);
             add(&self.stats.filter_build_nanos, o.filter_build_nanos);
             add(&self.stats.bytes_compacted, o.file_bytes);
+            if o.range_filter_not_built {
+                inc(&self.stats.range_filters_not_built);
+            }
         }
         let edit = Edit {
             next_file: Some(w.state.next_file),

@@ -65,6 +65,9 @@ pub(super) fn write_memtable(
     match written {
         Ok(summary) => {
             add(&stats.filter_build_nanos, summary.filter_build_nanos);
+            if summary.range_filter_not_built {
+                inc(&stats.range_filters_not_built);
+            }
             Ok(summary)
         }
         Err(e) => {

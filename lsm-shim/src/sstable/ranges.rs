@@ -1,142 +1,64 @@
-//! A table's range filter: what the writer puts in, how the reader checks
-//! it, and how a bounded scan asks it whether the table may hold a key in
-//! its range.
+//! A table's range filter: how the reader checks it, and how a bounded
+//! scan asks it whether the table may hold a key in its range. The writer's
+//! side is `range_keys.rs`.
 //!
 //! # Keys as `u64`s
 //!
-//! A range filter ([`amq::range::GrafiteRange`]) takes ordered `u64`s. A key
-//! becomes one by [`amq::range::key_to_u64`] past the table's common prefix
-//! (the bytes its smallest and largest keys share, which every key between
-//! them starts with): the next eight bytes, big-endian, zero-padded. The map
-//! never decreases in key order, for every byte string, so a key `k` inside
-//! a scan's `lo..=hi` has its `u64` inside `u64(lo)..=u64(hi)`: the filter
-//! asked about that interval says "maybe" for every table that holds a key
-//! in the range. Keys that share those eight bytes become one `u64`, and a
-//! range that differs from a key only past them is a false positive: the
-//! map is conservative, never wrong.
+//! A range filter ([`amq::range::GrafiteRange`]) takes ordered `u64`s. This
+//! build writes every table's keys through a [`KeyMap`] fitted to them (key
+//! map 2): the byte positions where the table's keys differ, each in as
+//! many bits as the bytes seen there need, so neighbouring keys are
+//! neighbouring integers whatever their shape (composite, decimal, under a
+//! long shared head). The map is stored in the range filter block, and it
+//! maps a scan's bounds conservatively ([`KeyMap::range`]): a key of the
+//! table inside the scan's range always has its `u64` inside the interval
+//! the filter is asked about, and a range the map alone rules out (a bound
+//! no key's bytes reach) skips the table without a probe. Where the keys'
+//! differences need more than 64 bits, keys that differ only past them
+//! share a `u64`: false positives, counted in `Stats`, never a wrong answer.
 //!
-//! Where every key of the table ends within `w < 8` bytes past the prefix
-//! (short or fixed-width keys: `k000123` past `k0`), the `u64`s are shifted
-//! right by `8 − w` bytes, so that the last byte any key has is the lowest:
-//! a shift of every value by one amount keeps their order and loses nothing
-//! (those bytes are zero in every key), and a range of a few keys then
-//! spans a few integers instead of a few multiples of `2^(8(8−w))`, which a
-//! range filter's false-positive rate, growing with the range's length,
-//! would pay for. (Key map id 1 and `w` in the metadata block; a table
-//! recording another map is read without its range filter.)
-//!
-//! The writer does not know the common prefix until the last key: it keeps
-//! each key's eight bytes past the prefix shared so far, and the shared
-//! prefix can only shrink as sorted keys arrive, so at the end each run of
-//! keys added under one prefix length is shifted once to the final one
-//! ([`RangeKeys`]).
+//! Tables of earlier builds carry key map 1: [`amq::range::key_to_u64`]
+//! past the table's common prefix (the bytes its smallest and largest keys
+//! share), shifted right where every key ends within `w < 8` bytes past it
+//! (`w` in the metadata block). They are read and skipped as before.
 //!
 //! # Never a false negative
 //!
-//! A table is skipped only when both scan bounds are set, its range filter
-//! passed every check at open (block checksum, a kind, key map and format
-//! this build knows, a decode, the distinct key count the metadata records,
-//! and that it admits the table's own smallest and largest keys), and the
-//! filter says no. Tables without a range filter, or with one that failed,
-//! are read; with `Options::strict_filters` a failed one fails `open`.
+//! A table is skipped only when its range filter passed every check at open
+//! (block checksum, a kind, key map and format this build knows, a decode,
+//! the distinct key count the metadata records, and that it admits the
+//! table's own smallest and largest keys), and the filter (or the key map)
+//! says no, and only for ranges with both bounds set.
+//! Tables without a range filter, or with one that failed, are read; with
+//! `Options::strict_filters` a failed one fails `open`.
 
 use std::ops::Bound;
 
-use amq::range::{key_to_u64, GrafiteRange, RangeFilter};
+use amq::range::{key_to_u64, GrafiteRange, KeyMap, RangeFilter};
 use amq::FilterKind;
 
 use super::props::RangeFilterExt;
+use super::range_keys::decode_block;
 use super::reader::{RangeFilterState, Table};
 use super::BlockType;
 use crate::error::{Error, Result};
 
-/// The key map of every range filter this build writes: the eight bytes
-/// past the table's common prefix ([`key_to_u64`]).
+/// Key map 1: the eight bytes past the table's common prefix
+/// ([`key_to_u64`]), shifted by [`width_shift`]. Read, no longer written.
 pub(crate) const KEY_MAP_TOP8: u8 = 1;
 
-/// The eight bytes of `tail`'s start, big-endian, zero-padded.
-fn top8(tail: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = tail.len().min(8);
-    b[..n].copy_from_slice(&tail[..n]);
-    u64::from_be_bytes(b)
-}
+/// Key map 2: a [`KeyMap`] fitted to the table's keys, stored in the range
+/// filter block. What this build writes.
+pub(crate) const KEY_MAP_FITTED: u8 = 2;
 
-/// The writer's record of a table's keys as `u64`s (see the module docs).
-#[derive(Debug, Default)]
-pub(crate) struct RangeKeys {
-    /// The first key.
-    first: Vec<u8>,
-    /// The length of the prefix every key so far shares.
-    common: usize,
-    /// Each key's eight bytes past the prefix shared when it was added.
-    values: Vec<u64>,
-    /// Where each run of keys added under one shared length starts, and
-    /// that length.
-    runs: Vec<(usize, usize)>,
-    /// The longest key's length.
-    longest: usize,
-}
-
-impl RangeKeys {
-    /// Records the next key; keys come in increasing order.
-    pub(crate) fn add(&mut self, key: &[u8]) {
-        if self.values.is_empty() {
-            self.first = key.to_vec();
-            self.common = key.len();
-            self.runs.push((0, key.len()));
-        } else {
-            // In sorted keys the prefix shared with the first key only
-            // shrinks, so it is the prefix shared by all.
-            let shared = self.first[..self.common]
-                .iter()
-                .zip(key)
-                .take_while(|(a, b)| a == b)
-                .count();
-            if shared < self.common {
-                self.common = shared;
-                self.runs.push((self.values.len(), shared));
-            }
-        }
-        self.values.push(top8(&key[self.common..]));
-        self.longest = self.longest.max(key.len());
-    }
-
-    /// Every key's `key_to_u64` past the prefix all of them share, in key
-    /// order, each shifted right by [`width_shift`] of the returned width:
-    /// the bytes past the prefix that the longest key has, at most 8.
-    pub(crate) fn finish(self) -> (Vec<u64>, u8) {
-        let width = (self.longest - self.common).min(8) as u8;
-        let shift = width_shift(width);
-        let mut values = self.unshifted();
-        for v in &mut values {
-            *v = v.checked_shr(shift).unwrap_or(0);
-        }
-        (values, width)
-    }
-
-    /// Every key's `key_to_u64` past the prefix all of them share.
-    fn unshifted(mut self) -> Vec<u64> {
-        let end = self.common;
-        let mut runs = self.runs.iter().peekable();
-        while let Some(&(start, len)) = runs.next() {
-            let stop = runs.peek().map_or(self.values.len(), |r| r.0);
-            // The bytes `first[end..len]`, shared by the run's keys, go in
-            // front of each key's own eight.
-            let shift = len - end;
-            if shift == 0 {
-                continue;
-            }
-            let head = top8(&self.first[end..len]);
-            for v in &mut self.values[start..stop] {
-                *v = match shift {
-                    8.. => head,
-                    s => head | (*v >> (8 * s)),
-                };
-            }
-        }
-        self.values
-    }
+/// How a table's keys became its range filter's `u64`s.
+#[derive(Debug)]
+pub(crate) enum TableKeyMap {
+    /// Key map 1: the length of the common prefix and the right shift.
+    Top8 { skip: usize, shift: u32 },
+    /// Key map 2, and how many of the table's distinct keys share a `u64`
+    /// with another.
+    Fitted { map: KeyMap, collapsed: u64 },
 }
 
 /// A range is asked about only while its bound, `ℓ · n / r` before it is
@@ -146,9 +68,9 @@ impl RangeKeys {
 /// reads the table anyway.
 pub(crate) const ASK_BELOW: f64 = 4.0;
 
-/// The right shift of a table's `u64`s whose keys end within `width` bytes
-/// past the common prefix: `8 − width` bytes (64 bits when no key has a
-/// byte past it).
+/// The right shift of a key map 1 table's `u64`s whose keys end within
+/// `width` bytes past the common prefix: `8 − width` bytes (64 bits when no
+/// key has a byte past it).
 pub(crate) fn width_shift(width: u8) -> u32 {
     8 * (8 - u32::from(width.min(8)))
 }
@@ -184,36 +106,48 @@ impl Table {
         if FilterKind::from_id(ext.kind) != Some(FilterKind::GrafiteRange) {
             return Err(format!("range filter kind {} unknown to this build", ext.kind));
         }
-        if ext.key_map != KEY_MAP_TOP8 {
-            return Err(format!(
-                "range filter key map {} unknown to this build",
-                ext.key_map
-            ));
-        }
-        let filter = GrafiteRange::from_bytes(bytes)
+        let (smallest, largest) = (&self.props.smallest, &self.props.largest);
+        let (map, filter_bytes, distinct) = match ext.key_map {
+            KEY_MAP_TOP8 => {
+                if ext.width > 8 {
+                    return Err(format!("range filter key width {} past 8 bytes", ext.width));
+                }
+                let skip = smallest.iter().zip(largest).take_while(|(a, b)| a == b).count();
+                let shift = width_shift(ext.width);
+                (TableKeyMap::Top8 { skip, shift }, bytes, ext.keys)
+            }
+            KEY_MAP_FITTED => {
+                let (distinct, map, filter) = decode_block(bytes)?;
+                let map = KeyMap::from_bytes(map).map_err(|e| format!("range filter key map: {e}"))?;
+                (TableKeyMap::Fitted { map, collapsed: 0 }, filter, distinct)
+            }
+            other => return Err(format!("range filter key map {other} unknown to this build")),
+        };
+        let filter = GrafiteRange::from_bytes(filter_bytes)
             .map_err(|e| format!("amq could not decode the range filter: {e:?}"))?;
         // A filter of another number of keys was built from other keys
         // (or forged): it could rule out ranges the table holds keys in.
+        let entries = self.props.entries;
         if filter.num_keys() as u64 != ext.keys
-            || ext.keys > self.props.entries
-            || (ext.keys == 0) != (self.props.entries == 0)
+            || ext.keys > distinct
+            || distinct > entries
+            || (ext.keys == 0) != (entries == 0)
         {
             return Err(format!(
-                "range filter holds {} keys, the metadata block says {} of {} entries",
+                "range filter holds {} keys, the metadata block says {} of {distinct} distinct keys and {entries} entries",
                 filter.num_keys(),
                 ext.keys,
-                self.props.entries
             ));
         }
-        if ext.width > 8 {
-            return Err(format!("range filter key width {} past 8 bytes", ext.width));
-        }
-        let (smallest, largest) = (&self.props.smallest, &self.props.largest);
-        let skip = smallest.iter().zip(largest).take_while(|(a, b)| a == b).count();
-        let shift = width_shift(ext.width);
-        let map = |k: &[u8]| key_to_u64(k, &smallest[..skip]).checked_shr(shift).unwrap_or(0);
-        let (lo, hi) = (map(smallest), map(largest));
-        if self.props.entries > 0 && !(filter.may_contain(lo) && filter.may_contain(hi)) {
+        let map = match map {
+            TableKeyMap::Fitted { map, .. } => TableKeyMap::Fitted {
+                map,
+                collapsed: distinct - ext.keys,
+            },
+            top8 => top8,
+        };
+        let (lo, hi) = (map.code(smallest, smallest), map.code(smallest, largest));
+        if entries > 0 && !(filter.may_contain(lo) && filter.may_contain(hi)) {
             return Err("range filter rules out the table's own smallest or largest key".into());
         }
         // `expected_fpr(1)` is `n·(1/r + 2^-64)`, far below its cap of 1.
@@ -224,8 +158,7 @@ impl Table {
         };
         Ok(RangeFilterState::Trusted {
             filter,
-            skip,
-            shift,
+            map,
             lo,
             hi,
             max_len,
@@ -236,14 +169,15 @@ impl Table {
     /// first words already being loaded (ask it with [`range_answer`]):
     /// `None` when the filter cannot say (no trusted range filter, an open
     /// bound, a range too long to be worth asking about).
+    /// A range the key map alone rules out comes back empty (`a > b`),
+    /// which the filter answers `false`.
     ///
     /// [`range_answer`]: Table::range_answer
     #[inline]
     pub(crate) fn range_query(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
         let RangeFilterState::Trusted {
             filter,
-            skip,
-            shift,
+            map,
             lo: first,
             hi: last,
             max_len,
@@ -251,30 +185,20 @@ impl Table {
         else {
             return None;
         };
-        let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (lo, hi)
-        else {
+        // A half-open range is never worth a probe: a table it meets holds
+        // a key past its one bound (the table's own smallest or largest).
+        if matches!(lo, Bound::Unbounded) || matches!(hi, Bound::Unbounded) {
             return None;
+        }
+        let (a, b) = match map {
+            TableKeyMap::Fitted { map, .. } => match map.range(lo, hi) {
+                Some(ab) => ab,
+                None => return Some((1, 0)),
+            },
+            TableKeyMap::Top8 { skip, shift } => top8_range(&self.props.smallest[..*skip], *shift, lo, hi)?,
         };
         // Every key here maps inside `first..=last`: clamp to it.
-        let prefix = &self.props.smallest[..*skip];
-        let map = |k: &[u8]| key_to_u64(k, prefix).checked_shr(*shift).unwrap_or(0);
-        let a = map(a).max(*first);
-        let mut b = map(b);
-        // An excluded end that the map holds whole (it starts with the
-        // prefix, ends within the width past it, and its last byte is not
-        // zero, so no shorter key pads to it) is above every key below it:
-        // those keys map strictly below it.
-        if let Bound::Excluded(end) = hi {
-            let width = ((64 - *shift) / 8) as usize;
-            let whole = end.len() > prefix.len()
-                && end.len() - prefix.len() <= width
-                && end.starts_with(prefix)
-                && end.last() != Some(&0);
-            if whole {
-                b -= 1;
-            }
-        }
-        let b = b.min(*last);
+        let (a, b) = (a.max(*first), b.min(*last));
         // Too long a range to be worth asking about ([`ASK_BELOW`]): read,
         // and not counted as a probe.
         if a <= b && b - a >= *max_len {
@@ -282,6 +206,20 @@ impl Table {
         }
         filter.prefetch_range(a, b);
         Some((a, b))
+    }
+
+    /// How many of the table's distinct keys share their range filter
+    /// `u64` with another (their differences need more than 64 bits), if
+    /// it has a trusted range filter.
+    pub(crate) fn range_keys_collapsed(&self) -> Option<u64> {
+        match &self.range_filter {
+            RangeFilterState::Trusted {
+                map: TableKeyMap::Fitted { collapsed, .. },
+                ..
+            } => Some(*collapsed),
+            RangeFilterState::Trusted { .. } => Some(0),
+            _ => None,
+        }
     }
 
     /// The range filter's answer to a [`range_query`](Table::range_query):
@@ -311,68 +249,43 @@ impl Table {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use amq::range::common_prefix;
-    use proptest::prelude::*;
-
-    fn mapped(keys: &[Vec<u8>]) -> Vec<u64> {
-        let mut r = RangeKeys::default();
-        for k in keys {
-            r.add(k);
-        }
-        let longest = keys.iter().map(Vec::len).max().unwrap_or(0);
-        let (values, width) = r.finish();
-        let prefix = common_prefix(keys.iter().map(Vec::as_slice)).len();
-        assert_eq!(usize::from(width), (longest - prefix.min(longest)).min(8));
-        // Undo the shift: the bytes it dropped are zero in every key.
-        values
-            .into_iter()
-            .map(|v| v.checked_shl(width_shift(width)).unwrap_or(0))
-            .collect()
-    }
-
-    #[test]
-    fn keys_map_past_the_prefix_all_of_them_share() {
-        let keys: Vec<Vec<u8>> = ["user:0001:aaaaaaaaaaaa", "user:0001:b", "user:0002", "user:1"]
-            .iter()
-            .map(|k| k.as_bytes().to_vec())
-            .collect();
-        let prefix = common_prefix(keys.iter().map(Vec::as_slice));
-        assert_eq!(prefix, b"user:");
-        let want: Vec<u64> = keys.iter().map(|k| key_to_u64(k, prefix)).collect();
-        assert_eq!(mapped(&keys), want);
-        // One key: its own prefix, nothing past it.
-        assert_eq!(mapped(&[b"abc".to_vec()]), vec![0]);
-        assert_eq!(mapped(&[]), Vec::<u64>::new());
-        // Short keys end in the lowest byte: neighbours are neighbours.
-        let mut r = RangeKeys::default();
-        for k in ["k000998", "k000999", "k001000", "k001001"] {
-            r.add(k.as_bytes());
-        }
-        let (v, width) = r.finish();
-        assert_eq!(width, 4);
-        assert_eq!(v[1] - v[0], 1);
-        assert_eq!(v[3] - v[2], 1);
-    }
-
-    proptest! {
-        #[test]
-        fn the_collector_equals_the_map_over_the_final_prefix(
-            mut keys in proptest::collection::btree_set(
-                proptest::collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(b'b'), any::<u8>()], 0..24),
-                1..60,
-            ).prop_map(|s| s.into_iter().collect::<Vec<_>>()),
-            head in proptest::collection::vec(any::<u8>(), 0..20),
-        ) {
-            // A long shared head makes the prefix shrink in many steps.
-            for k in &mut keys {
-                k.splice(0..0, head.iter().copied());
-            }
-            let prefix = common_prefix(keys.iter().map(Vec::as_slice));
-            let want: Vec<u64> = keys.iter().map(|k| key_to_u64(k, prefix)).collect();
-            prop_assert_eq!(mapped(&keys), want);
+impl TableKeyMap {
+    /// The `u64` of one of the table's keys (`prefix_source` is its
+    /// smallest key, whose bytes key map 1's common prefix is taken from).
+    fn code(&self, prefix_source: &[u8], key: &[u8]) -> u64 {
+        match self {
+            TableKeyMap::Top8 { skip, shift } => top8(&prefix_source[..*skip], *shift, key),
+            TableKeyMap::Fitted { map, .. } => map.map(key),
         }
     }
+}
+
+/// Key map 1's `u64` of `key`.
+fn top8(prefix: &[u8], shift: u32, key: &[u8]) -> u64 {
+    key_to_u64(key, prefix).checked_shr(shift).unwrap_or(0)
+}
+
+/// Key map 1's interval for a range with both bounds set (`None` for an
+/// open bound).
+fn top8_range(prefix: &[u8], shift: u32, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
+    let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (lo, hi) else {
+        return None;
+    };
+    let a = top8(prefix, shift, a);
+    let mut b = top8(prefix, shift, b);
+    // An excluded end that the map holds whole (it starts with the prefix,
+    // ends within the width past it, and its last byte is not zero, so no
+    // shorter key pads to it) is above every key below it: those keys map
+    // strictly below it.
+    if let Bound::Excluded(end) = hi {
+        let width = ((64 - shift) / 8) as usize;
+        let whole = end.len() > prefix.len()
+            && end.len() - prefix.len() <= width
+            && end.starts_with(prefix)
+            && end.last() != Some(&0);
+        if whole {
+            b -= 1;
+        }
+    }
+    Some((a, b))
 }

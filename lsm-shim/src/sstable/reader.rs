@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use amq::range::GrafiteRange;
+
+use super::ranges::TableKeyMap;
 use amq::{AnyFilter, Filter, FilterKind, KeyHash, PrefixExtractor};
 
 use super::partitions::{self, PartitionedFilter};
@@ -59,15 +61,14 @@ pub(crate) enum RangeFilterState {
     /// The table was written without one.
     Absent,
     /// A range filter that passed every check, with what maps a key to its
-    /// `u64`s: the length of the table's common prefix and the right shift
-    /// (`ranges::width_shift`), and the `u64`s of its smallest and largest keys;
-    /// and the longest range worth asking about (`ranges::ASK_BELOW`).
+    /// `u64`s (`ranges::TableKeyMap`), the `u64`s of its smallest and
+    /// largest keys, and the longest range worth asking about
+    /// (`ranges::ASK_BELOW`).
     Trusted {
         /// Held in the table, not behind a pointer of its own: a scan's
         /// probe reaches its words one load sooner.
         filter: GrafiteRange,
-        skip: usize,
-        shift: u32,
+        map: TableKeyMap,
         lo: u64,
         hi: u64,
         max_len: u64,

@@ -18,7 +18,8 @@ use amq::{hash_key, HashScheme, KeyHash};
 use super::partitions::{self, Cutter, Partition};
 use super::prefixes::PrefixCollector;
 use super::props::{FilterContents, PartitionsExt, Properties, RangeFilterExt, ValueFilterHandle};
-use super::ranges::{self, RangeKeys};
+use super::range_keys::{self, RangeKeys};
+use super::ranges;
 use super::{trailer, BlockType, Footer, Handle, PARTITIONED_FILTER_VERSION, WHOLE_FILTER_VERSION};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
@@ -38,6 +39,10 @@ pub(crate) struct TableSummary {
     pub smallest: Vec<u8>,
     pub largest: Vec<u8>,
     pub filter_build_nanos: u64,
+    /// Whether the level's range filter could not be built for this table
+    /// (its sizing needs more than the filter allows at this key count),
+    /// so the table was written without one.
+    pub range_filter_not_built: bool,
 }
 
 pub(crate) struct TableWriter {
@@ -228,7 +233,10 @@ impl TableWriter {
             None => None,
         };
         let start = Instant::now();
-        let range_filter = self.write_range_filter()?;
+        let (range_filter, range_filter_not_built) = match self.write_range_filter()? {
+            Ok(r) => (r, false),
+            Err(()) => (None, true),
+        };
         let range_nanos = start.elapsed().as_nanos() as u64;
         let start = Instant::now();
         let keys = self.entries as usize;
@@ -325,28 +333,37 @@ impl TableWriter {
             smallest,
             largest,
             filter_build_nanos: filter_build_nanos + range_nanos,
+            range_filter_not_built,
         })
     }
 
-    /// Builds and writes the range filter, if the level has one: from the
-    /// keys' distinct `u64`s, seeded by the table's number.
-    fn write_range_filter(&mut self) -> Result<Option<RangeFilterExt>> {
+    /// Builds and writes the range filter, if the level has one: the key
+    /// map fitted to the table's keys and the filter of their distinct
+    /// `u64`s, seeded by the table's number (`range_keys.rs` has the
+    /// block). A filter the sizing cannot build at this key count (an FPR
+    /// whose universe passes the filter's limit) is left out, and the
+    /// table written without it: `Ok(Err(()))`. Only I/O fails the table.
+    fn write_range_filter(&mut self) -> Result<std::result::Result<Option<RangeFilterExt>, ()>> {
         let (Some(keys), Some(kind)) = (self.range_keys.take(), self.range_filter.kind()) else {
-            return Ok(None);
+            return Ok(Ok(None));
         };
-        let (mut values, width) = keys.finish();
-        // Sorted already (the map keeps key order); distinct for the count.
-        values.dedup();
-        let Some(bytes) = self.range_filter.build(&values, ranges::seed_for(self.number))? else {
-            return Ok(None);
+        let keys = keys.finish();
+        let filter = match self
+            .range_filter
+            .build(&keys.codes, ranges::seed_for(self.number))
+        {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Ok(None)),
+            Err(_) => return Ok(Err(())),
         };
-        let handle = self.write_block(&bytes, BlockType::RangeFilter)?;
-        Ok(Some(RangeFilterExt {
+        let block = range_keys::encode_block(&keys, &filter);
+        let handle = self.write_block(&block, BlockType::RangeFilter)?;
+        Ok(Ok(Some(RangeFilterExt {
             handle,
             kind: kind.id(),
-            key_map: ranges::KEY_MAP_TOP8,
-            width,
-            keys: values.len() as u64,
-        }))
+            key_map: ranges::KEY_MAP_FITTED,
+            width: 0,
+            keys: keys.codes.len() as u64,
+        })))
     }
 }

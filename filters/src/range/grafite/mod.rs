@@ -189,6 +189,25 @@ impl GrafiteRange {
         build::build(keys, sizing, seed)
     }
 
+    /// Checks that `sizing` builds a filter of at least one key: the
+    /// domain of [`build`](Self::build) (bits per key in `2..=64`, an FPR
+    /// in `(0, 1)`, a range length of at least 1, and `max_range_len / fpr`
+    /// within the reduced universe's `2^62`). A sizing that passes may
+    /// still fail for many keys ([`RangeSizing::Fpr`] needs a universe of
+    /// `keys × max_range_len / fpr`); one that fails never builds.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeSizing};
+    /// assert!(GrafiteRange::check_sizing(RangeSizing::BitsPerKey(16.0)).is_ok());
+    /// assert!(GrafiteRange::check_sizing(RangeSizing::BitsPerKey(1.0)).is_err());
+    /// assert!(GrafiteRange::check_sizing(RangeSizing::BitsPerKey(64.5)).is_err());
+    /// let huge = RangeSizing::Fpr { fpr: 1e-6, max_range_len: 1 << 60 };
+    /// assert!(GrafiteRange::check_sizing(huge).is_err());
+    /// ```
+    pub fn check_sizing(sizing: RangeSizing) -> Result<(), Error> {
+        sizing::shape(1, sizing.validate()?).map(|_| ())
+    }
+
     pub(crate) fn from_parts(ef: EfCore<Vec<u64>>, num_keys: u64, seed: u64) -> Self {
         let hash = LocalityHash::new(seed, ef.layout.universe);
         GrafiteRange {
