@@ -426,7 +426,11 @@ impl Options {
         self
     }
 
-    /// Sets [`range_filter_policy`](Self::range_filter_policy).
+    /// Sets [`range_filter_policy`](Self::range_filter_policy): range
+    /// filters per table, so bounded scans skip the tables with no key in
+    /// their range. Every sizing that `Db::open` accepts keeps the store
+    /// writing (see [`RangeFilterPolicy`] for which keys and scans they
+    /// serve, and the `Stats` fields that show it).
     ///
     /// ```
     /// use amq::range::RangeSizing;

@@ -44,7 +44,12 @@ impl Db {
     /// ([`Options::range_filter_policy`]) rules the range out is skipped
     /// too ([`Stats::range_negatives`] counts them); tables without a
     /// trusted range filter, and every table for a half-open range, are
-    /// read.
+    /// read. Range filters serve short scans (up to a few thousand keys
+    /// wide) over any key shape: each table maps its keys to integers by
+    /// the byte positions where they differ, so composite (`tenant:row`),
+    /// decimal and sequential keys map densely; see
+    /// [`RangeFilterPolicy`](crate::RangeFilterPolicy) for what they cost
+    /// and how `Stats` shows they work.
     ///
     /// ```
     /// # fn main() -> Result<(), amq_lsm::Error> {

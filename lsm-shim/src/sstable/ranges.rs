@@ -58,7 +58,7 @@ pub(crate) enum TableKeyMap {
     Top8 { skip: usize, shift: u32 },
     /// Key map 2, and how many of the table's distinct keys share a `u64`
     /// with another.
-    Fitted { map: KeyMap, collapsed: u64 },
+    Fitted { map: Box<KeyMap>, collapsed: u64 },
 }
 
 /// A range is asked about only while its bound, `ℓ · n / r` before it is
@@ -119,7 +119,14 @@ impl Table {
             KEY_MAP_FITTED => {
                 let (distinct, map, filter) = decode_block(bytes)?;
                 let map = KeyMap::from_bytes(map).map_err(|e| format!("range filter key map: {e}"))?;
-                (TableKeyMap::Fitted { map, collapsed: 0 }, filter, distinct)
+                (
+                    TableKeyMap::Fitted {
+                        map: Box::new(map),
+                        collapsed: 0,
+                    },
+                    filter,
+                    distinct,
+                )
             }
             other => return Err(format!("range filter key map {other} unknown to this build")),
         };
