@@ -20,6 +20,10 @@ fn main() {
             == format!("{k:?}").to_lowercase().replace("filter", "")
     });
     let data = std::fs::read(artifact).expect("read the artifact");
-    let bytes = amq_fuzz::decode::effective_bytes(&data, kind).expect("a non-empty input");
+    let bytes = match target.as_str() {
+        "decode_key_map" => amq_fuzz::keymap::effective_bytes(&data),
+        _ => amq_fuzz::decode::effective_bytes(&data, kind),
+    }
+    .expect("a non-empty input");
     std::fs::write(out, bytes).expect("write");
 }

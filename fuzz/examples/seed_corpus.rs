@@ -1,5 +1,6 @@
 //! Writes the seed corpus: valid encodings of every filter kind for the
-//! decoder targets (with the mode byte each expects first).
+//! decoder targets, and key maps for `decode_key_map` (with the mode byte
+//! each expects first).
 //!
 //! ```text
 //! cargo run --manifest-path fuzz/Cargo.toml --example seed_corpus
@@ -8,7 +9,7 @@
 use std::fs;
 use std::path::Path;
 
-use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+use amq::range::{GrafiteRange, KeyMap, RangeFilter, RangeSizing};
 use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash, ParquetBloom};
 
 fn target_name(kind: FilterKind) -> &'static str {
@@ -103,5 +104,55 @@ fn main() {
             }
         }
     }
+    // Key maps, fitted to the key shapes amq-lsm's tables hold.
+    let dir = root.join("decode_key_map");
+    fs::create_dir_all(&dir).unwrap();
+    for (name, keys) in key_sets() {
+        let bytes = KeyMap::from_keys(keys.iter().map(Vec::as_slice)).to_bytes();
+        let mut input = vec![0u8];
+        input.extend_from_slice(&bytes);
+        fs::write(dir.join(format!("KeyMap-{name}-{}", bytes.len())), &input).unwrap();
+    }
     println!("seed corpus written under {}", root.display());
+}
+
+/// Key sets for the key map's seeds: composite, decimal (20 digits, and 25
+/// whose differences pass 64 bits), dense big-endian, mixed lengths, one key
+/// and none.
+fn key_sets() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    let text = |keys: Vec<String>| keys.into_iter().map(String::into_bytes).collect::<Vec<_>>();
+    let composite = (0..40u64)
+        .map(|i| format!("t{:06}:{:08}", [2, 3, 5, 8][i as usize % 4], i / 4 * 10 + i % 3))
+        .collect();
+    let decimal = (0..40u64)
+        .map(|i| {
+            format!(
+                "ev:{:020}",
+                1_700_000_000_000_000_000 + i * 1_000_000_000 + i * i * 7_919
+            )
+        })
+        .collect();
+    let wide = (0..40u64)
+        .map(|i| format!("n:{:020}{:05}", amq::hash::remix(i / 4, 2), i % 4 * 12_345))
+        .collect();
+    let dense = (0..40u64)
+        .map(|i| (0x0187_4a00_0000 + 4 * i).to_be_bytes().to_vec())
+        .collect();
+    let mut mixed: Vec<Vec<u8>> = vec![
+        b"m/".to_vec(),
+        b"m/a".to_vec(),
+        b"m/ab".to_vec(),
+        b"m/ab\0".to_vec(),
+    ];
+    mixed.extend((0..8u8).map(|i| [&[b'H'; 44][..], &[b'0' + i]].concat()));
+    mixed.extend([vec![b'q', 0], vec![b'q', 0, 0], vec![b'q', 0xff]]);
+    vec![
+        ("composite", text(composite)),
+        ("decimal", text(decimal)),
+        ("wide", text(wide)),
+        ("dense", dense),
+        ("mixed", mixed),
+        ("one", vec![b"only".to_vec()]),
+        ("none", Vec::new()),
+    ]
 }

@@ -6,8 +6,14 @@
 //! `BTreeMap`: for every filter kind and none, leveled and tiered, whole and
 //! partitioned filters. No row may be wrong or missing, whatever the
 //! extractor and range filters the tables were written with.
+//!
+//! `shapes` runs the same check on the key shapes engines store (composite,
+//! decimal, dense and mixed-length keys), which the range filters see
+//! through their key maps.
 
 mod common;
+#[path = "scan_model/shapes.rs"]
+mod shapes;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
