@@ -133,7 +133,7 @@ impl<W: Words> EfCore<W> {
 
     /// The low bits of value `i`.
     #[inline(always)]
-    fn low(&self, i: u64) -> u64 {
+    pub(super) fn low(&self, i: u64) -> u64 {
         let l = self.layout.low_bits;
         read_field(
             &self.words,
@@ -164,7 +164,14 @@ impl<W: Words> EfCore<W> {
         self.words
             .prefetch(self.layout.lower_start().wrapping_add((bit / 64) as usize));
         // Zeros still to pass, counting the sampled one as the first.
-        let mut remaining = k - ((j as u64) << q);
+        self.nth_zero_from(start, k - ((j as u64) << q))
+    }
+
+    /// The position of the zero `remaining` zeros after the first zero at
+    /// or after bit `start` of the upper bits (`remaining = 0`: that first
+    /// zero), or `None` past the end.
+    #[inline(always)]
+    pub(super) fn nth_zero_from(&self, start: u64, mut remaining: u64) -> Option<u64> {
         let mut w = (start / 64) as usize;
         if w >= self.layout.upper_words {
             return None;
@@ -182,6 +189,26 @@ impl<W: Words> EfCore<W> {
             }
             zeros = !self.upper(w);
         }
+    }
+
+    /// The zeros of the upper bits in `from..to` (`to` at most the end).
+    pub(super) fn zeros_between(&self, from: u64, to: u64) -> u64 {
+        let mut zeros = 0;
+        let mut p = from;
+        while p < to {
+            let w = (p / 64) as usize;
+            let take = (64 - p % 64).min(to - p);
+            let bits = (self.upper(w) >> (p % 64)) & low_mask(take as u32);
+            zeros += take - u64::from(bits.count_ones());
+            p += take;
+        }
+        zeros
+    }
+
+    /// Bit `p` of the upper bits (`false` past them).
+    #[inline(always)]
+    pub(super) fn bit(&self, p: u64) -> bool {
+        p < self.layout.upper_bits && self.upper((p / 64) as usize) >> (p % 64) & 1 != 0
     }
 
     /// Where the ones of bucket `high` start in the upper bits, and how many

@@ -28,10 +28,12 @@
 //! ```
 
 mod bits;
+mod dense;
 mod elias_fano;
 mod layout;
 
 pub(crate) use bits::{LeWords, Words};
+pub(crate) use dense::DenseSelect;
 pub(crate) use elias_fano::EfCore;
 pub use elias_fano::{EliasFano, DEFAULT_SAMPLE_LOG2};
 pub(crate) use layout::Layout;

@@ -38,10 +38,5 @@ pub(super) fn build(keys: &[u64], sizing: RangeSizing, seed: u64) -> Result<Graf
         shape.layout.low_bits,
         shape.layout.sample_log2,
     )?;
-    Ok(GrafiteRange {
-        ef,
-        hash,
-        num_keys,
-        seed,
-    })
+    GrafiteRange::from_parts(ef, num_keys, seed)
 }

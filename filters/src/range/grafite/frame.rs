@@ -42,7 +42,7 @@ impl GrafiteRange {
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
         let (parts, payload) = parse_frame(frame)?;
         let ef = crate::succinct::EfCore::decode(parts.layout, payload)?;
-        Ok(GrafiteRange::from_parts(ef, parts.num_keys, parts.seed))
+        GrafiteRange::from_parts(ef, parts.num_keys, parts.seed)
     }
 }
 

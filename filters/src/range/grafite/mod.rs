@@ -107,7 +107,7 @@ pub use view::GrafiteRangeView;
 
 use crate::format;
 use crate::range::{RangeFilter, RangeSizing};
-use crate::succinct::EfCore;
+use crate::succinct::{DenseSelect, EfCore};
 use crate::{Error, FilterKind};
 use hash::LocalityHash;
 
@@ -146,6 +146,10 @@ pub const DEFAULT_SEED: u64 = u64::from_le_bytes(*b"grafite\0");
 pub struct GrafiteRange {
     /// The code of `h(S)`, over `0..r`.
     ef: EfCore<Vec<u64>>,
+    /// The select directory of the code's dense stretches (empty for keys
+    /// spread evenly), derived from `ef`: keys packed densely query as fast
+    /// as spread ones.
+    dense: DenseSelect,
     hash: LocalityHash,
     /// Distinct keys built from (`n` of the bound).
     num_keys: u64,
@@ -208,14 +212,19 @@ impl GrafiteRange {
         sizing::shape(1, sizing.validate()?).map(|_| ())
     }
 
-    pub(crate) fn from_parts(ef: EfCore<Vec<u64>>, num_keys: u64, seed: u64) -> Self {
+    /// The filter of a checked code (built, or decoded with every word
+    /// checked). [`Error::TooLarge`] if its dense directory cannot be
+    /// allocated.
+    pub(crate) fn from_parts(ef: EfCore<Vec<u64>>, num_keys: u64, seed: u64) -> Result<Self, Error> {
         let hash = LocalityHash::new(seed, ef.layout.universe);
-        GrafiteRange {
+        let dense = DenseSelect::build(&ef)?;
+        Ok(GrafiteRange {
             ef,
+            dense,
             hash,
             num_keys,
             seed,
-        }
+        })
     }
 
     /// The seed of its hash.
@@ -277,7 +286,7 @@ impl GrafiteRange {
 impl RangeFilter for GrafiteRange {
     #[inline]
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
-        query::may_contain_range(&self.ef, &self.hash, lo, hi)
+        query::may_contain_range(&self.ef, &self.dense, &self.hash, lo, hi)
     }
     #[inline]
     fn prefetch_range(&self, lo: u64, _hi: u64) {
@@ -287,7 +296,7 @@ impl RangeFilter for GrafiteRange {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
     }
     fn size_in_bytes(&self) -> usize {
-        self.ef.words.len() * 8
+        self.ef.words.len() * 8 + self.dense.size_in_bytes()
     }
     fn num_keys(&self) -> usize {
         usize::try_from(self.num_keys).unwrap_or(usize::MAX)

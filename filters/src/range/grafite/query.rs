@@ -9,21 +9,28 @@
 //! block and answers `true` (the bound promises nothing for it).
 
 use super::hash::LocalityHash;
-use crate::succinct::{EfCore, Words};
+use crate::succinct::{DenseSelect, EfCore, Words};
 
 /// Whether the code of `h(S)` holds a value in `h(lo..=hi)`.
 #[inline]
-pub(crate) fn may_contain_range<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, lo: u64, hi: u64) -> bool {
+pub(crate) fn may_contain_range<W: Words>(
+    ef: &EfCore<W>,
+    dense: &DenseSelect,
+    hash: &LocalityHash,
+    lo: u64,
+    hi: u64,
+) -> bool {
     if lo > hi || ef.len() == 0 {
         return false;
     }
     let k = hash.block_bits();
     let (first, last) = (lo >> k, hi >> k);
     if first == last {
-        piece(ef, hash, first, hash.offset(lo), hash.offset(hi))
+        piece(ef, dense, hash, first, hash.offset(lo), hash.offset(hi))
     } else if last - first == 1 {
         let block_end = hash.offset(u64::MAX);
-        piece(ef, hash, first, hash.offset(lo), block_end) || piece(ef, hash, last, 0, hash.offset(hi))
+        piece(ef, dense, hash, first, hash.offset(lo), block_end)
+            || piece(ef, dense, hash, last, 0, hash.offset(hi))
     } else {
         true
     }
@@ -31,17 +38,24 @@ pub(crate) fn may_contain_range<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, l
 
 /// Whether the code holds a value in the image of offsets `from..=to` of
 /// block `block`: `(q(block) + from .. q(block) + to) mod r`, one interval
-/// or, past `r − 1`, two. Each is one [`EfCore::contains_in`]: a
+/// or, past `r − 1`, two. Each is one [`EfCore::contains_in_dense`]: a
 /// successor query that reads low bits only where high parts do not
-/// decide.
+/// decide, through the dense blocks' directory where there is one.
 #[inline(always)]
-fn piece<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, block: u64, from: u64, to: u64) -> bool {
+fn piece<W: Words>(
+    ef: &EfCore<W>,
+    dense: &DenseSelect,
+    hash: &LocalityHash,
+    block: u64,
+    from: u64,
+    to: u64,
+) -> bool {
     let start = hash.block_start(block);
     let (a, b) = (hash.rotate(start, from), hash.rotate(start, to));
     if a <= b {
-        ef.contains_in(a, b)
+        ef.contains_in_dense(a, b, dense)
     } else {
-        ef.contains_in(a, hash.universe() - 1) || ef.contains_in(0, b)
+        ef.contains_in_dense(a, hash.universe() - 1, dense) || ef.contains_in_dense(0, b, dense)
     }
 }
 

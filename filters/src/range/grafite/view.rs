@@ -9,7 +9,7 @@ use super::hash::LocalityHash;
 use super::{fpr_bound, query, GrafiteRange};
 use crate::format::{self, Checksum};
 use crate::range::RangeFilter;
-use crate::succinct::{EfCore, LeWords};
+use crate::succinct::{DenseSelect, EfCore, LeWords};
 use crate::{Error, FilterKind};
 
 /// A [`GrafiteRange`] read in place from its bytes
@@ -107,7 +107,7 @@ impl<'a> GrafiteRangeView<'a> {
 impl RangeFilter for GrafiteRangeView<'_> {
     #[inline]
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
-        query::may_contain_range(&self.ef, &self.hash, lo, hi)
+        query::may_contain_range(&self.ef, &DenseSelect::EMPTY, &self.hash, lo, hi)
     }
     fn expected_fpr(&self, range_len: u64) -> f64 {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
