@@ -38,8 +38,12 @@ fn check_model(keys: &[u64], sizing: RangeSizing, seed: u64, ranges: &[(u64, u64
             (k, u64::MAX),
         ]
     });
-    for (lo, hi) in ranges.iter().copied().chain(around) {
+    let all: Vec<(u64, u64)> = ranges.iter().copied().chain(around).collect();
+    let mut batch = vec![false; all.len()];
+    f.may_contain_ranges(&all, &mut batch);
+    for (&(lo, hi), &batched) in all.iter().zip(&batch) {
         let answer = f.may_contain_range(lo, hi);
+        assert_eq!(batched, answer, "batch on {lo}..={hi}");
         if any_key_in(&model, lo, hi) {
             assert!(answer, "false negative on {lo}..={hi}");
         }

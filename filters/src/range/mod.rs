@@ -97,6 +97,33 @@ pub trait RangeFilter: Send + Sync {
         self.may_contain_range(key, key)
     }
 
+    /// Answers `out[i] = self.may_contain_range(ranges[i].0, ranges[i].1)`
+    /// for every `i`. Filters override it where working on a batch pays:
+    /// [`GrafiteRange`] starts loading the words of the next queries while
+    /// it answers the current one, so their cache misses overlap.
+    ///
+    /// ```
+    /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+    /// let keys: Vec<u64> = (0..10_000u64).map(|i| i * 100).collect();
+    /// let f = GrafiteRange::build(&keys, RangeSizing::BitsPerKey(16.0))?;
+    /// let ranges: Vec<(u64, u64)> = (0..1_000u64).map(|i| (i * 100 + 1, i * 100 + 99)).chain([(5_000, 5_000)]).collect();
+    /// let mut out = vec![true; ranges.len()];
+    /// f.may_contain_ranges(&ranges, &mut out);
+    /// assert!(out[1_000]); // holds key 5,000
+    /// assert!(out[..1_000].iter().filter(|&&o| o).count() < 100);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `ranges.len() != out.len()`.
+    #[doc(alias = "contains_ranges")]
+    fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
+        assert_eq!(ranges.len(), out.len(), "one answer per range");
+        for (o, &(lo, hi)) in out.iter_mut().zip(ranges) {
+            *o = self.may_contain_range(lo, hi);
+        }
+    }
+
     /// A hint to start loading what [`may_contain_range(lo, hi)`](RangeFilter::may_contain_range)
     /// will read, for a caller that asks many filters (a scan over the
     /// tables of an LSM tree): prefetch each filter first, then ask each,
@@ -239,6 +266,9 @@ macro_rules! forward_range_filter {
             #[inline]
             fn prefetch_range(&self, lo: u64, hi: u64) {
                 (**self).prefetch_range(lo, hi)
+            }
+            fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
+                (**self).may_contain_ranges(ranges, out)
             }
             fn expected_fpr(&self, range_len: u64) -> f64 {
                 (**self).expected_fpr(range_len)

@@ -292,6 +292,21 @@ impl RangeFilter for GrafiteRange {
     fn prefetch_range(&self, lo: u64, _hi: u64) {
         query::prefetch(&self.ef, &self.hash, lo);
     }
+    fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
+        assert_eq!(ranges.len(), out.len(), "one answer per range");
+        // Queries in flight: each range's first words are being loaded
+        // while the ones `AHEAD` before it are answered.
+        const AHEAD: usize = 8;
+        for &(lo, _) in ranges.iter().take(AHEAD) {
+            query::prefetch(&self.ef, &self.hash, lo);
+        }
+        for (i, (o, &(lo, hi))) in out.iter_mut().zip(ranges).enumerate() {
+            if let Some(&(next, _)) = ranges.get(i + AHEAD) {
+                query::prefetch(&self.ef, &self.hash, next);
+            }
+            *o = query::may_contain_range(&self.ef, &self.dense, &self.hash, lo, hi);
+        }
+    }
     fn expected_fpr(&self, range_len: u64) -> f64 {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
     }
