@@ -118,22 +118,57 @@ impl<W: Words> EfCore<W> {
     /// `k`'s sample block is dense.
     #[inline]
     pub(crate) fn select0_dense(&self, k: u64, dense: &DenseSelect) -> Option<u64> {
+        let j = k >> self.layout.sample_log2;
+        match dense.block(j) {
+            Some(counts) => self.select0_in_block(k, j, counts, None).map(|(p, _)| p),
+            None => self.select0(k),
+        }
+    }
+
+    /// Zero `k`'s position through the directory `counts` of its dense
+    /// sample block `j`, and the boundary it was found after. The counts
+    /// are searched from `hint` (a boundary found for a zero just before),
+    /// else from where zero `k` would be were the block's zeros spread
+    /// evenly over it.
+    #[inline]
+    fn select0_in_block(&self, k: u64, j: u64, counts: &[u32], hint: Option<u64>) -> Option<(u64, u64)> {
         let q = self.layout.sample_log2;
-        let j = k >> q;
-        let Some(counts) = dense.block(j) else {
-            return self.select0(k);
-        };
         let start = self.words.word(self.layout.sample_start() + j as usize);
         let rel = k - (j << q);
+        let n = counts.len() as u64;
+        let guess = hint.unwrap_or(((u128::from(rel) * u128::from(n)) >> q) as u64);
         // The last boundary with at most `rel` zeros before it (the first,
         // the sampled zero's own position, has none).
-        let n = counts.len() as u64;
-        let t = interpolated(n, |t| u64::from(counts[t as usize]), rel + 1).max(1) as usize - 1;
+        let t = first_at_least(n, |t| u64::from(counts[t as usize]), rel + 1, guess).max(1) - 1;
         let from = match t {
             0 => start,
-            t => ((start >> STEP_LOG2) + t as u64) << STEP_LOG2,
+            t => ((start >> STEP_LOG2) + t) << STEP_LOG2,
         };
-        self.nth_zero_from(from, rel - u64::from(counts[t]))
+        let p = self.nth_zero_from(from, rel - u64::from(counts[t as usize]))?;
+        Some((p, t))
+    }
+
+    /// Bucket `high`: where its ones start, the values before them, and
+    /// where it ends (zero number `high`). Within one dense block the end
+    /// is searched from where the start was found.
+    #[inline]
+    fn bucket_dense(&self, high: u64, dense: &DenseSelect) -> Option<(u64, u64, u64)> {
+        let q = self.layout.sample_log2;
+        let j = high >> q;
+        let counts = dense.block(j);
+        let (pos, hint) = match (high, counts) {
+            (0, _) => (0, None),
+            (h, Some(c)) if (h - 1) >> q == j => {
+                let (p, t) = self.select0_in_block(h - 1, j, c, None)?;
+                (p + 1, Some(t))
+            }
+            (h, _) => (self.select0_dense(h - 1, dense)? + 1, None),
+        };
+        let end = match counts {
+            Some(c) => self.select0_in_block(high, j, c, hint)?.0,
+            None => self.select0(high)?,
+        };
+        Some((pos, pos.wrapping_sub(high), end))
     }
 
     /// Where bucket `high`'s ones start, and the values before them.
@@ -157,8 +192,9 @@ impl<W: Words> EfCore<W> {
 
     /// [`contains_in`](EfCore::contains_in) at a cost that does not grow
     /// with the values' density: at most three selects through `dense`
-    /// and a bisection of one bucket's low bits. Without a dense block it
-    /// is `contains_in`.
+    /// and a search of one bucket's low bits. Without a dense block it is
+    /// `contains_in`. The values must be distinct (a Grafite filter's
+    /// are): a bucket holding `2^l` values then holds every one.
     #[inline]
     pub(crate) fn contains_in_dense(&self, lo: u64, hi: u64, dense: &DenseSelect) -> bool {
         if dense.is_empty() {
@@ -172,14 +208,14 @@ impl<W: Words> EfCore<W> {
         let l = layout.low_bits;
         let mask = low_mask(l);
         let (first, last) = (lo >> l, hi >> l);
-        let Some((pos, index)) = self.bucket_start_dense(first, dense) else {
-            return false;
-        };
-        // Zero number `first` ends the bucket.
-        let Some(end) = self.select0_dense(first, dense) else {
+        let Some((pos, index, end)) = self.bucket_dense(first, dense) else {
             return false;
         };
         let count = end - pos;
+        if count > mask {
+            // A full bucket: every value of it is there, `lo` too.
+            return true;
+        }
         let i = self.first_low_at_least(index, count, lo & mask);
         if i < index + count {
             return first < last || self.low(i) <= hi & mask;

@@ -294,6 +294,14 @@ impl RangeFilter for GrafiteRange {
     }
     fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
         assert_eq!(ranges.len(), out.len(), "one answer per range");
+        if !self.dense.is_empty() {
+            // Dense stretches: a query reads other words than the evenly
+            // spread guess a prefetch loads, and loading those slows it.
+            for (o, &(lo, hi)) in out.iter_mut().zip(ranges) {
+                *o = self.may_contain_range(lo, hi);
+            }
+            return;
+        }
         // Queries in flight: each range's first words are being loaded
         // while the ones `AHEAD` before it are answered.
         const AHEAD: usize = 8;

@@ -1,0 +1,284 @@
+//! Range filters on the keys engines store: composite keys in the store,
+//! decimal timestamps per table, and dense integer keys in amq's filter.
+//!
+//! ```text
+//! cargo run --release -p amq-bench --bin range_keys_report --
+//!     [--only composite|decimal|dense] [--tables 64,256] [--n 1000000,10000000] [--runs 5]
+//! ```
+//!
+//! - **composite**: a store of N overlapping tables of 20,000 keys
+//!   `t{tenant:06}:{row:08}` (64 tenants, each table holding every N-th row
+//!   of every tenant, so every table spans the key space; rows with
+//!   `row mod 100` in `40..80` absent everywhere), range filters at 16 bits
+//!   per key. Empty scans of 32 rows inside a present tenant's gap against
+//!   an absent `get` on the same tree: the share of tables ruled out and
+//!   the time ratio.
+//! - **decimal**: a store of 8 tables, keys `ev:{t:020}` (nanosecond
+//!   timestamps about one second apart, dealt round-robin to the tables),
+//!   range filters at 16 bits per key. Empty scans of `ℓ` nanoseconds just
+//!   after a key, for ℓ = 1, 16, 256: the measured FPR per table probe
+//!   against the filter's bound.
+//! - **dense**: amq's `GrafiteRange` over consecutive keys, keys at stride
+//!   4, runs of 1,000 with gaps, and uniform random keys, at 12, 16 and 20
+//!   bits per key: the median time of a query (single, and batched with
+//!   `may_contain_ranges`), ranges of 1 and 3 keys just after a key.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use amq::hash::remix;
+use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
+use amq_bench::lsm::{median, Error};
+use amq_bench::report::{cpu_model, verdict};
+use amq_lsm::{Db, Options, RangeFilterPolicy, SyncMode, TieredOptions, WriteBatch};
+
+struct Args {
+    only: Option<String>,
+    tables: Vec<usize>,
+    n: Vec<u64>,
+    runs: usize,
+}
+
+fn list<T: std::str::FromStr>(flag: &str, v: &str) -> Result<Vec<T>, String> {
+    v.split(',').map(|s| s.parse().map_err(|_| format!("{flag}: {s}"))).collect()
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        only: None,
+        tables: vec![64, 256],
+        n: vec![1_000_000, 10_000_000],
+        runs: 5,
+    };
+    let mut it = std::env::args().skip(1).filter(|a| a != "--bench");
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--only" => a.only = Some(value()?),
+            "--tables" => a.tables = list("--tables", &value()?)?,
+            "--n" => a.n = list("--n", &value()?)?,
+            "--runs" => a.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            _ => return Err(format!("unknown argument {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+/// A store that never compacts, with range filters at 16 bits per key.
+fn open(dir: &std::path::Path) -> Result<Db, Error> {
+    let opts = Options::default()
+        .compaction(TieredOptions::default().runs_per_level(100_000))
+        .sync(SyncMode::OnSync)
+        .memtable_bytes(1 << 30)
+        .table_bytes(1 << 30)
+        .range_filter_policy(RangeFilterPolicy::uniform(RangeSizing::BitsPerKey(16.0)));
+    Ok(Db::open(dir, opts)?)
+}
+
+fn ns_per(start: Instant, count: usize) -> f64 {
+    start.elapsed().as_nanos() as f64 / count.max(1) as f64
+}
+
+fn composite(tables: usize, runs: usize) -> Result<(), Error> {
+    const TENANTS: u64 = 64;
+    const PER_TABLE: u64 = 20_000;
+    let key = |t: u64, r: u64| format!("t{t:06}:{r:08}");
+    let dir = tempfile::tempdir()?;
+    let db = open(dir.path())?;
+    let n = tables as u64;
+    for tb in 0..n {
+        let mut batch = WriteBatch::new();
+        for t in 0..TENANTS {
+            let mut r = tb;
+            let mut written = 0;
+            while written < PER_TABLE / TENANTS {
+                if !(40..80).contains(&(r % 100)) {
+                    batch.put(key(t, r), b"v");
+                    written += 1;
+                }
+                r += n;
+            }
+        }
+        db.write(batch)?;
+        db.flush()?;
+    }
+    let rows = PER_TABLE / TENANTS * n;
+    let queries: Vec<(String, String, String)> = (0..2_000u64)
+        .map(|i| {
+            let t = i % TENANTS;
+            let base = remix(i, 7) % (rows / 100) * 100;
+            (key(t, base + 42), key(t, base + 73), key(t, base + 50))
+        })
+        .collect();
+    let (mut scan, mut get) = (Vec::new(), Vec::new());
+    let before = db.stats();
+    for _ in 0..runs {
+        let start = Instant::now();
+        for (lo, hi, _) in &queries {
+            assert_eq!(db.scan(lo.as_bytes()..=hi.as_bytes()).count(), 0);
+        }
+        scan.push(ns_per(start, queries.len()));
+        let start = Instant::now();
+        for (_, _, absent) in &queries {
+            assert!(db.get(absent)?.is_none());
+        }
+        get.push(ns_per(start, queries.len()));
+    }
+    let s = db.stats();
+    let met = s.scan_tables - before.scan_tables;
+    let ruled_out = (s.range_negatives - before.range_negatives) as f64 / met.max(1) as f64;
+    let (scan, get) = (median(&mut scan), median(&mut get));
+    println!(
+        "| {tables} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
+        ruled_out * 100.0,
+        scan / 1e3,
+        get / 1e3,
+        scan / get,
+        verdict(ruled_out >= 0.95 && scan <= 4.0 * get)
+    );
+    Ok(())
+}
+
+fn decimal() -> Result<(), Error> {
+    const TABLES: u64 = 8;
+    const PER_TABLE: u64 = 50_000;
+    let key = |t: u64| format!("ev:{t:020}");
+    let dir = tempfile::tempdir()?;
+    let db = open(dir.path())?;
+    // Nanosecond timestamps from 2023 on, gaps uniform in 0.5..1.5 s.
+    let mut t = 1_700_000_000_000_000_000u64;
+    let mut stamps = Vec::with_capacity((TABLES * PER_TABLE) as usize);
+    for i in 0..TABLES * PER_TABLE {
+        t += 500_000_000 + remix(i, 3) % 1_000_000_000;
+        stamps.push(t);
+    }
+    for tb in 0..TABLES {
+        let mut batch = WriteBatch::new();
+        for &s in stamps.iter().skip(tb as usize).step_by(TABLES as usize) {
+            batch.put(key(s), b"v");
+        }
+        db.write(batch)?;
+        db.flush()?;
+    }
+    let bound = |len: u64| -> Result<f64, Error> {
+        let sample: Vec<u64> = (0..PER_TABLE).map(|i| i << 30).collect();
+        Ok(GrafiteRange::build(&sample, RangeSizing::BitsPerKey(16.0))?.expected_fpr(len))
+    };
+    for len in [1u64, 16, 256] {
+        let before = db.stats();
+        for i in 0..50_000u64 {
+            let k = stamps[(remix(i, len) % stamps.len() as u64) as usize];
+            let (lo, hi) = (key(k + 1), key(k + len));
+            assert_eq!(db.scan(lo.as_bytes()..=hi.as_bytes()).count(), 0);
+        }
+        let s = db.stats();
+        let probes = s.range_probes - before.range_probes;
+        let fp = s.range_false_positives - before.range_false_positives;
+        let fpr = fp as f64 / probes.max(1) as f64;
+        let b = bound(len)?;
+        println!(
+            "| {len} | {probes} | {fp} | {:.4}% | {:.4}% | {:.2} ({}) |",
+            fpr * 100.0,
+            b * 100.0,
+            fpr / b,
+            verdict(fpr <= 1.5 * b)
+        );
+    }
+    Ok(())
+}
+
+fn dense(n: u64, runs: usize) -> Result<(), Error> {
+    let shapes: [(&str, Vec<u64>); 4] = [
+        ("uniform", {
+            let mut v: Vec<u64> = (0..n).map(|i| remix(i, 1) >> 4).collect();
+            v.sort_unstable();
+            v
+        }),
+        ("consecutive", (1 << 40..(1 << 40) + n).collect()),
+        ("stride 4", (0..n).map(|i| (1 << 40) + 4 * i).collect()),
+        ("runs of 1,000", (0..n).map(|i| (i / 1000) * 1_000_000 + i % 1000).collect()),
+    ];
+    for bits in [12.0, 16.0, 20.0] {
+        let mut uniform = f64::NAN;
+        for (name, keys) in &shapes {
+            let f = GrafiteRange::build(keys, RangeSizing::BitsPerKey(bits))?;
+            let ranges: Vec<(u64, u64)> = (0..1_000_000u64)
+                .map(|i| {
+                    let k = keys[(remix(i, 77) % n) as usize] + 1;
+                    (k, k + 2 * (i % 2))
+                })
+                .collect();
+            let mut out = vec![false; ranges.len()];
+            let (mut single, mut batched) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                let start = Instant::now();
+                for (o, &(lo, hi)) in out.iter_mut().zip(&ranges) {
+                    *o = f.may_contain_range(lo, hi);
+                }
+                single.push(ns_per(start, ranges.len()));
+                let start = Instant::now();
+                f.may_contain_ranges(&ranges, &mut out);
+                batched.push(ns_per(start, ranges.len()));
+            }
+            let (single, batched) = (median(&mut single), median(&mut batched));
+            if *name == "uniform" {
+                uniform = single;
+            }
+            println!(
+                "| {n} | {bits} | {name} | {:.2} | {single:.0} | {batched:.0} | {:.2}× ({}) |",
+                f.bits_per_key(),
+                single / uniform,
+                verdict(single <= 2.0 * uniform)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run(a: &Args) -> Result<(), Error> {
+    amq_bench::ordinary_pages();
+    let want = |s: &str| a.only.as_deref().is_none_or(|o| o == s);
+    println!("CPU: {}; medians of {} runs.\n", cpu_model(), a.runs);
+    if want("composite") {
+        println!("### Composite keys: empty 32-row scans inside a tenant's gap\n");
+        println!("| tables | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |");
+        println!("|--:|--:|--:|--:|--:|");
+        for &t in &a.tables {
+            composite(t, a.runs)?;
+        }
+        println!();
+    }
+    if want("decimal") {
+        println!("### Decimal timestamps: per-table FPR of empty scans of ℓ nanoseconds\n");
+        println!("| ℓ | table probes | false positives | FPR | bound | ratio (≤ 1.5) |");
+        println!("|--:|--:|--:|--:|--:|--:|");
+        decimal()?;
+        println!();
+    }
+    if want("dense") {
+        println!("### Dense keys: ns per query (ranges of 1 and 3 keys just after a key)\n");
+        println!("| keys | bits/key | keys | built bits/key | single | batched | single vs uniform (≤ 2×) |");
+        println!("|--:|--:|---|--:|--:|--:|--:|");
+        for &n in &a.n {
+            dense(n, a.runs)?;
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
