@@ -40,7 +40,9 @@ struct Args {
 }
 
 fn list<T: std::str::FromStr>(flag: &str, v: &str) -> Result<Vec<T>, String> {
-    v.split(',').map(|s| s.parse().map_err(|_| format!("{flag}: {s}"))).collect()
+    v.split(',')
+        .map(|s| s.parse().map_err(|_| format!("{flag}: {s}")))
+        .collect()
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -196,7 +198,10 @@ fn dense(n: u64, runs: usize) -> Result<(), Error> {
         }),
         ("consecutive", (1 << 40..(1 << 40) + n).collect()),
         ("stride 4", (0..n).map(|i| (1 << 40) + 4 * i).collect()),
-        ("runs of 1,000", (0..n).map(|i| (i / 1000) * 1_000_000 + i % 1000).collect()),
+        (
+            "runs of 1,000",
+            (0..n).map(|i| (i / 1000) * 1_000_000 + i % 1000).collect(),
+        ),
     ];
     for bits in [12.0, 16.0, 20.0] {
         let mut uniform = f64::NAN;

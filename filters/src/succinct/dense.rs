@@ -33,9 +33,13 @@ pub(crate) const DENSE_SPAN: u64 = 1024;
 const STEP_LOG2: u32 = 9;
 
 /// The select directory of a code's dense sample blocks (see the module
-/// docs).
+/// docs): nothing, one word, for a code without a dense block.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct DenseSelect {
+pub(crate) struct DenseSelect(Option<alloc::boxed::Box<Directory>>);
+
+/// The directory's parts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Directory {
     /// The numbers of the dense sample blocks, increasing.
     blocks: Vec<u64>,
     /// Block `blocks[i]`'s counts are `counts[starts[i]..starts[i + 1]]`.
@@ -47,11 +51,7 @@ pub(crate) struct DenseSelect {
 
 impl DenseSelect {
     /// No directory: every query takes the plain path.
-    pub(crate) const EMPTY: DenseSelect = DenseSelect {
-        blocks: Vec::new(),
-        starts: Vec::new(),
-        counts: Vec::new(),
-    };
+    pub(crate) const EMPTY: DenseSelect = DenseSelect(None);
 
     /// The directory of `ef`'s dense blocks. `ef` must be a checked code
     /// (built, or decoded and checked): its samples are where they must be.
@@ -59,7 +59,7 @@ impl DenseSelect {
     /// two words per dense block ([`Error::TooLarge`] if that fails).
     pub(crate) fn build<W: Words>(ef: &EfCore<W>) -> Result<Self, Error> {
         let layout = &ef.layout;
-        let mut d = DenseSelect::default();
+        let mut d = Directory::default();
         for j in 0..layout.sample_words {
             let start = ef.words.word(layout.sample_start() + j);
             let end = match j + 1 < layout.sample_words {
@@ -91,25 +91,33 @@ impl DenseSelect {
             }
             d.starts.push(d.counts.len());
         }
-        Ok(d)
+        Ok(DenseSelect(
+            (!d.blocks.is_empty()).then(|| alloc::boxed::Box::new(d)),
+        ))
     }
 
     /// Whether no block is dense.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
+        self.0.is_none()
     }
 
     /// Heap bytes.
     pub(crate) fn size_in_bytes(&self) -> usize {
-        self.blocks.len() * 8 + self.starts.len() * core::mem::size_of::<usize>() + self.counts.len() * 4
+        self.0.as_ref().map_or(0, |d| {
+            core::mem::size_of::<Directory>()
+                + d.blocks.len() * 8
+                + d.starts.len() * core::mem::size_of::<usize>()
+                + d.counts.len() * 4
+        })
     }
 
     /// The counts of sample block `j`, if it is dense.
     #[inline]
     fn block(&self, j: u64) -> Option<&[u32]> {
-        let i = self.blocks.binary_search(&j).ok()?;
-        self.counts.get(*self.starts.get(i)?..*self.starts.get(i + 1)?)
+        let d = self.0.as_ref()?;
+        let i = d.blocks.binary_search(&j).ok()?;
+        d.counts.get(*d.starts.get(i)?..*d.starts.get(i + 1)?)
     }
 }
 

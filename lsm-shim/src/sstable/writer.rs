@@ -338,8 +338,8 @@ impl TableWriter {
     }
 
     /// Builds and writes the range filter, if the level has one: the key
-    /// map fitted to the table's keys and the filter of their distinct
-    /// `u64`s, seeded by the table's number (`range_keys.rs` has the
+    /// map fitted to the table's keys (or key map 1 where that is as good)
+    /// and the filter of their distinct `u64`s, seeded by the table's number (`range_keys.rs` has the
     /// block). A filter the sizing cannot build at this key count (an FPR
     /// whose universe passes the filter's limit) is left out, and the
     /// table written without it: `Ok(Err(()))`. Only I/O fails the table.
@@ -356,13 +356,20 @@ impl TableWriter {
             Ok(None) => return Ok(Ok(None)),
             Err(_) => return Ok(Err(())),
         };
-        let block = range_keys::encode_block(&keys, &filter);
+        let (block, key_map, width) = match keys.top8 {
+            Some(width) => (filter, ranges::KEY_MAP_TOP8, width),
+            None => (
+                range_keys::encode_block(&keys, &filter),
+                ranges::KEY_MAP_FITTED,
+                0,
+            ),
+        };
         let handle = self.write_block(&block, BlockType::RangeFilter)?;
         Ok(Ok(Some(RangeFilterExt {
             handle,
             kind: kind.id(),
-            key_map: ranges::KEY_MAP_FITTED,
-            width: 0,
+            key_map,
+            width,
             keys: keys.codes.len() as u64,
         })))
     }

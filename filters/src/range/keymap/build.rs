@@ -113,18 +113,12 @@ impl KeyMapBuilder {
                 _ => radix,
             };
             room /= u128::from(out);
-            digits.push(Digit {
-                pos,
-                alphabet,
-                radix,
-                out,
-                weight: 0,
-            });
+            digits.push(Digit::new(pos, alphabet, radix, out));
             if out < radix {
                 break;
             }
         }
-        set_weights(&mut digits);
+        finish_digits(&mut digits);
         debug_assert!(digits.iter().all(|d| d.alphabet.contains(symbol(&first, d.pos))));
         KeyMap {
             first,
@@ -134,11 +128,23 @@ impl KeyMapBuilder {
     }
 }
 
-/// Each digit's weight: the product of the output radices after it.
-pub(super) fn set_weights(digits: &mut [Digit]) {
+/// Each digit's weight (the product of the output radices after it) and
+/// the symbols before each word of its alphabet.
+pub(super) fn finish_digits(digits: &mut [Digit]) {
     let mut w: u64 = 1;
     for d in digits.iter_mut().rev() {
         d.weight = w;
         w = w.saturating_mul(d.out);
+        let mut seen = 0u16;
+        for (before, word) in d.before.iter_mut().zip(d.alphabet.0) {
+            *before = seen;
+            seen += word.count_ones() as u16;
+        }
+        let words = d.alphabet.0;
+        let lowest = words.iter().enumerate().find(|(_, w)| **w != 0);
+        d.first_symbol = lowest.map_or(0, |(i, w)| (i * 64) as u16 + w.trailing_zeros() as u16);
+        let highest = words.iter().enumerate().rev().find(|(_, w)| **w != 0);
+        let last_symbol = highest.map_or(0, |(i, w)| (i * 64) as u16 + 63 - w.leading_zeros() as u16);
+        d.contiguous = u64::from(last_symbol - d.first_symbol) + 1 == d.radix;
     }
 }

@@ -20,7 +20,7 @@
 use alloc::vec::Vec;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::build::set_weights;
+use super::build::finish_digits;
 use super::{symbol, Alphabet, Digit, KeyMap};
 use crate::format::Reader;
 use crate::{Error, FormatError};
@@ -127,16 +127,10 @@ impl KeyMap {
                 return Err(bad("key map past 64 bits"));
             }
             room /= u128::from(out);
-            digits.push(Digit {
-                pos,
-                alphabet,
-                radix,
-                out,
-                weight: 0,
-            });
+            digits.push(Digit::new(pos, alphabet, radix, out));
         }
         r.finish()?;
-        set_weights(&mut digits);
+        finish_digits(&mut digits);
         Ok(KeyMap {
             first,
             digits,

@@ -104,13 +104,6 @@ impl Alphabet {
     fn contains(&self, s: usize) -> bool {
         self.0[s / 64] >> (s % 64) & 1 != 0
     }
-    /// Symbols below `s`.
-    #[inline(always)]
-    fn rank(&self, s: usize) -> u64 {
-        let (w, b) = (s / 64, s % 64);
-        let below: u32 = self.0[..w].iter().map(|x| x.count_ones()).sum();
-        u64::from(below + (self.0[w] & ((1u64 << b) - 1)).count_ones())
-    }
     pub(crate) fn len(&self) -> u64 {
         self.0.iter().map(|x| u64::from(x.count_ones())).sum()
     }
@@ -130,9 +123,49 @@ pub(crate) struct Digit {
     pub(crate) out: u64,
     /// `Π out` of the digits after this one.
     pub(crate) weight: u64,
+    /// The symbols in the alphabet's words before each word: a rank is
+    /// then one popcount.
+    pub(crate) before: [u16; 5],
+    /// The smallest symbol, and whether the alphabet is every symbol from
+    /// it to the largest (decimal digits, every byte): a rank is then a
+    /// subtraction.
+    pub(crate) first_symbol: u16,
+    pub(crate) contiguous: bool,
 }
 
 impl Digit {
+    /// A digit of `alphabet` at `pos` written in radix `out` (its weight and
+    /// ranks filled in by [`build::finish_digits`]).
+    pub(crate) fn new(pos: usize, alphabet: Alphabet, radix: u64, out: u64) -> Digit {
+        Digit {
+            pos,
+            alphabet,
+            radix,
+            out,
+            weight: 0,
+            before: [0; 5],
+            first_symbol: 0,
+            contiguous: false,
+        }
+    }
+
+    /// Whether symbol `s` is in the alphabet, and how many of its symbols
+    /// are below `s`.
+    #[inline(always)]
+    fn rank(&self, s: usize) -> (bool, u64) {
+        if self.contiguous {
+            let r = (s as u64).saturating_sub(u64::from(self.first_symbol));
+            return (
+                r < self.radix && s as u64 >= u64::from(self.first_symbol),
+                r.min(self.radix),
+            );
+        }
+        let (w, b) = (s / 64, s % 64);
+        let word = self.alphabet.0[w];
+        let below = u64::from(self.before[w]) + u64::from((word & ((1u64 << b) - 1)).count_ones());
+        (word >> b & 1 != 0, below)
+    }
+
     /// Digit `d` (`0..=radix`) in the output radix: `d · out / radix`,
     /// which is `out` for `d = radix` (one past the last symbol).
     #[inline(always)]
@@ -175,6 +208,7 @@ pub struct KeyMap {
 /// (`lower`, up to `2^64` for "above every key") and the greatest at or
 /// below it (`upper`, down to −1 for "below every key"), and whether the
 /// bound is itself a code's one key (`exact`: nothing of it was left out).
+#[derive(Clone, Copy)]
 struct Place {
     lower: u128,
     upper: i128,
@@ -259,22 +293,29 @@ impl KeyMap {
     /// assert_eq!(map.range(Unbounded, Unbounded), Some((0, 2)));
     /// ```
     pub fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
-        let a: u128 = match lo {
-            Bound::Unbounded => 0,
-            Bound::Included(k) => self.place(k).lower,
-            Bound::Excluded(k) => {
-                let p = self.place(k);
-                p.lower + u128::from(p.exact)
+        fn key(b: Bound<&[u8]>) -> Option<&[u8]> {
+            match b {
+                Bound::Included(k) | Bound::Excluded(k) => Some(k),
+                Bound::Unbounded => None,
             }
+        }
+        let (pa, pb) = match (key(lo), key(hi)) {
+            (Some(a), Some(b)) => {
+                let (pa, pb) = self.place_both(a, b);
+                (Some(pa), Some(pb))
+            }
+            (a, b) => (a.map(|k| self.place(k)), b.map(|k| self.place(k))),
+        };
+        let a: u128 = match (lo, pa) {
+            (Bound::Excluded(_), Some(p)) => p.lower + u128::from(p.exact),
+            (_, Some(p)) => p.lower,
+            (_, None) => 0,
         };
         let last = self.codes() as i128 - 1;
-        let b: i128 = match hi {
-            Bound::Unbounded => last,
-            Bound::Included(k) => self.place(k).upper,
-            Bound::Excluded(k) => {
-                let p = self.place(k);
-                p.upper - i128::from(p.exact)
-            }
+        let b: i128 = match (hi, pb) {
+            (Bound::Excluded(_), Some(p)) => p.upper - i128::from(p.exact),
+            (_, Some(p)) => p.upper,
+            (_, None) => last,
         };
         let b = b.min(last);
         if b < 0 || a as i128 > b {
@@ -332,66 +373,137 @@ impl KeyMap {
 
     /// Where `key` falls among the built keys' codes.
     fn place(&self, key: &[u8]) -> Place {
-        let mut acc: u128 = 0;
-        // The weight of one step of the digits read so far: past every code
-        // with their values.
-        let mut unit: u128 = self.codes();
-        let mut at = 0usize;
-        let below = |acc: u128| Place {
-            lower: acc,
-            upper: acc as i128 - 1,
-            exact: false,
-        };
-        let above = |acc: u128, unit: u128| Place {
-            lower: acc + unit,
-            upper: (acc + unit) as i128 - 1,
-            exact: false,
-        };
-        for d in &self.digits {
-            // The fixed positions before it: every key has `first`'s bytes.
-            match compare_segment(key, &self.first, at, d.pos) {
-                Ordering::Less => return below(acc),
-                Ordering::Greater => return above(acc, unit),
-                Ordering::Equal => {}
+        match self.walk(key, self.start(), usize::MAX) {
+            Step::Done(p) => p,
+            Step::Go(w) => self.finish(key, w),
+        }
+    }
+
+    /// Where `a` and `b` fall: the digits at the positions where the two
+    /// agree (a short range's bounds agree on most) are read once.
+    fn place_both(&self, a: &[u8], b: &[u8]) -> (Place, Place) {
+        let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        match self.walk(a, self.start(), shared) {
+            Step::Done(p) => (p, p),
+            Step::Go(w) => {
+                let pa = match self.walk(a, w, usize::MAX) {
+                    Step::Done(p) => p,
+                    Step::Go(w) => self.finish(a, w),
+                };
+                let pb = match self.walk(b, w, usize::MAX) {
+                    Step::Done(p) => p,
+                    Step::Go(w) => self.finish(b, w),
+                };
+                (pa, pb)
             }
-            let s = symbol(key, d.pos);
-            let r = d.alphabet.rank(s);
-            let weight = u128::from(d.weight);
-            if !d.alphabet.contains(s) {
+        }
+    }
+
+    /// A walk before any digit.
+    fn start(&self) -> Walk {
+        Walk {
+            acc: 0,
+            unit: self.codes(),
+            at: 0,
+            next: 0,
+        }
+    }
+
+    /// Reads `key`'s digits from `w` on, those at positions below `stop`,
+    /// until one decides where the key falls.
+    #[inline]
+    fn walk(&self, key: &[u8], mut w: Walk, stop: usize) -> Step {
+        for d in &self.digits[w.next..] {
+            if d.pos >= stop {
+                break;
+            }
+            // The fixed positions before it: every key has `first`'s bytes.
+            if w.at < d.pos {
+                match compare_segment(key, &self.first, w.at, d.pos) {
+                    Ordering::Less => return Step::Done(below(w.acc)),
+                    Ordering::Greater => return Step::Done(above(w.acc, w.unit)),
+                    Ordering::Equal => {}
+                }
+            }
+            let (present, r) = d.rank(symbol(key, d.pos));
+            if !present {
                 // Between the keys with the `r` symbols below and the rest.
+                let (acc, weight) = (u128::from(w.acc), u128::from(d.weight));
                 let lower = acc + u128::from(d.scale(r)) * weight;
                 let upper = match r {
                     0 => acc as i128 - 1,
                     _ => (acc + u128::from(d.scale(r - 1)) * weight + weight) as i128 - 1,
                 };
-                return Place {
+                return Step::Done(Place {
                     lower,
                     upper,
                     exact: false,
-                };
+                });
             }
-            acc += u128::from(d.scale(r)) * weight;
-            unit = weight;
-            at = d.pos + 1;
+            // In the alphabet: a code's digit, so the sum stays a code.
+            w.acc += d.scale(r) * d.weight;
+            w.unit = u128::from(d.weight);
+            w.at = d.pos + 1;
+            w.next += 1;
         }
+        Step::Go(w)
+    }
+
+    /// Where `key` falls once every digit matched (`w` past the last).
+    fn finish(&self, key: &[u8], w: Walk) -> Place {
         if self.truncated {
             // Keys that differ only past the last digit share this code.
             return Place {
-                lower: acc,
-                upper: acc as i128,
+                lower: u128::from(w.acc),
+                upper: i128::from(w.acc),
                 exact: false,
             };
         }
         // Every position past the last digit is fixed.
-        match compare_segment(key, &self.first, at, usize::MAX) {
-            Ordering::Less => below(acc),
-            Ordering::Greater => above(acc, unit),
+        match compare_segment(key, &self.first, w.at, usize::MAX) {
+            Ordering::Less => below(w.acc),
+            Ordering::Greater => above(w.acc, w.unit),
             Ordering::Equal => Place {
-                lower: acc,
-                upper: acc as i128,
+                lower: u128::from(w.acc),
+                upper: i128::from(w.acc),
                 exact: true,
             },
         }
+    }
+}
+
+/// A walk through a key's digits: the code of those read, the weight of
+/// one step of them (past every code with their values), the next
+/// position to compare, and the next digit.
+#[derive(Clone, Copy)]
+struct Walk {
+    acc: u64,
+    unit: u128,
+    at: usize,
+    next: usize,
+}
+
+/// A walk that goes on, or where the key fell.
+enum Step {
+    Go(Walk),
+    Done(Place),
+}
+
+/// A key below every built key whose digits so far are `acc`'s.
+fn below(acc: u64) -> Place {
+    Place {
+        lower: u128::from(acc),
+        upper: i128::from(acc) - 1,
+        exact: false,
+    }
+}
+
+/// A key above every built key whose digits so far are `acc`'s.
+fn above(acc: u64, unit: u128) -> Place {
+    Place {
+        lower: u128::from(acc) + unit,
+        upper: (u128::from(acc) + unit) as i128 - 1,
+        exact: false,
     }
 }
 
