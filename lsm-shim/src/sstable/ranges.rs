@@ -17,10 +17,12 @@
 //! differences need more than 64 bits, keys that differ only past them
 //! share a `u64`: false positives, counted in `Stats`, never a wrong answer.
 //!
-//! Tables of earlier builds carry key map 1: [`amq::range::key_to_u64`]
-//! past the table's common prefix (the bytes its smallest and largest keys
-//! share), shifted right where every key ends within `w < 8` bytes past it
-//! (`w` in the metadata block). They are read and skipped as before.
+//! Key map 1 is [`amq::range::key_to_u64`] past the table's common prefix
+//! (the bytes its smallest and largest keys share), shifted right where
+//! every key ends within `w < 8` bytes past it (`w` in the metadata block).
+//! The writer keeps it where it holds every key exactly and the fitted map
+//! would save almost nothing (random binary keys): it maps a bound without
+//! walking the bytes. Earlier builds wrote it for every table.
 //!
 //! # Never a false negative
 //!
@@ -44,11 +46,12 @@ use super::BlockType;
 use crate::error::{Error, Result};
 
 /// Key map 1: the eight bytes past the table's common prefix
-/// ([`key_to_u64`]), shifted by [`width_shift`]. Read, no longer written.
+/// ([`key_to_u64`]), shifted by [`width_shift`]; written where it is as
+/// good as the fitted map (`range_keys::TOP8_WITHIN_BITS`).
 pub(crate) const KEY_MAP_TOP8: u8 = 1;
 
 /// Key map 2: a [`KeyMap`] fitted to the table's keys, stored in the range
-/// filter block. What this build writes.
+/// filter block.
 pub(crate) const KEY_MAP_FITTED: u8 = 2;
 
 /// How a table's keys became its range filter's `u64`s.
