@@ -154,4 +154,26 @@ mod tests {
             assert!(decode_block(&block[..n]).is_err());
         }
     }
+
+    #[test]
+    fn random_binary_keys_keep_key_map_one() {
+        let mut values: Vec<u64> = (0..5_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        values.sort_unstable();
+        let mut r = RangeKeys::default();
+        for v in &values {
+            r.add(&[b"u".as_slice(), &v.to_be_bytes()].concat());
+        }
+        let m = r.finish();
+        assert_eq!(m.top8, Some(8));
+        // The eight bytes past `u`, as the reader maps them.
+        assert_eq!(m.codes, values);
+        // Decimal keys: the fitted map saves bits, so it is kept.
+        let mut r = RangeKeys::default();
+        for i in 0..1_000u32 {
+            r.add(format!("id{i:08}").as_bytes());
+        }
+        let m = r.finish();
+        assert_eq!(m.top8, None);
+        assert_eq!(m.codes, (0..1_000u64).collect::<Vec<_>>());
+    }
 }
