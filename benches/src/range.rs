@@ -213,20 +213,31 @@ pub fn wilson95(hits: u64, trials: u64) -> (f64, f64) {
 }
 
 /// False positives among `ranges` (all empty) and the median time per
-/// query over `runs` passes, in nanoseconds.
-pub fn time_ranges(f: &dyn RangeFilter, ranges: &[(u64, u64)], runs: usize) -> (u64, f64) {
-    let mut times = Vec::with_capacity(runs);
+/// query over `runs` passes, in nanoseconds: one at a time, and as one
+/// batch (`RangeFilter::may_contain_ranges`, which must agree).
+pub fn time_ranges(f: &dyn RangeFilter, ranges: &[(u64, u64)], runs: usize) -> (u64, f64, f64) {
+    let (mut single, mut batched) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let mut positives = 0;
+    let mut out = vec![false; ranges.len()];
     for _ in 0..runs.max(1) {
         let start = Instant::now();
         positives = ranges
             .iter()
             .filter(|&&(lo, hi)| f.may_contain_range(lo, hi))
             .count() as u64;
-        times.push(start.elapsed().as_nanos() as f64 / ranges.len().max(1) as f64);
+        single.push(start.elapsed().as_nanos() as f64 / ranges.len().max(1) as f64);
+        let start = Instant::now();
+        f.may_contain_ranges(ranges, &mut out);
+        batched.push(start.elapsed().as_nanos() as f64 / ranges.len().max(1) as f64);
+        assert_eq!(
+            out.iter().filter(|&&o| o).count() as u64,
+            positives,
+            "batch and single queries disagree"
+        );
     }
-    times.sort_by(f64::total_cmp);
-    (positives, times[times.len() / 2])
+    single.sort_by(f64::total_cmp);
+    batched.sort_by(f64::total_cmp);
+    (positives, single[single.len() / 2], batched[batched.len() / 2])
 }
 
 #[cfg(test)]

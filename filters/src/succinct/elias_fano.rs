@@ -268,6 +268,38 @@ impl<W: Words> EfCore<W> {
         self.words.prefetch(layout.lower_start() + (bit / 64) as usize);
     }
 
+    /// The first stage of a two-stage prefetch for a query of bucket
+    /// `high`: the select sample its select starts from.
+    #[inline]
+    pub(crate) fn prefetch_sample(&self, high: u64) {
+        let layout = &self.layout;
+        let j = (high.saturating_sub(1) >> layout.sample_log2) as usize;
+        if j < layout.sample_words {
+            self.words.prefetch(layout.sample_start() + j);
+        }
+    }
+
+    /// The second stage, once the sample has arrived: the upper word the
+    /// select's scan starts in and the low bits of the values after the
+    /// sampled zero, which for values spread evenly are the words the query
+    /// reads.
+    #[inline]
+    pub(crate) fn prefetch_after_sample(&self, high: u64) {
+        let layout = &self.layout;
+        let j = (high.saturating_sub(1) >> layout.sample_log2) as usize;
+        if j >= layout.sample_words || layout.len == 0 {
+            return;
+        }
+        let start = self.words.word(layout.sample_start() + j);
+        self.words.prefetch((start / 64) as usize);
+        let index = start
+            .wrapping_sub((j as u64) << layout.sample_log2)
+            .min(layout.len - 1);
+        let bit = index.wrapping_mul(u64::from(layout.low_bits));
+        self.words
+            .prefetch(layout.lower_start().wrapping_add((bit / 64) as usize));
+    }
+
     #[inline]
     pub(crate) fn successor(&self, x: u64) -> Option<u64> {
         if x >= self.layout.universe || self.layout.len == 0 {

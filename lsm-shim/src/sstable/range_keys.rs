@@ -157,7 +157,9 @@ mod tests {
 
     #[test]
     fn random_binary_keys_keep_key_map_one() {
-        let mut values: Vec<u64> = (0..5_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let mut values: Vec<u64> = (0..5_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
         values.sort_unstable();
         let mut r = RangeKeys::default();
         for v in &values {

@@ -302,19 +302,36 @@ impl RangeFilter for GrafiteRange {
             }
             return;
         }
-        // Queries in flight: each range's first words are being loaded
-        // while the ones `AHEAD` before it are answered.
-        const AHEAD: usize = 8;
-        for &(lo, _) in ranges.iter().take(AHEAD) {
-            query::prefetch(&self.ef, &self.hash, lo);
+        // A two-stage pipeline: the select sample of the query `2·AHEAD`
+        // on, then (the sample having arrived) the upper and lower words it
+        // points at for the query `AHEAD` on, then the answer.
+        const AHEAD: usize = 4;
+        let bucket = |i: usize| {
+            ranges
+                .get(i)
+                .map(|&(lo, _)| query::first_bucket(&self.ef, &self.hash, lo))
+        };
+        for i in 0..(2 * AHEAD).min(ranges.len()) {
+            if let Some(h) = bucket(i) {
+                self.ef.prefetch_sample(h);
+            }
+        }
+        for i in 0..AHEAD.min(ranges.len()) {
+            if let Some(h) = bucket(i) {
+                self.ef.prefetch_after_sample(h);
+            }
         }
         for (i, (o, &(lo, hi))) in out.iter_mut().zip(ranges).enumerate() {
-            if let Some(&(next, _)) = ranges.get(i + AHEAD) {
-                query::prefetch(&self.ef, &self.hash, next);
+            if let Some(h) = bucket(i + 2 * AHEAD) {
+                self.ef.prefetch_sample(h);
+            }
+            if let Some(h) = bucket(i + AHEAD) {
+                self.ef.prefetch_after_sample(h);
             }
             *o = query::may_contain_range(&self.ef, &self.dense, &self.hash, lo, hi);
         }
     }
+
     fn expected_fpr(&self, range_len: u64) -> f64 {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
     }

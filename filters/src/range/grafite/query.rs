@@ -66,3 +66,11 @@ pub(crate) fn prefetch<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, lo: u64) {
     let start = hash.block_start(lo >> hash.block_bits());
     ef.prefetch_bucket(hash.rotate(start, hash.offset(lo)) >> ef.layout.low_bits);
 }
+
+/// The bucket of `h(lo)`: what a query for a range starting at `lo` reads
+/// first.
+#[inline]
+pub(crate) fn first_bucket<W: Words>(ef: &EfCore<W>, hash: &LocalityHash, lo: u64) -> u64 {
+    let start = hash.block_start(lo >> hash.block_bits());
+    hash.rotate(start, hash.offset(lo)) >> ef.layout.low_bits
+}
