@@ -46,8 +46,7 @@ impl RangeKeys {
     /// Records the next key; keys come in increasing order (a key may
     /// repeat, once per version).
     pub(crate) fn add(&mut self, key: &[u8]) {
-        let start = self.ends.last().copied().unwrap_or(0);
-        if self.ends.last().is_some() && &self.bytes[start - self.last_len()..start] == key {
+        if self.last() == Some(key) {
             return;
         }
         self.bytes.extend_from_slice(key);
@@ -55,12 +54,11 @@ impl RangeKeys {
         self.map.add(key);
     }
 
-    fn last_len(&self) -> usize {
-        match self.ends.len() {
-            0 => 0,
-            1 => self.ends[0],
-            n => self.ends[n - 1] - self.ends[n - 2],
-        }
+    /// The last key recorded.
+    fn last(&self) -> Option<&[u8]> {
+        let n = self.ends.len();
+        let start = if n >= 2 { self.ends[n - 2] } else { 0 };
+        self.ends.last().map(|&end| &self.bytes[start..end])
     }
 
     /// The map fitted to the keys, and their distinct `u64`s in order.
