@@ -41,9 +41,12 @@ fn check_model(keys: &[u64], sizing: RangeSizing, seed: u64, ranges: &[(u64, u64
     let all: Vec<(u64, u64)> = ranges.iter().copied().chain(around).collect();
     let mut batch = vec![false; all.len()];
     f.may_contain_ranges(&all, &mut batch);
-    for (&(lo, hi), &batched) in all.iter().zip(&batch) {
+    let mut view_batch = vec![false; all.len()];
+    view.may_contain_ranges(&all, &mut view_batch);
+    for ((&(lo, hi), &batched), &view_batched) in all.iter().zip(&batch).zip(&view_batch) {
         let answer = f.may_contain_range(lo, hi);
         assert_eq!(batched, answer, "batch on {lo}..={hi}");
+        assert_eq!(view_batched, answer, "view's batch on {lo}..={hi}");
         if any_key_in(&model, lo, hi) {
             assert!(answer, "false negative on {lo}..={hi}");
         }
@@ -347,14 +350,21 @@ fn assert_finds(f: &dyn RangeFilter, keys: &[u64]) {
     }
 }
 
-/// Queries that must not panic on any filter, whatever its words hold.
+/// Queries that must not panic on any filter, whatever its words hold; the
+/// batch answers as the single queries do there too.
 fn exercise(f: &dyn RangeFilter) {
+    let mut ranges = Vec::new();
     for i in 0..64u64 {
         let lo = remix(i, 77) >> (i % 64);
-        f.may_contain_range(lo, lo.saturating_add(i * i));
+        ranges.push((lo, lo.saturating_add(i * i)));
         f.may_contain(i);
     }
-    f.may_contain_range(0, u64::MAX);
+    ranges.push((0, u64::MAX));
+    let mut batch = vec![false; ranges.len()];
+    f.may_contain_ranges(&ranges, &mut batch);
+    for (&(lo, hi), &b) in ranges.iter().zip(&batch) {
+        assert_eq!(f.may_contain_range(lo, hi), b, "{lo}..={hi}");
+    }
     let p = f.expected_fpr(16);
     assert!((0.0..=1.0).contains(&p));
 }

@@ -99,9 +99,8 @@ pub trait RangeFilter: Send + Sync {
 
     /// Answers `out[i] = self.may_contain_range(ranges[i].0, ranges[i].1)`
     /// for every `i`. Filters override it where working on a batch pays:
-    /// [`GrafiteRange`] over evenly spread keys loads the select samples of
-    /// later queries, then the words they point at, while it answers the
-    /// current one, so their cache misses overlap.
+    /// [`GrafiteRange`] and its view take 16 queries at a time through each
+    /// of a query's three dependent reads, so their cache misses overlap.
     ///
     /// ```
     /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};

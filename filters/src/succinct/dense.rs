@@ -40,9 +40,12 @@ pub(crate) struct DenseSelect(Option<alloc::boxed::Box<Directory>>);
 /// The directory's parts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Directory {
-    /// The numbers of the dense sample blocks, increasing.
-    blocks: Vec<u64>,
-    /// Block `blocks[i]`'s counts are `counts[starts[i]..starts[i + 1]]`.
+    /// Bit `j` (of word `j / 64`) is set when sample block `j` is dense.
+    dense: Vec<u64>,
+    /// The dense blocks before word `w` of `dense`: with the word's own
+    /// bits below `j`, the rank `i` of dense block `j`, in O(1).
+    ranks: Vec<u32>,
+    /// The `i`-th dense block's counts are `counts[starts[i]..starts[i + 1]]`.
     starts: Vec<usize>,
     /// For each dense block starting at bit `p`: the zeros in `p..b` for
     /// `b = p` and every multiple of 512 after `p` and inside the block.
@@ -56,7 +59,8 @@ impl DenseSelect {
     /// The directory of `ef`'s dense blocks. `ef` must be a checked code
     /// (built, or decoded and checked): its samples are where they must be.
     /// Allocates at most one `u32` per 512 bits of the upper part, plus
-    /// two words per dense block ([`Error::TooLarge`] if that fails).
+    /// two words per dense block and 12 bytes per 64 sample blocks
+    /// ([`Error::TooLarge`] if that fails).
     pub(crate) fn build<W: Words>(ef: &EfCore<W>) -> Result<Self, Error> {
         let layout = &ef.layout;
         let mut d = Directory::default();
@@ -73,12 +77,17 @@ impl DenseSelect {
             d.counts
                 .try_reserve(entries as usize)
                 .map_err(|_| Error::TooLarge)?;
-            d.blocks.try_reserve(1).map_err(|_| Error::TooLarge)?;
+            if d.dense.is_empty() {
+                let words = layout.sample_words.div_ceil(64);
+                d.dense.try_reserve_exact(words).map_err(|_| Error::TooLarge)?;
+                d.ranks.try_reserve_exact(words).map_err(|_| Error::TooLarge)?;
+                d.dense.resize(words, 0);
+            }
             d.starts.try_reserve(2).map_err(|_| Error::TooLarge)?;
             if d.starts.is_empty() {
                 d.starts.push(0);
             }
-            d.blocks.push(j as u64);
+            d.dense[j / 64] |= 1 << (j % 64);
             let mut zeros = 0u64;
             let mut from = start;
             d.counts.push(0);
@@ -91,8 +100,13 @@ impl DenseSelect {
             }
             d.starts.push(d.counts.len());
         }
+        let mut before = 0u32;
+        for &w in &d.dense {
+            d.ranks.push(before);
+            before += w.count_ones();
+        }
         Ok(DenseSelect(
-            (!d.blocks.is_empty()).then(|| alloc::boxed::Box::new(d)),
+            (!d.dense.is_empty()).then(|| alloc::boxed::Box::new(d)),
         ))
     }
 
@@ -106,17 +120,29 @@ impl DenseSelect {
     pub(crate) fn size_in_bytes(&self) -> usize {
         self.0.as_ref().map_or(0, |d| {
             core::mem::size_of::<Directory>()
-                + d.blocks.len() * 8
+                + d.dense.len() * 8
+                + d.ranks.len() * 4
                 + d.starts.len() * core::mem::size_of::<usize>()
                 + d.counts.len() * 4
         })
+    }
+
+    /// Whether sample block `j` is dense (has a directory).
+    #[inline]
+    pub(crate) fn is_dense(&self, j: u64) -> bool {
+        self.0.is_some() && self.block(j).is_some()
     }
 
     /// The counts of sample block `j`, if it is dense.
     #[inline]
     fn block(&self, j: u64) -> Option<&[u32]> {
         let d = self.0.as_ref()?;
-        let i = d.blocks.binary_search(&j).ok()?;
+        let (w, bit) = (usize::try_from(j / 64).ok()?, j % 64);
+        let word = *d.dense.get(w)?;
+        if word >> bit & 1 == 0 {
+            return None;
+        }
+        let i = (d.ranks[w] + (word & ((1 << bit) - 1)).count_ones()) as usize;
         d.counts.get(*d.starts.get(i)?..*d.starts.get(i + 1)?)
     }
 }

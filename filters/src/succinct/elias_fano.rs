@@ -154,15 +154,6 @@ impl<W: Words> EfCore<W> {
             return None;
         }
         let start = self.words.word(self.layout.sample_start() + j);
-        // The values whose high parts follow the sampled zero have their low
-        // bits from index `start − (j << q)` on (the ones before it): start
-        // loading them now, beside the upper bits, instead of after.
-        let index = start
-            .wrapping_sub((j as u64) << q)
-            .min(self.layout.len.saturating_sub(1));
-        let bit = index.wrapping_mul(u64::from(self.layout.low_bits));
-        self.words
-            .prefetch(self.layout.lower_start().wrapping_add((bit / 64) as usize));
         // Zeros still to pass, counting the sampled one as the first.
         self.nth_zero_from(start, k - ((j as u64) << q))
     }
@@ -214,7 +205,7 @@ impl<W: Words> EfCore<W> {
     /// Where the ones of bucket `high` start in the upper bits, and how many
     /// values come before them: just after zero `high − 1`.
     #[inline(always)]
-    fn bucket_start(&self, high: u64) -> Option<(u64, u64)> {
+    pub(crate) fn bucket_start(&self, high: u64) -> Option<(u64, u64)> {
         let pos = if high == 0 { 0 } else { self.select0(high - 1)? + 1 };
         Some((pos, pos.wrapping_sub(high)))
     }
@@ -279,25 +270,36 @@ impl<W: Words> EfCore<W> {
         }
     }
 
-    /// The second stage, once the sample has arrived: the upper word the
-    /// select's scan starts in and the low bits of the values after the
-    /// sampled zero, which for values spread evenly are the words the query
-    /// reads.
+    /// The second stage of a staged query of bucket `high`, once its
+    /// sample has arrived ([`prefetch_sample`](Self::prefetch_sample)): the
+    /// upper words the select scans from that sample to zero `high − 1`.
+    /// They start at the sampled zero and, with at least one zero per two
+    /// bits (the low bits are `⌊log2(u/n)⌋`), end within twice the zeros to
+    /// pass; at most three lines for samples every 2^8 zeros.
     #[inline]
-    pub(crate) fn prefetch_after_sample(&self, high: u64) {
+    pub(crate) fn prefetch_scan(&self, high: u64) {
         let layout = &self.layout;
-        let j = (high.saturating_sub(1) >> layout.sample_log2) as usize;
-        if j >= layout.sample_words || layout.len == 0 {
+        let k = high.saturating_sub(1);
+        let j = (k >> layout.sample_log2) as usize;
+        if j >= layout.sample_words {
             return;
         }
         let start = self.words.word(layout.sample_start() + j);
-        self.words.prefetch((start / 64) as usize);
-        let index = start
-            .wrapping_sub((j as u64) << layout.sample_log2)
-            .min(layout.len - 1);
-        let bit = index.wrapping_mul(u64::from(layout.low_bits));
+        let end = start.saturating_add(2 * (k - ((j as u64) << layout.sample_log2)));
+        let mut line = start / 512;
+        while line <= end / 512 && line <= start / 512 + 2 {
+            self.words.prefetch((line * 8) as usize);
+            line += 1;
+        }
+    }
+
+    /// The third stage, once the select is done: the low bits of value
+    /// `index`, the first a query of the bucket reads.
+    #[inline]
+    pub(crate) fn prefetch_low(&self, index: u64) {
+        let bit = index.wrapping_mul(u64::from(self.layout.low_bits));
         self.words
-            .prefetch(layout.lower_start().wrapping_add((bit / 64) as usize));
+            .prefetch(self.layout.lower_start().wrapping_add((bit / 64) as usize));
     }
 
     #[inline]
@@ -325,11 +327,21 @@ impl<W: Words> EfCore<W> {
         if lo > hi || lo >= self.layout.universe || self.layout.len == 0 {
             return false;
         }
+        match self.bucket_start(lo >> self.layout.low_bits) {
+            Some((pos, index)) => self.contains_from(lo, hi, pos, index),
+            None => false,
+        }
+    }
+
+    /// [`contains_in`](Self::contains_in) once its select is done: `lo ≤ hi`,
+    /// `lo` below the universe, a code of at least one value, and
+    /// `(pos, index)` what [`bucket_start`](Self::bucket_start) says for
+    /// `lo`'s bucket. The batched queries call it after a stage that
+    /// prefetched what it reads.
+    #[inline]
+    pub(crate) fn contains_from(&self, lo: u64, hi: u64, pos: u64, index: u64) -> bool {
         let l = self.layout.low_bits;
         let (first, last) = (lo >> l, hi >> l);
-        let Some((pos, index)) = self.bucket_start(first) else {
-            return false;
-        };
         if first == last {
             // One bucket (every short range): its values are the run of ones
             // at `pos`, their lows ascending. A run of at most one, inside

@@ -293,43 +293,7 @@ impl RangeFilter for GrafiteRange {
         query::prefetch(&self.ef, &self.hash, lo);
     }
     fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
-        assert_eq!(ranges.len(), out.len(), "one answer per range");
-        if !self.dense.is_empty() {
-            // Dense stretches: a query reads other words than the evenly
-            // spread guess a prefetch loads, and loading those slows it.
-            for (o, &(lo, hi)) in out.iter_mut().zip(ranges) {
-                *o = self.may_contain_range(lo, hi);
-            }
-            return;
-        }
-        // A two-stage pipeline: the select sample of the query `2·AHEAD`
-        // on, then (the sample having arrived) the upper and lower words it
-        // points at for the query `AHEAD` on, then the answer.
-        const AHEAD: usize = 4;
-        let bucket = |i: usize| {
-            ranges
-                .get(i)
-                .map(|&(lo, _)| query::first_bucket(&self.ef, &self.hash, lo))
-        };
-        for i in 0..(2 * AHEAD).min(ranges.len()) {
-            if let Some(h) = bucket(i) {
-                self.ef.prefetch_sample(h);
-            }
-        }
-        for i in 0..AHEAD.min(ranges.len()) {
-            if let Some(h) = bucket(i) {
-                self.ef.prefetch_after_sample(h);
-            }
-        }
-        for (i, (o, &(lo, hi))) in out.iter_mut().zip(ranges).enumerate() {
-            if let Some(h) = bucket(i + 2 * AHEAD) {
-                self.ef.prefetch_sample(h);
-            }
-            if let Some(h) = bucket(i + AHEAD) {
-                self.ef.prefetch_after_sample(h);
-            }
-            *o = query::may_contain_range(&self.ef, &self.dense, &self.hash, lo, hi);
-        }
+        query::may_contain_ranges(&self.ef, &self.dense, &self.hash, ranges, out);
     }
 
     fn expected_fpr(&self, range_len: u64) -> f64 {

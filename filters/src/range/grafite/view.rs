@@ -109,6 +109,9 @@ impl RangeFilter for GrafiteRangeView<'_> {
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
         query::may_contain_range(&self.ef, &DenseSelect::EMPTY, &self.hash, lo, hi)
     }
+    fn may_contain_ranges(&self, ranges: &[(u64, u64)], out: &mut [bool]) {
+        query::may_contain_ranges(&self.ef, &DenseSelect::EMPTY, &self.hash, ranges, out);
+    }
     fn expected_fpr(&self, range_len: u64) -> f64 {
         fpr_bound(range_len, self.num_keys, self.hash.universe())
     }
