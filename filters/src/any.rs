@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use crate::error::unsupported;
 use crate::format;
+use crate::quotient::QuotientFilter;
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
     FilterKind, FromBytes, HashScheme, Insert, KeyHash, PreparedHash, Remove, Ribbon, StandardBloom, Xor16,
@@ -59,6 +60,8 @@ pub enum AnyFilter {
     BinaryFuse16(BinaryFuse16),
     /// A [`BinaryFuse32`].
     BinaryFuse32(BinaryFuse32),
+    /// A [`QuotientFilter`].
+    QuotientFilter(QuotientFilter),
 }
 
 /// The variant of every kind, once: `dispatch!` (every variant's filter
@@ -133,6 +136,7 @@ kinds!(
     BinaryFuse8,
     BinaryFuse16,
     BinaryFuse32,
+    QuotientFilter,
 );
 
 impl AnyFilter {
@@ -234,6 +238,7 @@ impl Insert for AnyFilter {
             AnyFilter::BlockedBloom(f) => f.insert_hash(hash),
             AnyFilter::CountingBloom(f) => f.insert_hash(hash),
             AnyFilter::CuckooFilter(f) => f.insert_hash(hash),
+            AnyFilter::QuotientFilter(f) => f.insert_hash(hash),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -245,6 +250,7 @@ impl Insert for AnyFilter {
             AnyFilter::BlockedBloom(f) => f.insert_hashes(hashes),
             AnyFilter::CountingBloom(f) => f.insert_hashes(hashes),
             AnyFilter::CuckooFilter(f) => f.insert_hashes(hashes),
+            AnyFilter::QuotientFilter(f) => f.insert_hashes(hashes),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -269,6 +275,7 @@ impl Remove for AnyFilter {
         match self {
             AnyFilter::CountingBloom(f) => f.remove_hash(hash),
             AnyFilter::CuckooFilter(f) => f.remove_hash(hash),
+            AnyFilter::QuotientFilter(f) => f.remove_hash(hash),
             other => Err(unsupported(other.kind(), "remove")),
         }
     }
@@ -384,6 +391,7 @@ mod tests {
                 AnyFilter::BinaryFuse8(x) => AnyFilter::from(x),
                 AnyFilter::BinaryFuse16(x) => AnyFilter::from(x),
                 AnyFilter::BinaryFuse32(x) => AnyFilter::from(x),
+                AnyFilter::QuotientFilter(x) => AnyFilter::from(x),
             };
             assert_eq!(again, f);
             assert_eq!(again.kind(), kind);

@@ -7,6 +7,7 @@
 //! policy, say), so such a caller builds any filter without a match of its
 //! own, and a new kind plugs into every such caller by being added here.
 
+use crate::quotient::QuotientFilter;
 use alloc::vec::Vec;
 
 use crate::{
@@ -71,6 +72,7 @@ impl AnyFilter {
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::build(hashes)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
             FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build(hashes, sizing)?),
+            FilterKind::QuotientFilter => AnyFilter::QuotientFilter(QuotientFilter::build(hashes, sizing)?),
             FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
         })
     }
@@ -108,6 +110,7 @@ impl AnyFilter {
             FilterKind::BlockedBloom => BlockedBloom::new(n, sizing)?.into(),
             FilterKind::CountingBloom => CountingBloom::new(n, sizing)?.into(),
             FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
+            FilterKind::QuotientFilter => QuotientFilter::new(n, sizing)?.into(),
             FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
             other => return Err(crate::error::unsupported(other, "insert")),
         })

@@ -90,6 +90,14 @@ pub enum Params {
         /// Result bits (columns) per slot.
         result_bits: f64,
     },
+    /// A quotient filter of `2^quotient_bits` slots and
+    /// `remainder_bits`-bit remainders.
+    Quotient {
+        /// `q`.
+        quotient_bits: u32,
+        /// `r`.
+        remainder_bits: u32,
+    },
 }
 
 impl fmt::Display for Params {
@@ -100,6 +108,10 @@ impl fmt::Display for Params {
             Params::Cuckoo { fingerprint_bits } => write!(f, "{fingerprint_bits}-bit fingerprints"),
             Params::Fingerprint { bits } => write!(f, "{bits}-bit fingerprints"),
             Params::Ribbon { result_bits } => write!(f, "{result_bits:.2} result bits"),
+            Params::Quotient {
+                quotient_bits,
+                remainder_bits,
+            } => write!(f, "2^{quotient_bits} slots, {remainder_bits}-bit remainders"),
         }
     }
 }

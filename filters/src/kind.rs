@@ -47,6 +47,8 @@ pub enum FilterKind {
     /// [`RangeFilter`](crate::range::RangeFilter), with no place in
     /// [`AnyFilter`](crate::AnyFilter).
     GrafiteRange = 12,
+    /// [`QuotientFilter`](crate::quotient::QuotientFilter).
+    QuotientFilter = 13,
 }
 
 impl FilterKind {
@@ -72,6 +74,7 @@ impl FilterKind {
         FilterKind::Ribbon,
         FilterKind::ParquetBloom,
         FilterKind::GrafiteRange,
+        FilterKind::QuotientFilter,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers

@@ -112,6 +112,7 @@ pub mod parquet;
 pub mod plan;
 mod prefetch;
 pub mod prefix;
+pub mod quotient;
 pub mod range;
 pub mod ribbon;
 #[cfg(feature = "serde")]

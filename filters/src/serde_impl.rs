@@ -75,4 +75,5 @@ via_bytes!(
     crate::ParquetBloom,
     crate::AnyFilter,
     crate::range::GrafiteRange,
+    crate::quotient::QuotientFilter,
 );

@@ -124,6 +124,7 @@ impl<'a> FilterView<'a> {
             FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
             FilterKind::CountingBloom
             | FilterKind::CuckooFilter
+            | FilterKind::QuotientFilter
             | FilterKind::ParquetBloom
             | FilterKind::GrafiteRange => return Err(crate::error::unsupported(kind, "view")),
         })
@@ -141,6 +142,7 @@ impl<'a> FilterView<'a> {
             kind,
             FilterKind::CountingBloom
                 | FilterKind::CuckooFilter
+                | FilterKind::QuotientFilter
                 | FilterKind::ParquetBloom
                 | FilterKind::GrafiteRange
         )

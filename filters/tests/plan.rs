@@ -283,18 +283,23 @@ fn impossible_parameters_are_typed_errors() {
         tiny.plan(),
         Err(Error::InvalidParameter { name: "budget", .. })
     ));
+    // Below the cuckoo filter's 16-bit floor the quotient filter deletes
+    // (about 39 bits per key here, against the counting filter's 96).
     let below_cuckoo = Planner::for_keys(1_000_000).fpr(1e-5).deletes(true);
-    assert_eq!(below_cuckoo.plan().unwrap().kind(), FilterKind::CountingBloom);
-    // At 1,000 keys the counting filter's double-hashing floor is in the way.
-    let small = Planner::for_keys(1000).fpr(1e-5).deletes(true);
-    assert!(matches!(
-        small.plan(),
-        Err(Error::InvalidParameter { name: "fpr", .. })
-    ));
+    assert_eq!(below_cuckoo.plan().unwrap().kind(), FilterKind::QuotientFilter);
+    // At 1,000 keys the counting filter's double-hashing floor is in the
+    // way, and only the quotient filter is left.
+    let small = Planner::for_keys(1000).fpr(1e-5).deletes(true).rank().unwrap();
+    let kinds: Vec<FilterKind> = small.plans().iter().map(|p| p.kind()).collect();
+    assert_eq!(kinds, [FilterKind::QuotientFilter]);
+    assert!(small
+        .excluded()
+        .iter()
+        .any(|e| e.kind() == FilterKind::CountingBloom && e.why().contains("double hashing")));
     let nothing = Planner::for_keys(1_000_000)
         .fpr(1e-5)
         .deletes(true)
-        .budget_bits_per_key(50.0);
+        .budget_bits_per_key(30.0);
     assert!(matches!(
         nothing.plan(),
         Err(Error::InvalidParameter { name: "budget", .. })
@@ -353,7 +358,10 @@ proptest! {
                 prop_assert!(!is_static(p.kind()));
             }
             if deletes {
-                prop_assert!(matches!(p.kind(), FilterKind::CuckooFilter | FilterKind::CountingBloom));
+                prop_assert!(matches!(
+                    p.kind(),
+                    FilterKind::CuckooFilter | FilterKind::CountingBloom | FilterKind::QuotientFilter
+                ));
             }
             if concurrent {
                 prop_assert_eq!(p.kind(), FilterKind::BlockedBloom);
@@ -412,14 +420,14 @@ fn the_decision_flow() {
         .find(|p| p.query_cost() == QueryCost::Medium)
         .unwrap();
     assert_eq!(first_static.kind(), FilterKind::BinaryFuse8);
-    // Deletes: cuckoo down to its 16-bit floor, counting Bloom below it.
+    // Deletes: cuckoo down to its 16-bit floor, the quotient filter below it.
     assert_eq!(
         kind(Planner::for_keys(n).fpr(0.01).deletes(true)),
         FilterKind::CuckooFilter
     );
     assert_eq!(
         kind(Planner::for_keys(n).fpr(1e-5).deletes(true)),
-        FilterKind::CountingBloom
+        FilterKind::QuotientFilter
     );
     // Inserts: Bloom at 1%; cuckoo once the FPR is low enough for its
     // fingerprints to beat 1.44 log2(1/FPR).
@@ -486,7 +494,7 @@ fn new_filter_matches_the_plan_for_every_insertable_kind() {
         .inserts_after_build(true)
         .rank()
         .unwrap();
-    assert_eq!(r.plans().len(), 4);
+    assert_eq!(r.plans().len(), 5);
     for plan in r.plans() {
         let mut f = plan.new_filter().unwrap();
         assert_eq!(f.kind(), plan.kind());

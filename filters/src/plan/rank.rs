@@ -30,6 +30,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
         FilterKind::BinaryFuse16 => of::<BinaryFuse16>(),
         FilterKind::BinaryFuse32 => of::<BinaryFuse32>(),
         FilterKind::Ribbon => of::<Ribbon>(),
+        FilterKind::QuotientFilter => of::<crate::quotient::QuotientFilter>(),
         FilterKind::ParquetBloom | FilterKind::GrafiteRange => None,
     }
 }

@@ -27,7 +27,7 @@
 //! # Ok::<(), amq::Error>(())
 //! ```
 
-mod bits;
+pub(crate) mod bits;
 mod dense;
 mod elias_fano;
 mod layout;

@@ -1,0 +1,56 @@
+//! Quotient filters: a table of key-hash remainders kept in hash order,
+//! which deletes, counts repeated keys, and merges two filters in one pass.
+//!
+//! * `table.rs`: the raw rank-and-select table of `(quotient, value)`
+//!   entries, its invariants and its operations (insert with shifting,
+//!   removal, runs, ordered scan, bulk build, checked decode).
+//! * `filter.rs`: [`QuotientFilter`], the filter over a key hash: sizing,
+//!   queries, inserts, deletes, counts, merges, bulk build.
+//! * `codec.rs`: its byte format.
+//!
+//! ```
+//! use amq::quotient::QuotientFilter;
+//! use amq::{Filter, FilterSizing, Insert};
+//! let mut f = QuotientFilter::new(1_000, FilterSizing::Fpr(0.01))?;
+//! f.insert(b"k")?;
+//! assert!(f.contains(b"k"));
+//! # Ok::<(), amq::Error>(())
+//! ```
+
+mod codec;
+mod filter;
+pub(crate) mod table;
+
+pub use filter::{QuotientFilter, MAX_LOAD};
+
+use crate::cost::{CostModel, Knob, Params, QueryCost, Shape, Traits};
+use crate::{Error, FilterSizing};
+
+impl CostModel for QuotientFilter {
+    const TRAITS: Traits = Traits {
+        is_static: false,
+        removes: true,
+        knob: Knob::BitsPerKey {
+            min: 1.0 + filter::METADATA_BITS,
+            max: 1000.0,
+        },
+        cost: QueryCost::Medium,
+        reason: "inserts, removes and counts in hash order (merges in one pass); refuses inserts (Error::Full) at 95% of its 2^q slots",
+        ..Traits::FIXED
+    };
+
+    fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
+        let (q, r) = filter::bits_for(n, sizing)?;
+        let (a, b, c) = table::Table::part_words(q, r)?;
+        let offsets = a; // one `u32` per block of 64 slots, as many as occupied words
+        Ok(Shape {
+            bytes: ((a + b + c + 1) * 8 + offsets * 4) as u64,
+            fpr: filter::fpr(n as f64 / (1u64 << q) as f64, r),
+            fpr_floor: 0.0,
+            params: Params::Quotient {
+                quotient_bits: q,
+                remainder_bits: r,
+            },
+        })
+    }
+}
