@@ -26,6 +26,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::Ribbon => "decode_ribbon",
         FilterKind::ParquetBloom => "decode_parquet_bloom",
         FilterKind::GrafiteRange => "decode_grafite_range",
+        FilterKind::QuotientFilter => "decode_quotient",
         _ => "decode_any",
     }
 }

@@ -134,7 +134,11 @@ fn insert_into_decoded(bytes: &[u8]) {
     let mut f = any;
     let after: Option<Box<dyn Filter>> = match f.insert_hash(h) {
         Ok(()) => Some(Box::new(f)),
-        Err(amq::Error::Full | amq::Error::TooManyCopies) if f.kind() == FilterKind::CuckooFilter => None,
+        Err(amq::Error::Full | amq::Error::TooManyCopies)
+            if matches!(f.kind(), FilterKind::CuckooFilter | FilterKind::QuotientFilter) =>
+        {
+            None
+        }
         Err(amq::Error::Unsupported { kind, .. }) => {
             assert_eq!(kind, f.kind());
             None

@@ -210,6 +210,53 @@ pub fn cuckoo(input: DynInput) {
     }
 }
 
+/// The quotient filter: the multiset model as for the cuckoo filter, on
+/// small tables (so runs shift across blocks and the table fills), then a
+/// merge of a filter holding the inserted keys with itself, checked against
+/// the counts: the merge of a filter with itself holds every entry twice.
+pub fn quotient(input: DynInput) {
+    let q = u32::from(input.expected % 11);
+    let r = u32::from(input.bits % 20) + 1;
+    let f = match amq::quotient::QuotientFilter::with_bits(q, r) {
+        Ok(f) => f,
+        Err(e) => return assert_documented(&e),
+    };
+    let keys: Vec<u16> = input
+        .ops
+        .iter()
+        .filter_map(|o| match o {
+            Op::Insert(k) => Some(*k),
+            _ => None,
+        })
+        .collect();
+    multiset_ops(input, f.clone(), true);
+    // A merge with a filter of the same shape holding the first keys.
+    let mut other = f.clone();
+    let mut held = Vec::new();
+    for &k in &keys {
+        match other.insert_hash(h(k)) {
+            Ok(()) => held.push(k),
+            Err(Error::Full) => break,
+            Err(e) => panic!("undocumented insert error {e:?}"),
+        }
+    }
+    let merged = other.merge(&other);
+    match merged {
+        Ok(m) => {
+            for &k in &held {
+                assert_eq!(m.count_hash(h(k)), 2 * other.count_hash(h(k)), "merged counts");
+            }
+            assert_eq!(
+                m.to_bytes(),
+                amq::quotient::QuotientFilter::from_bytes(&m.to_bytes())
+                    .unwrap()
+                    .to_bytes()
+            );
+        }
+        Err(e) => assert_eq!(e, Error::Full),
+    }
+}
+
 /// A static filter's input: a key set with repeats, and a parameter byte.
 #[derive(Debug, Arbitrary)]
 pub struct StaticInput {

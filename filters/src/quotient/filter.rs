@@ -326,7 +326,9 @@ impl Filter for QuotientFilter {
 
 impl Insert for QuotientFilter {
     /// Inserts one more copy of the key. [`Error::Full`] (nothing changed)
-    /// once the filter holds [`capacity`](QuotientFilter::capacity) keys.
+    /// once the filter holds [`capacity`](QuotientFilter::capacity) keys, or
+    /// sooner when the run of a quotient near the end would pass the last
+    /// slot (a key repeated hundreds of times there).
     fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
         if self.table.len() >= self.capacity() {
             return Err(Error::Full);
