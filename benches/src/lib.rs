@@ -158,16 +158,18 @@ pub fn static_filters(v: &mut impl Visitor) {
 }
 
 /// The deletable-filter comparison: ours (cuckoo at three widths, counting
-/// Bloom at 1%) beside `cuckoofilter` and `qfilter`.
+/// Bloom at 1%, the quotient filter with `qfilter`'s parameters) beside
+/// `cuckoofilter` and `qfilter`.
 pub fn cuckoo_filters(v: &mut impl DeletableVisitor) {
     use adapters::competitors::{CuckooFilterCrate, QuotientFilter};
-    use adapters::ours::CountingBloomOnePercent;
+    use adapters::ours::{CountingBloomOnePercent, QuotientSameAsQfilter};
     use adapters::ours_cuckoo::{AmqCuckoo12, AmqCuckoo16, AmqCuckoo8};
     v.visit::<AmqCuckoo8>();
     v.visit::<AmqCuckoo12>();
     v.visit::<AmqCuckoo16>();
     v.visit::<CountingBloomOnePercent>();
     v.visit::<CuckooFilterCrate>();
+    v.visit::<QuotientSameAsQfilter>();
     v.visit::<QuotientFilter>();
 }
 

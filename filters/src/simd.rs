@@ -17,11 +17,11 @@
 //!
 //! Read once per process, with the `std` feature:
 //!
-//! | `AMQ_KERNEL` | `BlockedBloom` kernels | `Ribbon` kernels | `ParquetBloom` kernels |
-//! |--------------|------------------------|------------------|------------------------|
-//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512, AVX2 or portable | AVX2 or portable |
-//! | `avx2`       | AVX2 or portable       | AVX2 or portable | AVX2 or portable       |
-//! | `portable`   | portable               | portable         | portable               |
+//! | `AMQ_KERNEL` | `BlockedBloom` kernels | `Ribbon` kernels | `ParquetBloom` kernels | `QuotientFilter` kernels |
+//! |--------------|------------------------|------------------|------------------------|--------------------------|
+//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512, AVX2 or portable | AVX2 or portable | popcnt or portable |
+//! | `avx2`       | AVX2 or portable       | AVX2 or portable | AVX2 or portable       | popcnt or portable |
+//! | `portable`   | portable               | portable         | portable               | portable |
 //!
 //! It only ever lowers the choice: a kernel the CPU lacks is never picked.
 //! Every kernel answers identically, so this changes speed, never answers;
@@ -42,6 +42,8 @@ use alloc::vec::Vec;
 pub(crate) enum Level {
     /// The portable kernel.
     Portable,
+    /// Scalar code compiled with the `popcnt` instruction.
+    Popcnt,
     /// AVX2.
     Avx2,
     /// AVX-512.
@@ -54,6 +56,7 @@ pub(crate) enum Level {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Features {
+    pub(crate) popcnt: bool,
     pub(crate) avx2: bool,
     pub(crate) avx512f: bool,
     pub(crate) avx512vpopcntdq: bool,
@@ -64,12 +67,14 @@ pub(crate) struct Features {
 pub(crate) fn features() -> Features {
     #[cfg(feature = "std")]
     return Features {
+        popcnt: std::is_x86_feature_detected!("popcnt"),
         avx2: std::is_x86_feature_detected!("avx2"),
         avx512f: std::is_x86_feature_detected!("avx512f"),
         avx512vpopcntdq: std::is_x86_feature_detected!("avx512vpopcntdq"),
     };
     #[cfg(not(feature = "std"))]
     Features {
+        popcnt: cfg!(target_feature = "popcnt"),
         avx2: cfg!(target_feature = "avx2"),
         avx512f: cfg!(target_feature = "avx512f"),
         avx512vpopcntdq: cfg!(target_feature = "avx512vpopcntdq"),

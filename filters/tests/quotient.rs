@@ -291,39 +291,45 @@ fn golden_bytes() {
     assert_eq!(bytes[6], FilterKind::QuotientFilter.id());
     assert_eq!(&bytes[20..22], [2, 8]);
     let payload = &bytes[64..bytes.len() - amq::format::CHECKSUM_LEN];
-    let word = |i: usize| u64::from_le_bytes(payload[8 * i..8 * i + 8].try_into().unwrap());
-    // 128 slots: occupied words 0..2, run-end words 2..4, values 4..20.
-    assert_eq!(payload.len(), 20 * 8);
+    // 128 slots: two blocks of 17 + 64 bytes (offset byte, occupied word,
+    // run-end word, 64 one-byte remainders).
+    assert_eq!(payload.len(), 2 * 81);
+    let word = |at: usize| u64::from_le_bytes(payload[at..at + 8].try_into().unwrap());
     let occupied: u64 = entries.iter().map(|&(x, _)| 1u64 << x).fold(0, |a, b| a | b);
-    assert_eq!((word(0), word(1)), (occupied, 0));
+    assert_eq!((payload[0], word(1), payload[81], word(82)), (0, occupied, 0, 0));
     // Each entry at its quotient's slot or the first free one after it; a
     // run end after each quotient's last entry.
     let (mut next, mut runends) = (0usize, 0u64);
     for (i, &(x, v)) in entries.iter().enumerate() {
         let slot = next.max(x as usize);
-        assert_eq!((word(4 + slot / 8) >> (8 * (slot % 8))) & 0xff, v, "slot {slot}");
+        assert_eq!(u64::from(payload[17 + slot]), v, "slot {slot}");
         if entries.get(i + 1).is_none_or(|&(y, _)| y != x) {
             runends |= 1 << slot;
         }
         next = slot + 1;
     }
-    assert_eq!((word(2), word(3)), (runends, 0));
+    assert_eq!((word(9), word(90)), (runends, 0));
     common::assert_golden("quotient 2+8", &bytes, GOLDEN);
 }
 
 /// Header (magic, version 2, kind 13, hash scheme 1, 2 parameter bytes,
-/// 160 payload bytes), `q = 2`, `r = 8`, padding to byte 64; occupied words
-/// (quotients 0 and 1), run-end words (slots 0 and 2), the values (slots 0
-/// to 2: quotient 0's two remainders in order, then quotient 1's), the
-/// checksum.
+/// 162 payload bytes), `q = 2`, `r = 8`, padding to byte 64; block 0: offset
+/// 0, occupied word (quotients 0 and 1), run-end word (slots 0 and 2), 64
+/// one-byte remainders (slots 0 to 2 hold quotient 0's two in order, then
+/// quotient 1's); block 1 (padding slots): empty; the checksum.
 const GOLDEN: &str = "
-    414d514602000d0102000000a000000000000000
+    414d514602000d0102000000a200000000000000
     0208
     000000000000000000000000000000000000000000000000000000000000000000000000000000000000
-    0300000000000000000000000000000005000000000000000000000000000000
+    00
+    0300000000000000
+    0500000000000000
     e12ebd0000000000000000000000000000000000000000000000000000000000
     0000000000000000000000000000000000000000000000000000000000000000
+    00
+    0000000000000000
+    0000000000000000
     0000000000000000000000000000000000000000000000000000000000000000
     0000000000000000000000000000000000000000000000000000000000000000
-    dedbe451b0e8b754
+    b09dc6f9758f2774
 ";

@@ -58,6 +58,45 @@ impl Deletable for CountingBloomOnePercent {
     }
 }
 
+/// amq's [`QuotientFilter`](amq::quotient::QuotientFilter) with the
+/// parameters `qfilter` takes for a 1% target: the slots
+/// `QuotientFilter::new` takes for the key count, and 7-bit remainders, so
+/// both hold the same entries in the same number of slots.
+pub struct QuotientSameAsQfilter(amq::quotient::QuotientFilter);
+
+/// Remainder bits `qfilter` 0.3 uses for a 1% target.
+pub const QFILTER_REMAINDER_BITS: u32 = 7;
+
+fn quotient_like_qfilter(keys: usize) -> Result<amq::quotient::QuotientFilter, amq::Error> {
+    let q = amq::quotient::QuotientFilter::new(keys.max(1), FilterSizing::Fpr(COUNTING_FPR))?.quotient_bits();
+    amq::quotient::QuotientFilter::with_bits(q, QFILTER_REMAINDER_BITS)
+}
+
+amq_subject!(newtype QuotientSameAsQfilter, "amq-Quotient", |keys| {
+    quotient_like_qfilter(keys.len()).and_then(|mut f| {
+        f.insert_hashes(keys)?;
+        Ok(QuotientSameAsQfilter(f))
+    })
+});
+
+impl Deletable for QuotientSameAsQfilter {
+    fn with_capacity(keys: usize) -> Result<Self, String> {
+        quotient_like_qfilter(keys)
+            .map(QuotientSameAsQfilter)
+            .map_err(|e| format!("amq-Quotient: {e:?}"))
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.insert_hash(KeyHash::from_well_mixed(key)).is_ok()
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove_hash(KeyHash::from_well_mixed(key)).is_ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

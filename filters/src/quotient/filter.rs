@@ -3,6 +3,7 @@
 
 use alloc::vec::Vec;
 
+use super::kernel::Kernel;
 use super::table::{Table, MAX_QUOTIENT_BITS};
 use crate::error::invalid;
 use crate::sizing::{check_keys, FilterSizing};
@@ -13,9 +14,9 @@ use crate::{Error, Filter, FilterKind, Insert, KeyHash, Remove};
 /// every operation, grow quickly).
 pub const MAX_LOAD: f64 = 0.95;
 
-/// Metadata bits per slot: the occupied and run-end bits, and a 32-bit
+/// Metadata bits per slot: the occupied and run-end bits, and an 8-bit
 /// offset per 64 slots.
-pub(super) const METADATA_BITS: f64 = 2.5;
+pub(super) const METADATA_BITS: f64 = 2.125;
 
 /// A quotient filter (Bender et al., "Don't Thrash: How to Cache Your Hash
 /// on Flash", VLDB 2012; the rank-and-select layout of Pandey et al., "A
@@ -57,10 +58,21 @@ pub(super) const METADATA_BITS: f64 = 2.5;
 /// assert!(f.expected_fpr() < 0.01);
 /// # Ok::<(), amq::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct QuotientFilter {
     pub(super) table: Table,
+    /// How queries run on this CPU (`kernel.rs`): not part of what the
+    /// filter holds, so equality ignores it.
+    kernel: Kernel,
 }
+
+impl PartialEq for QuotientFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.table == other.table
+    }
+}
+
+impl Eq for QuotientFilter {}
 
 impl QuotientFilter {
     /// A filter for `expected_keys` keys: `2^q` quotients with `q` the
@@ -109,9 +121,7 @@ impl QuotientFilter {
         if remainder_bits == 0 || quotient_bits + remainder_bits > 64 {
             return Err(invalid("remainder_bits", "must be 1 to 64 − quotient bits"));
         }
-        Ok(QuotientFilter {
-            table: Table::new(quotient_bits, remainder_bits)?,
-        })
+        Ok(QuotientFilter::from_table(Table::new(quotient_bits, remainder_bits)?))
     }
 
     /// A filter holding `hashes` (repeats held as often as they occur),
@@ -132,9 +142,30 @@ impl QuotientFilter {
         let (q, r) = (empty.quotient_bits(), empty.remainder_bits());
         let mut split: Vec<(usize, u64)> = hashes.iter().map(|h| split(h.get(), q, r)).collect();
         split.sort_unstable();
-        Ok(QuotientFilter {
-            table: Table::from_sorted(q, r, split)?,
-        })
+        Ok(QuotientFilter::from_table(Table::from_sorted(q, r, split)?))
+    }
+
+    /// The filter over `table`, with the query kernel for this CPU.
+    pub(super) fn from_table(table: Table) -> Self {
+        QuotientFilter {
+            table,
+            kernel: Kernel::detect(),
+        }
+    }
+
+    /// The query kernel this filter chose for the running CPU when it was
+    /// made: `"popcnt"` where the CPU has the instruction (and
+    /// `AMQ_KERNEL` is not `portable`), else `"portable"`. Every kernel
+    /// answers the same.
+    ///
+    /// ```
+    /// use amq::quotient::QuotientFilter;
+    /// let f = QuotientFilter::with_bits(10, 8)?;
+    /// assert!(["popcnt", "portable"].contains(&f.query_kernel()));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn query_kernel(&self) -> &'static str {
+        self.kernel.name()
     }
 
     /// `q`: the filter has `2^q` quotients.
@@ -149,7 +180,7 @@ impl QuotientFilter {
 
     /// Keys the filter takes before [`Error::Full`]: [`MAX_LOAD`] `· 2^q`.
     pub fn capacity(&self) -> usize {
-        (MAX_LOAD * (1u64 << self.quotient_bits()) as f64) as usize
+        capacity(self.quotient_bits())
     }
 
     /// Keys held per quotient, `n / 2^q`.
@@ -218,9 +249,7 @@ impl QuotientFilter {
             a: self.table.entries().peekable(),
             b: other.table.entries().peekable(),
         };
-        Ok(QuotientFilter {
-            table: Table::from_sorted(q, r, merged)?,
-        })
+        Ok(QuotientFilter::from_table(Table::from_sorted(q, r, merged)?))
     }
 }
 
@@ -256,10 +285,18 @@ pub(super) fn fpr(load: f64, remainder_bits: u32) -> f64 {
     -libm::expm1(-load * libm::exp2(-f64::from(remainder_bits)))
 }
 
+/// [`MAX_LOAD`] `· 2^q`, rounded down, in integers (it is asked on every
+/// insert).
+#[inline(always)]
+fn capacity(quotient_bits: u32) -> usize {
+    let slots = 1u64 << quotient_bits;
+    (slots - slots.div_ceil(20)) as usize
+}
+
 /// The smallest `q` with `expected_keys ≤ MAX_LOAD · 2^q`.
 fn quotient_bits_for(expected_keys: usize) -> Result<u32, Error> {
     let mut q = 0;
-    while (MAX_LOAD * (1u64 << q) as f64) < expected_keys as f64 {
+    while capacity(q) < expected_keys {
         q += 1;
         if q > MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge);
@@ -289,13 +326,7 @@ impl Filter for QuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, v) = self.split(hash);
-        match self.table.run(x) {
-            Some(run) => run
-                .map(|s| self.table.value(s))
-                .take_while(|&w| w <= v)
-                .any(|w| w == v),
-            None => false,
-        }
+        self.kernel.contains(&self.table, x, v)
     }
 
     #[inline]
@@ -334,7 +365,7 @@ impl Insert for QuotientFilter {
             return Err(Error::Full);
         }
         let (x, v) = self.split(hash);
-        self.table.insert(x, v)
+        self.kernel.insert(&mut self.table, x, v)
     }
 }
 

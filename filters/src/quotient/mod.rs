@@ -1,11 +1,14 @@
 //! Quotient filters: a table of key-hash remainders kept in hash order,
 //! which deletes, counts repeated keys, and merges two filters in one pass.
 //!
-//! * `table.rs`: the raw rank-and-select table of `(quotient, value)`
-//!   entries, its invariants and its operations (insert with shifting,
-//!   removal, runs, ordered scan, bulk build, checked decode).
+//! * `table/`: the raw rank-and-select table of `(quotient, value)`
+//!   entries, its layout and invariants (`mod.rs`), inserts and removals
+//!   with their shifts and the bulk build (`edit.rs`), its bytes and their
+//!   checks (`parts.rs`).
 //! * `filter.rs`: [`QuotientFilter`], the filter over a key hash: sizing,
 //!   queries, inserts, deletes, counts, merges, bulk build.
+//! * `kernel.rs`: the query compiled with and without `popcnt`, chosen
+//!   per CPU.
 //! * `codec.rs`: its byte format.
 //!
 //! ```
@@ -19,6 +22,7 @@
 
 mod codec;
 mod filter;
+mod kernel;
 pub(crate) mod table;
 
 pub use filter::{QuotientFilter, MAX_LOAD};
@@ -41,10 +45,9 @@ impl CostModel for QuotientFilter {
 
     fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
         let (q, r) = filter::bits_for(n, sizing)?;
-        let (a, b, c) = table::Table::part_words(q, r)?;
-        let offsets = a; // one `u32` per block of 64 slots, as many as occupied words
+        let (_, bytes) = table::Table::shape(q, r)?;
         Ok(Shape {
-            bytes: ((a + b + c + 1) * 8 + offsets * 4) as u64,
+            bytes: bytes as u64,
             fpr: filter::fpr(n as f64 / (1u64 << q) as f64, r),
             fpr_floor: 0.0,
             params: Params::Quotient {

@@ -145,7 +145,7 @@ const MSBS_STEP_8: u64 = 0x8080_8080_8080_8080;
 /// each byte's top bit before the subtraction keeps the bytes from
 /// borrowing from each other); the bit inside that byte comes from a
 /// 2 KiB table. No branch, no loop.
-#[inline]
+#[inline(always)]
 pub(crate) fn select_in_word(x: u64, rank: u32) -> u32 {
     // Popcount of every byte, in that byte.
     let mut s = x - ((x >> 1) & 0x5555_5555_5555_5555);

@@ -1,0 +1,171 @@
+//! The query kernel a [`QuotientFilter`](super::QuotientFilter) uses,
+//! chosen once for the running CPU when the filter is made (the pattern of
+//! `bloom/blocked/kernel.rs`, through the crate's one dispatch,
+//! `crate::simd`).
+//!
+//! A query is a rank in the occupied word and a select among the run ends:
+//! popcounts. The default x86-64 target has no `popcnt` instruction, so the
+//! portable build counts bits with a dozen shifts and adds each; the popcnt
+//! kernel is the same code compiled with the instruction. The portable
+//! kernel is the oracle: the test below runs every kernel this CPU supports
+//! against it. Off x86-64 (and with `--cfg amq_portable`) the portable code
+//! is called directly and inlined.
+#![allow(unsafe_code)]
+
+use super::table::Table;
+use crate::Error;
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type ContainsFn = unsafe fn(&Table, usize, u64) -> bool;
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type InsertFn = unsafe fn(&mut Table, usize, u64) -> Result<(), Error>;
+
+/// A query kernel the running CPU supports (only [`Kernel::detect`] and
+/// [`Kernel::runnable`] make one, and only with a CPU that has the
+/// kernel's features).
+#[derive(Clone, Copy)]
+pub(super) struct Kernel {
+    name: &'static str,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    contains: ContainsFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    insert: InsertFn,
+}
+
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_contains(t: &Table, x: usize, v: u64) -> bool {
+    t.contains(x, v)
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
+    t.insert(x, v)
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_contains(t: &Table, x: usize, v: u64) -> bool {
+    t.contains(x, v)
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
+    t.insert(x, v)
+}
+
+impl Kernel {
+    const PORTABLE: Kernel = Kernel {
+        name: "portable",
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        contains: portable_contains,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        insert: portable_insert,
+    };
+
+    /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap.
+    pub(super) fn detect() -> Kernel {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        return crate::simd::choose(&Self::candidates(), Self::PORTABLE, crate::simd::cap());
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        Self::PORTABLE
+    }
+
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    fn candidates() -> [crate::simd::Candidate<Kernel>; 1] {
+        let f = crate::simd::features();
+        [(
+            crate::simd::Level::Popcnt,
+            f.popcnt,
+            Kernel {
+                name: "popcnt",
+                contains: popcnt_contains,
+                insert: popcnt_insert,
+            },
+        )]
+    }
+
+    /// Every kernel this CPU runs, the portable one last.
+    #[cfg(test)]
+    pub(super) fn runnable() -> alloc::vec::Vec<Kernel> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        return crate::simd::runnable(&Self::candidates(), Self::PORTABLE);
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        alloc::vec![Self::PORTABLE]
+    }
+
+    /// The kernel's name: `"popcnt"` or `"portable"`.
+    pub(super) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether `t` holds value `v` in quotient `x`'s run.
+    #[inline(always)]
+    pub(super) fn contains(&self, t: &Table, x: usize, v: u64) -> bool {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: a kernel other than the portable one is only made by
+        // `candidates`, and handed out by `detect` or `runnable` only when
+        // the CPU reported its features.
+        return unsafe { (self.contains)(t, x, v) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.contains(x, v)
+    }
+
+    /// Inserts value `v` into quotient `x`'s run of `t` (`Table::insert`).
+    #[inline(always)]
+    pub(super) fn insert(&self, t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as for `contains`.
+        return unsafe { (self.insert)(t, x, v) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.insert(x, v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::remix;
+
+    /// Every kernel this CPU runs answers as the portable one, on runs of
+    /// every length (a table filled to its capacity, with repeats), and
+    /// its inserts make the same table.
+    #[test]
+    fn every_kernel_agrees_with_portable() {
+        let kernels = Kernel::runnable();
+        let mut tables = alloc::vec::Vec::new();
+        for k in &kernels {
+            let mut t = Table::new(10, 9).unwrap();
+            for i in 0..970u64 {
+                let r = remix(i, 4);
+                let x = if i % 7 == 0 { 500 } else { (r % 1024) as usize };
+                k.insert(&mut t, x, (r >> 20) & 0x1ff).unwrap();
+            }
+            tables.push(t);
+        }
+        assert!(tables.windows(2).all(|w| w[0] == w[1]), "kernels' inserts differ");
+        let t = tables.pop().unwrap();
+        assert_eq!(kernels.last().map(Kernel::name), Some("portable"));
+        let mut hits = 0;
+        for i in 0..200_000u64 {
+            let r = remix(i, 5);
+            let (x, v) = ((r % 1024) as usize, (r >> 20) & 0x1ff);
+            let want = t.contains(x, v);
+            hits += usize::from(want);
+            for k in &kernels {
+                assert_eq!(k.contains(&t, x, v), want, "{k:?} at {x}, {v}");
+            }
+        }
+        assert!(hits > 100 && hits < 199_000, "{hits} hits");
+    }
+}

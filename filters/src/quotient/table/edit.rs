@@ -1,0 +1,193 @@
+//! Changing a [`Table`]: inserting with a shift to the right, removing with
+//! a shift back, and writing a whole table from ordered entries.
+
+use super::{Table, BLOCK};
+use crate::error::invalid;
+use crate::succinct::bits::low_mask;
+use crate::Error;
+
+impl Table {
+    /// The first empty slot at or after `s`, jumping over whole runs.
+    #[inline(always)]
+    fn first_empty_from(&self, mut s: usize) -> Option<usize> {
+        while s < self.slots {
+            let end = self.last_end(s);
+            if end < s as isize {
+                return Some(s);
+            }
+            s = end as usize + 1;
+        }
+        None
+    }
+
+    /// Recomputes the offsets of blocks `from..=to` (in order: each uses the
+    /// one before it), after entries of quotients of block `from − 1` or
+    /// later moved. The blocks before `from` keep theirs: their offsets
+    /// count the slots of runs of quotients before them, which end before
+    /// any entry that moved.
+    pub(super) fn fix_offsets(&mut self, from: usize, to: usize) {
+        for b in from.max(1)..=to.min(self.slots / BLOCK - 1) {
+            let end = self.last_end(b * BLOCK - 1);
+            self.set_offset(b, (end + 1 - (b * BLOCK) as isize).max(0) as usize);
+        }
+    }
+
+    /// Moves the values and run-end bits of slots `from..to` one slot on,
+    /// last first.
+    fn shift_right(&mut self, from: usize, to: usize) {
+        for s in (from..to).rev() {
+            let (value, end) = (self.value(s), self.runend(s));
+            self.set_value(s + 1, value);
+            self.set_runend(s + 1, end);
+        }
+    }
+
+    /// Inserts `(x, v)`: after the values of `x`'s run that are at most
+    /// `v`. [`Error::Full`] (nothing changed) when no slot is free after
+    /// the run.
+    ///
+    /// One rank and one select find where the entry goes (in `x`'s run, or
+    /// a new run just after the runs of the quotients before `x`); the
+    /// entries from there to the first empty slot move one slot on; and the
+    /// offset of every block whose first slot lies after `x` and up to that
+    /// empty slot grows by one (the runs of the quotients before it now end
+    /// one slot later: either they include the new entry or they moved).
+    pub(crate) fn insert(&mut self, x: usize, v: u64) -> Result<(), Error> {
+        debug_assert!(x < self.canonical() && v <= low_mask(self.width));
+        let b = x / BLOCK;
+        let occupied = self.occupied(b);
+        let base = b * BLOCK + self.offset(b);
+        let d = (occupied & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        let has_run = occupied >> (x % BLOCK) & 1 != 0;
+        // `pos`: where the entry goes; `search`: the first slot that may be
+        // empty; `appends_to`: the run end the entry takes over.
+        let (pos, search, appends_to) = if has_run {
+            let end = self.nth_runend_from(base, d - 1);
+            let start = self.start_before(x, end);
+            match (start..=end).find(|&s| self.value(s) > v) {
+                Some(pos) => (pos, end + 1, None),
+                None => (end + 1, end + 1, Some(end)),
+            }
+        } else {
+            // The runs of the quotients before `x` end just before here.
+            let prev_end = match d {
+                0 => base as isize - 1,
+                d => self.nth_runend_from(base, d - 1) as isize,
+            };
+            let pos = x.max((prev_end + 1) as usize);
+            (pos, pos, None)
+        };
+        let empty = if !has_run && pos == x {
+            // The runs up to `x` end before it: slot `x` is free.
+            x
+        } else {
+            self.first_empty_from(search).ok_or(Error::Full)?
+        };
+        self.shift_right(pos, empty);
+        self.set_value(pos, v);
+        self.set_runend(pos, !has_run || appends_to.is_some());
+        if let Some(old_end) = appends_to {
+            self.set_runend(old_end, false);
+        }
+        self.set_occupied_bit(x, true);
+        self.len += 1;
+        for block in b + 1..=empty / BLOCK {
+            self.bump_offset(block);
+        }
+        Ok(())
+    }
+
+    /// Adds one to block `b`'s offset (a saturated byte stays saturated:
+    /// its exact value is recomputed when read).
+    fn bump_offset(&mut self, b: usize) {
+        let at = b * self.stride();
+        if self.bytes[at] != super::SATURATED {
+            self.bytes[at] += 1;
+        }
+    }
+
+    /// Removes the entry in slot `s` of quotient `x`'s run, shifting the
+    /// entries after it that are not in their own quotient's slot back by
+    /// one.
+    pub(crate) fn remove_at(&mut self, x: usize, s: usize) {
+        let run = self.run(x).expect("remove_at: quotient has a run");
+        debug_assert!(run.contains(&s));
+        let (start, end) = (*run.start(), *run.end());
+        // The last slot that moves back: the rest of `x`'s run, then every
+        // following run of the cluster that sits after its own quotient.
+        let mut last = end;
+        let mut y = x;
+        loop {
+            let next = last + 1;
+            if next >= self.slots || self.is_empty_at(next) {
+                break;
+            }
+            y = self.next_occupied(y + 1);
+            if y >= next {
+                break;
+            }
+            last = self.nth_runend_from(next, 0);
+        }
+        let removed_end = self.runend(s);
+        for t in s..last {
+            let (value, end) = (self.value(t + 1), self.runend(t + 1));
+            self.set_value(t, value);
+            self.set_runend(t, end);
+        }
+        self.set_value(last, 0);
+        self.set_runend(last, false);
+        if start == end {
+            self.set_occupied_bit(x, false);
+        } else if removed_end {
+            // The run's last entry went: the one before it ends the run now.
+            self.set_runend(s - 1, true);
+        }
+        self.len -= 1;
+        self.fix_offsets(x / BLOCK + 1, last / BLOCK);
+    }
+
+    /// A table of `2^quotient_bits` quotients and `width`-bit values holding
+    /// `entries`, which must come in order (quotient, then value).
+    /// [`Error::Full`] if they do not fit.
+    pub(crate) fn from_sorted(
+        quotient_bits: u32,
+        width: u32,
+        entries: impl IntoIterator<Item = (usize, u64)>,
+    ) -> Result<Self, Error> {
+        let mut t = Table::new(quotient_bits, width)?;
+        let mut next = 0usize; // the first free slot
+        let mut current: Option<usize> = None;
+        for (x, v) in entries {
+            if x >= t.canonical() || v > low_mask(width) {
+                return Err(invalid("entries", "quotient or value out of range"));
+            }
+            match current {
+                Some(c) if c == x => {
+                    if v < t.value(next - 1) {
+                        return Err(invalid("entries", "must be in order"));
+                    }
+                }
+                Some(c) if c > x => return Err(invalid("entries", "must be in order")),
+                _ => {
+                    if current.is_some() {
+                        t.set_runend(next - 1, true);
+                    }
+                    next = next.max(x);
+                    t.set_occupied_bit(x, true);
+                    current = Some(x);
+                }
+            }
+            if next >= t.slots {
+                return Err(Error::Full);
+            }
+            t.set_value(next, v);
+            next += 1;
+            t.len += 1;
+        }
+        if current.is_some() {
+            t.set_runend(next - 1, true);
+        }
+        t.fix_offsets(1, t.slots / BLOCK - 1);
+        Ok(t)
+    }
+}

@@ -1,0 +1,435 @@
+//! The raw table of a rank-and-select quotient filter (Pandey, Bender,
+//! Johnson, Patro, "A General-Purpose Counting Filter: Making Every Bit
+//! Count", SIGMOD 2017): entries `(quotient, value)` kept in quotient order
+//! in a linear-probing table, each run of one quotient's values sorted, and
+//! two bits of metadata per slot that find a quotient's run in O(1) expected
+//! time. It knows nothing of keys, fingerprints or hashes: the filters above
+//! it decide what a value means and which values match a query.
+//!
+//! # Invariants
+//!
+//! `2^q` canonical slots (the quotients), then [`pad_slots`] more so that a
+//! run near the end has room to spill; no wrap-around. Every entry of
+//! quotient `x` sits at or after slot `x`; the entries of each quotient are
+//! contiguous (its *run*), runs appear in quotient order, and a run's values
+//! are non-decreasing. Per slot:
+//!
+//! * `occupied[x]`: quotient `x` has at least one entry (indexed by
+//!   quotient, not by where its run is);
+//! * `runend[s]`: slot `s` holds the last entry of a run;
+//!
+//! and per block of 64 slots, `offset[b]`: how many slots from `64b` on are
+//! taken by the runs of quotients below `64b` (0 when those end before it).
+//!
+//! **Finding a run** ([`Table::run`]): the runs of block `b`'s quotients
+//! start at slot `64b + offset[b]` at the earliest, in quotient order; the
+//! run of quotient `x` ends at the `d`-th run end from there, `d` the number
+//! of occupied quotients of block `b` up to `x` (a rank in one word, then a
+//! select over the run-end words). Slot `s` is empty exactly when the runs
+//! of quotients up to `s` end before it: a run never starts before its
+//! quotient.
+//!
+//! # Layout
+//!
+//! Blocks of 64 slots, back to back in one byte vector, `17 + 8w` bytes
+//! each for `w`-bit values: the offset (one byte), the occupied word and the
+//! run-end word (little-endian `u64`s), then the 64 values packed `w` bits
+//! each (value `i` at bit `i·w` of the area, little-endian). A query reads
+//! its block's header and the values after it: one or two cache lines. The
+//! offset byte holds offsets up to 254; 255 means "254 or more", and the
+//! exact offset is then recomputed from the block before (only runs of
+//! hundreds of slots, a key repeated that often, reach it). Metadata cost:
+//! 2.125 bits per slot, as in the counting quotient filter.
+
+mod edit;
+mod parts;
+#[cfg(test)]
+mod tests;
+
+use crate::error::invalid;
+use crate::succinct::bits::{low_mask, select_in_word};
+use crate::zeroed::zeroed_vec;
+use crate::Error;
+use alloc::vec::Vec;
+
+/// Slots per block.
+const BLOCK: usize = 64;
+/// Bytes before a block's values: the offset byte and two metadata words.
+const HEADER: usize = 17;
+/// The offset byte that means "254 or more: recompute".
+const SATURATED: u8 = 255;
+/// Zero bytes after the last block, so a value is always read as 16 bytes
+/// in bounds.
+pub(crate) const TAIL: usize = 16;
+
+/// Slots past the `2^q` canonical ones, so that the runs of the last
+/// quotients have room: about `10·√(2^q)` (the counting quotient filter's
+/// allowance; a run spills past slot `2^q` by about the length of the
+/// cluster it ends, `O(log n)` at any load below 1 with high probability),
+/// at least one block, rounded up to whole blocks.
+pub(crate) fn pad_slots(quotient_bits: u32) -> usize {
+    let canonical = 1usize << quotient_bits;
+    let root = 1usize << quotient_bits.div_ceil(2);
+    (10 * root).max(BLOCK).min(canonical.max(BLOCK)).next_multiple_of(BLOCK)
+}
+
+/// Largest `q`: slot indices stay far inside `usize`.
+pub(crate) const MAX_QUOTIENT_BITS: u32 = 40;
+
+/// A quotient table: `2^q` quotients, values of `width` bits (see the module
+/// docs for the layout and its invariants).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Table {
+    quotient_bits: u32,
+    width: u32,
+    /// Slots in all, canonical and padding: a multiple of 64.
+    slots: usize,
+    /// The blocks, then [`TAIL`] zero bytes.
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Table {
+    /// Slots and bytes (with the tail) of a table, or why there is none.
+    pub(crate) fn shape(quotient_bits: u32, width: u32) -> Result<(usize, usize), Error> {
+        if quotient_bits > MAX_QUOTIENT_BITS {
+            return Err(Error::TooLarge);
+        }
+        if !(1..=64).contains(&width) {
+            return Err(invalid("width", "must be 1 to 64 bits"));
+        }
+        let canonical = usize::try_from(1u64 << quotient_bits).map_err(|_| Error::TooLarge)?;
+        let slots = canonical
+            .checked_next_multiple_of(BLOCK)
+            .and_then(|c| c.checked_add(pad_slots(quotient_bits)))
+            .ok_or(Error::TooLarge)?;
+        let bytes = (slots / BLOCK)
+            .checked_mul(HEADER + 8 * width as usize)
+            .and_then(|b| b.checked_add(TAIL))
+            .ok_or(Error::TooLarge)?;
+        Ok((slots, bytes))
+    }
+
+    /// An empty table of `2^quotient_bits` quotients and `width`-bit values
+    /// (`1..=64`).
+    pub(crate) fn new(quotient_bits: u32, width: u32) -> Result<Self, Error> {
+        let (slots, bytes) = Table::shape(quotient_bits, width)?;
+        Ok(Table {
+            quotient_bits,
+            width,
+            slots,
+            bytes: zeroed_vec(bytes)?,
+            len: 0,
+        })
+    }
+
+    /// `q`: the table has `2^q` quotients.
+    #[inline(always)]
+    pub(crate) fn quotient_bits(&self) -> u32 {
+        self.quotient_bits
+    }
+
+    /// Bits per value.
+    #[inline(always)]
+    pub(crate) fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Entries held.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Slots in all (canonical and padding).
+    #[cfg(test)]
+    pub(crate) fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Heap bytes of the table.
+    pub(crate) fn size_in_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// `2^q`.
+    #[inline(always)]
+    fn canonical(&self) -> usize {
+        1 << self.quotient_bits
+    }
+
+    /// Bytes per block.
+    #[inline(always)]
+    fn stride(&self) -> usize {
+        HEADER + 8 * self.width as usize
+    }
+
+    #[inline(always)]
+    fn word_at(&self, at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.bytes[at..at + 8]);
+        u64::from_le_bytes(w)
+    }
+
+    #[inline(always)]
+    fn set_word_at(&mut self, at: usize, v: u64) {
+        self.bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Block `b`'s occupied word.
+    #[inline(always)]
+    fn occupied(&self, b: usize) -> u64 {
+        self.word_at(b * self.stride() + 1)
+    }
+
+    /// Block `b`'s run-end word.
+    #[inline(always)]
+    fn runends(&self, b: usize) -> u64 {
+        self.word_at(b * self.stride() + 9)
+    }
+
+    fn set_occupied_bit(&mut self, x: usize, on: bool) {
+        let at = x / BLOCK * self.stride() + 1;
+        let w = self.word_at(at);
+        let mask = 1u64 << (x % BLOCK);
+        self.set_word_at(at, if on { w | mask } else { w & !mask });
+    }
+
+    #[inline(always)]
+    fn runend(&self, s: usize) -> bool {
+        self.runends(s / BLOCK) >> (s % BLOCK) & 1 != 0
+    }
+
+    fn set_runend(&mut self, s: usize, on: bool) {
+        let at = s / BLOCK * self.stride() + 9;
+        let w = self.word_at(at);
+        let mask = 1u64 << (s % BLOCK);
+        self.set_word_at(at, if on { w | mask } else { w & !mask });
+    }
+
+    /// Whether quotient `x` has an entry.
+    #[cfg(test)]
+    pub(crate) fn is_occupied(&self, x: usize) -> bool {
+        self.occupied(x / BLOCK) >> (x % BLOCK) & 1 != 0
+    }
+
+    /// Where slot `s`'s value starts: its byte, and the bit in that byte.
+    #[inline(always)]
+    fn value_at(&self, s: usize) -> (usize, u32) {
+        let bit = (s % BLOCK) * self.width as usize;
+        (s / BLOCK * self.stride() + HEADER + bit / 8, (bit % 8) as u32)
+    }
+
+    /// The value in slot `s`.
+    #[inline(always)]
+    pub(crate) fn value(&self, s: usize) -> u64 {
+        let (at, shift) = self.value_at(s);
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&self.bytes[at..at + 16]);
+        (u128::from_le_bytes(b) >> shift) as u64 & low_mask(self.width)
+    }
+
+    fn set_value(&mut self, s: usize, v: u64) {
+        let (at, shift) = self.value_at(s);
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&self.bytes[at..at + 16]);
+        let mask = u128::from(low_mask(self.width)) << shift;
+        let word = (u128::from_le_bytes(b) & !mask) | (u128::from(v) << shift & mask);
+        // The bytes past the field (maybe the next block's) go back as read.
+        self.bytes[at..at + 16].copy_from_slice(&word.to_le_bytes());
+    }
+
+    /// Block `b`'s exact offset (see the module docs; a saturated byte is
+    /// recomputed from the block before).
+    #[inline(always)]
+    fn offset(&self, b: usize) -> usize {
+        let raw = self.bytes[b * self.stride()];
+        if raw != SATURATED {
+            return usize::from(raw);
+        }
+        self.saturated_offset(b)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn saturated_offset(&self, b: usize) -> usize {
+        (self.last_end(b * BLOCK - 1) + 1 - (b * BLOCK) as isize).max(0) as usize
+    }
+
+    fn set_offset(&mut self, b: usize, offset: usize) {
+        let at = b * self.stride();
+        self.bytes[at] = offset.min(usize::from(SATURATED)) as u8;
+    }
+
+    /// The last slot of the runs of quotients `0..=x`, if it is at or after
+    /// `64·⌊x/64⌋ − 1`; else some slot before `64·⌊x/64⌋` (callers compare it
+    /// with slots of `x`'s block or later, where both say the same). `-1`
+    /// for "before slot 0".
+    #[inline(always)]
+    pub(crate) fn last_end(&self, x: usize) -> isize {
+        let b = x / BLOCK;
+        let base = b * BLOCK + self.offset(b);
+        let d = (self.occupied(b) & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        if d == 0 {
+            return base as isize - 1;
+        }
+        self.nth_runend_from(base, d - 1) as isize
+    }
+
+    /// The slot of the `rank`-th (from 0) run end at or after slot `from`.
+    /// The invariants guarantee it exists for the callers' ranks.
+    #[inline(always)]
+    pub(super) fn nth_runend_from(&self, from: usize, mut rank: u32) -> usize {
+        let mut b = from / BLOCK;
+        let mut bits = self.runends(b) & (u64::MAX << (from % BLOCK));
+        loop {
+            let c = bits.count_ones();
+            if rank < c {
+                return b * BLOCK + select_in_word(bits, rank) as usize;
+            }
+            rank -= c;
+            b += 1;
+            bits = self.runends(b);
+        }
+    }
+
+    /// The first run end at or after slot `s`, if any.
+    fn next_runend(&self, s: usize) -> Option<usize> {
+        let mut b = s / BLOCK;
+        if b >= self.slots / BLOCK {
+            return None;
+        }
+        let mut bits = self.runends(b) & (u64::MAX << (s % BLOCK));
+        while bits == 0 {
+            b += 1;
+            if b >= self.slots / BLOCK {
+                return None;
+            }
+            bits = self.runends(b);
+        }
+        Some(b * BLOCK + bits.trailing_zeros() as usize)
+    }
+
+    /// The slots of quotient `x`'s run, if it has one: its end by rank and
+    /// select, then its start just after the run end before that (found
+    /// backwards, a word or two), or `x` itself if that is earlier.
+    #[inline(always)]
+    pub(crate) fn run(&self, x: usize) -> Option<core::ops::RangeInclusive<usize>> {
+        let b = x / BLOCK;
+        let occupied = self.occupied(b);
+        if occupied >> (x % BLOCK) & 1 == 0 {
+            return None;
+        }
+        let base = b * BLOCK + self.offset(b);
+        let d = (occupied & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        let end = self.nth_runend_from(base, d - 1);
+        Some(self.start_before(x, end)..=end)
+    }
+
+    /// The start of the run that ends at `end` and belongs to quotient `x`:
+    /// after the last run end before `end`, but not before `x`.
+    #[inline(always)]
+    pub(super) fn start_before(&self, x: usize, end: usize) -> usize {
+        let mut w = end / BLOCK;
+        let mut bits = self.runends(w) & low_mask((end % BLOCK) as u32);
+        loop {
+            if bits != 0 {
+                let prev = w * BLOCK + 63 - bits.leading_zeros() as usize;
+                return x.max(prev + 1);
+            }
+            if w * BLOCK <= x {
+                return x;
+            }
+            w -= 1;
+            bits = self.runends(w);
+        }
+    }
+
+    /// Whether quotient `x`'s run holds value `v` (its values are sorted:
+    /// the scan stops at the first that is not smaller).
+    #[inline(always)]
+    pub(crate) fn contains(&self, x: usize, v: u64) -> bool {
+        let Some(run) = self.run(x) else {
+            return false;
+        };
+        for s in run {
+            let w = self.value(s);
+            if w >= v {
+                return w == v;
+            }
+        }
+        false
+    }
+
+    /// Whether slot `s` holds nothing. Past the canonical slots no quotient
+    /// is occupied, and `last_end` gives the end of every run there.
+    #[inline]
+    fn is_empty_at(&self, s: usize) -> bool {
+        self.last_end(s) < s as isize
+    }
+
+    /// The first occupied quotient at or after `x` (`2^q` if none).
+    fn next_occupied(&self, x: usize) -> usize {
+        let blocks = self.slots / BLOCK;
+        let mut b = x / BLOCK;
+        if b >= blocks {
+            return self.canonical();
+        }
+        let mut bits = self.occupied(b) & (u64::MAX << (x % BLOCK));
+        while bits == 0 {
+            b += 1;
+            if b >= blocks {
+                return self.canonical();
+            }
+            bits = self.occupied(b);
+        }
+        (b * BLOCK + bits.trailing_zeros() as usize).min(self.canonical())
+    }
+
+    /// Starts loading what a query of quotient `x` reads first: its block's
+    /// header and the values at slot `x`.
+    #[inline]
+    pub(crate) fn prefetch(&self, x: usize) {
+        let (at, _) = self.value_at(x);
+        if let (Some(h), Some(v)) = (self.bytes.get(x / BLOCK * self.stride()), self.bytes.get(at)) {
+            crate::prefetch::prefetch(h);
+            crate::prefetch::prefetch(v);
+        }
+    }
+
+    /// Every entry `(quotient, value)` in order.
+    pub(crate) fn entries(&self) -> Entries<'_> {
+        Entries {
+            table: self,
+            quotient: self.next_occupied(0),
+            slot: 0,
+        }
+    }
+}
+
+/// The entries of a [`Table`] in order ([`Table::entries`]).
+pub(crate) struct Entries<'a> {
+    table: &'a Table,
+    /// The quotient whose run comes next (`2^q` when done).
+    quotient: usize,
+    /// The slot the next entry is in, once inside a run.
+    slot: usize,
+}
+
+impl Iterator for Entries<'_> {
+    type Item = (usize, u64);
+
+    fn next(&mut self) -> Option<(usize, u64)> {
+        let t = self.table;
+        if self.quotient >= t.canonical() {
+            return None;
+        }
+        self.slot = self.slot.max(self.quotient);
+        let item = (self.quotient, t.value(self.slot));
+        if t.runend(self.slot) {
+            self.quotient = t.next_occupied(self.quotient + 1);
+        }
+        self.slot += 1;
+        Some(item)
+    }
+}
