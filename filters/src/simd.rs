@@ -19,8 +19,8 @@
 //!
 //! | `AMQ_KERNEL` | `BlockedBloom` kernels | `Ribbon` kernels | `ParquetBloom` kernels | `QuotientFilter` kernels |
 //! |--------------|------------------------|------------------|------------------------|--------------------------|
-//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512, AVX2 or portable | AVX2 or portable | popcnt or portable |
-//! | `avx2`       | AVX2 or portable       | AVX2 or portable | AVX2 or portable       | popcnt or portable |
+//! | unset, or any other value | AVX-512, AVX2 or portable | AVX-512, AVX2 or portable | AVX2 or portable | BMI2, popcnt or portable |
+//! | `avx2`       | AVX2 or portable       | AVX2 or portable | AVX2 or portable       | BMI2, popcnt or portable |
 //! | `portable`   | portable               | portable         | portable               | portable |
 //!
 //! It only ever lowers the choice: a kernel the CPU lacks is never picked.
@@ -57,6 +57,11 @@ pub(crate) enum Level {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Features {
     pub(crate) popcnt: bool,
+    /// BMI2 with a fast `pdep`: every CPU with BMI2 but AMD's before Zen 3
+    /// (family 0x17 and older), where `pdep` is microcoded and takes
+    /// hundreds of cycles.
+    pub(crate) fast_pdep: bool,
+    pub(crate) lzcnt: bool,
     pub(crate) avx2: bool,
     pub(crate) avx512f: bool,
     pub(crate) avx512vpopcntdq: bool,
@@ -68,6 +73,10 @@ pub(crate) fn features() -> Features {
     #[cfg(feature = "std")]
     return Features {
         popcnt: std::is_x86_feature_detected!("popcnt"),
+        fast_pdep: std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+            && !slow_pdep(),
+        lzcnt: std::is_x86_feature_detected!("lzcnt"),
         avx2: std::is_x86_feature_detected!("avx2"),
         avx512f: std::is_x86_feature_detected!("avx512f"),
         avx512vpopcntdq: std::is_x86_feature_detected!("avx512vpopcntdq"),
@@ -75,10 +84,27 @@ pub(crate) fn features() -> Features {
     #[cfg(not(feature = "std"))]
     Features {
         popcnt: cfg!(target_feature = "popcnt"),
+        fast_pdep: cfg!(target_feature = "bmi1") && cfg!(target_feature = "bmi2") && !slow_pdep(),
+        lzcnt: cfg!(target_feature = "lzcnt"),
         avx2: cfg!(target_feature = "avx2"),
         avx512f: cfg!(target_feature = "avx512f"),
         avx512vpopcntdq: cfg!(target_feature = "avx512vpopcntdq"),
     }
+}
+
+/// Whether this is an AMD CPU before Zen 3 (family below 0x19), whose
+/// `pdep` is microcoded.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[allow(unsafe_code)]
+fn slow_pdep() -> bool {
+    use core::arch::x86_64::__cpuid;
+    #[allow(unused_unsafe)] // `__cpuid` is safe on newer compilers
+    // SAFETY: `cpuid` exists on every x86-64 CPU and only reads
+    // identification registers.
+    let (vendor, signature) = unsafe { (__cpuid(0), __cpuid(1)) };
+    let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+    let family = ((signature.eax >> 8) & 0xf) + ((signature.eax >> 20) & 0xff);
+    amd && family < 0x19
 }
 
 /// The most capable level `AMQ_KERNEL` allows in this process.

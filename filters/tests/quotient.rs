@@ -205,6 +205,15 @@ fn fpr_matches_the_formula() {
         }
         let count = 400_000u64;
         let fp = common::false_positives(&f, &keys, 12, count);
+        // The batch answers as single queries do, hits and misses alike.
+        let probes: Vec<KeyHash> = keys
+            .iter()
+            .copied()
+            .step_by(7)
+            .chain(common::hashes(13, 5_000))
+            .collect();
+        common::assert_contains_hashes_agrees(&f, &probes);
+        common::assert_no_false_negatives(&f, &keys);
         common::assert_fpr_close(
             &format!("{sizing:?}"),
             fp as f64 / count as f64,

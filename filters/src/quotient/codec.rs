@@ -44,7 +44,9 @@ impl QuotientFilter {
         }
         let (_, len) = Table::shape(q, r)?;
         if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
-            return Err(FormatError::InvalidParameters("payload length does not match the table's shape").into());
+            return Err(
+                FormatError::InvalidParameters("payload length does not match the table's shape").into(),
+            );
         }
         let blocks = frame.payload.take(frame.payload.remaining())?;
         frame.payload.finish()?;

@@ -121,7 +121,10 @@ impl QuotientFilter {
         if remainder_bits == 0 || quotient_bits + remainder_bits > 64 {
             return Err(invalid("remainder_bits", "must be 1 to 64 − quotient bits"));
         }
-        Ok(QuotientFilter::from_table(Table::new(quotient_bits, remainder_bits)?))
+        Ok(QuotientFilter::from_table(Table::new(
+            quotient_bits,
+            remainder_bits,
+        )?))
     }
 
     /// A filter holding `hashes` (repeats held as often as they occur),
@@ -154,14 +157,15 @@ impl QuotientFilter {
     }
 
     /// The query kernel this filter chose for the running CPU when it was
-    /// made: `"popcnt"` where the CPU has the instruction (and
-    /// `AMQ_KERNEL` is not `portable`), else `"portable"`. Every kernel
+    /// made: `"bmi2"` where the CPU has BMI2 with a fast `pdep`, else
+    /// `"popcnt"` where it has that instruction, else `"portable"`
+    /// (`AMQ_KERNEL=portable` forces it; `crate::simd`). Every kernel
     /// answers the same.
     ///
     /// ```
     /// use amq::quotient::QuotientFilter;
     /// let f = QuotientFilter::with_bits(10, 8)?;
-    /// assert!(["popcnt", "portable"].contains(&f.query_kernel()));
+    /// assert!(["bmi2", "popcnt", "portable"].contains(&f.query_kernel()));
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn query_kernel(&self) -> &'static str {
@@ -326,7 +330,27 @@ impl Filter for QuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, v) = self.split(hash);
-        self.kernel.contains(&self.table, x, v)
+        // Most absent keys stop at the occupied bit: read it here, before
+        // the call into the kernel.
+        self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v)
+    }
+
+    /// Loads the block of every key of a group of 32 first (header and
+    /// values), then answers each: the misses of a group overlap instead of
+    /// queueing.
+    fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        const GROUP: usize = 32;
+        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
+        let mut split = [(0usize, 0u64); GROUP];
+        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            for (s, &h) in split.iter_mut().zip(hs) {
+                *s = self.split(h);
+                self.table.prefetch(s.0);
+            }
+            for (&(x, v), o) in split.iter().zip(os.iter_mut()) {
+                *o = self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v);
+            }
+        }
     }
 
     #[inline]

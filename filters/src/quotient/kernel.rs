@@ -3,16 +3,19 @@
 //! `bloom/blocked/kernel.rs`, through the crate's one dispatch,
 //! `crate::simd`).
 //!
-//! A query is a rank in the occupied word and a select among the run ends:
-//! popcounts. The default x86-64 target has no `popcnt` instruction, so the
-//! portable build counts bits with a dozen shifts and adds each; the popcnt
-//! kernel is the same code compiled with the instruction. The portable
-//! kernel is the oracle: the test below runs every kernel this CPU supports
-//! against it. Off x86-64 (and with `--cfg amq_portable`) the portable code
-//! is called directly and inlined.
+//! A query or insert is a rank in the occupied word and a select among the
+//! run ends. The default x86-64 target has no `popcnt` instruction, so the
+//! portable build counts bits with a dozen shifts and adds each, and
+//! selects with Vigna's broadword algorithm. The popcnt kernel is the same
+//! code compiled with the instruction; the BMI2 kernel also selects with
+//! `pdep` and `tzcnt` (Pandey et al.'s select), except on AMD CPUs before
+//! Zen 3, whose `pdep` is microcoded (`simd::Features::fast_pdep`). The
+//! portable kernel is the oracle: the test below runs every kernel this CPU
+//! supports against it. Off x86-64 (and with `--cfg amq_portable`) the
+//! portable code is called directly and inlined.
 #![allow(unsafe_code)]
 
-use super::table::Table;
+use super::table::{Broadword, Table};
 use crate::Error;
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
@@ -40,12 +43,12 @@ impl core::fmt::Debug for Kernel {
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_contains(t: &Table, x: usize, v: u64) -> bool {
-    t.contains(x, v)
+    t.contains_by(Broadword, x, v)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
-    t.insert(x, v)
+    t.insert_by(Broadword, x, v)
 }
 
 /// # Safety
@@ -53,7 +56,7 @@ fn portable_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 #[target_feature(enable = "popcnt")]
 unsafe fn popcnt_contains(t: &Table, x: usize, v: u64) -> bool {
-    t.contains(x, v)
+    t.contains_by(Broadword, x, v)
 }
 
 /// # Safety
@@ -61,7 +64,40 @@ unsafe fn popcnt_contains(t: &Table, x: usize, v: u64) -> bool {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 #[target_feature(enable = "popcnt")]
 unsafe fn popcnt_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
-    t.insert(x, v)
+    t.insert_by(Broadword, x, v)
+}
+
+/// Select with `pdep` and `tzcnt`: deposit a single bit at the `rank`-th
+/// set bit of the word, then find it. A value is the proof that the CPU
+/// has BMI2 (only the BMI2 kernels below make one).
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[derive(Clone, Copy)]
+struct Pdep(());
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+impl super::table::Select for Pdep {
+    #[inline(always)]
+    fn select(self, x: u64, rank: u32) -> u32 {
+        // SAFETY: a `Pdep` exists only inside the BMI2 kernels, which run
+        // only on CPUs with BMI2 (`Kernel::candidates`).
+        unsafe { core::arch::x86_64::_pdep_u64(1 << (rank & 63), x) }.trailing_zeros()
+    }
+}
+
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_contains(t: &Table, x: usize, v: u64) -> bool {
+    t.contains_by(Pdep(()), x, v)
+}
+
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
+    t.insert_by(Pdep(()), x, v)
 }
 
 impl Kernel {
@@ -82,17 +118,28 @@ impl Kernel {
     }
 
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-    fn candidates() -> [crate::simd::Candidate<Kernel>; 1] {
+    fn candidates() -> [crate::simd::Candidate<Kernel>; 2] {
         let f = crate::simd::features();
-        [(
-            crate::simd::Level::Popcnt,
-            f.popcnt,
-            Kernel {
-                name: "popcnt",
-                contains: popcnt_contains,
-                insert: popcnt_insert,
-            },
-        )]
+        [
+            (
+                crate::simd::Level::Avx2,
+                f.popcnt && f.fast_pdep && f.lzcnt,
+                Kernel {
+                    name: "bmi2",
+                    contains: bmi2_contains,
+                    insert: bmi2_insert,
+                },
+            ),
+            (
+                crate::simd::Level::Popcnt,
+                f.popcnt,
+                Kernel {
+                    name: "popcnt",
+                    contains: popcnt_contains,
+                    insert: popcnt_insert,
+                },
+            ),
+        ]
     }
 
     /// Every kernel this CPU runs, the portable one last.
@@ -104,7 +151,7 @@ impl Kernel {
         alloc::vec![Self::PORTABLE]
     }
 
-    /// The kernel's name: `"popcnt"` or `"portable"`.
+    /// The kernel's name: `"bmi2"`, `"popcnt"` or `"portable"`.
     pub(super) fn name(&self) -> &'static str {
         self.name
     }
@@ -118,7 +165,7 @@ impl Kernel {
         // the CPU reported its features.
         return unsafe { (self.contains)(t, x, v) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        t.contains(x, v)
+        t.contains_by(Broadword, x, v)
     }
 
     /// Inserts value `v` into quotient `x`'s run of `t` (`Table::insert`).
@@ -128,7 +175,7 @@ impl Kernel {
         // SAFETY: as for `contains`.
         return unsafe { (self.insert)(t, x, v) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        t.insert(x, v)
+        t.insert_by(Broadword, x, v)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Changing a [`Table`]: inserting with a shift to the right, removing with
 //! a shift back, and writing a whole table from ordered entries.
 
-use super::{Table, BLOCK};
+#[cfg(test)]
+use super::Broadword;
+use super::{Select, Table, BLOCK};
 use crate::error::invalid;
 use crate::succinct::bits::low_mask;
 use crate::Error;
@@ -9,9 +11,9 @@ use crate::Error;
 impl Table {
     /// The first empty slot at or after `s`, jumping over whole runs.
     #[inline(always)]
-    fn first_empty_from(&self, mut s: usize) -> Option<usize> {
+    fn first_empty_from<S: Select>(&self, sel: S, mut s: usize) -> Option<usize> {
         while s < self.slots {
-            let end = self.last_end(s);
+            let end = self.last_end_by(sel, s);
             if end < s as isize {
                 return Some(s);
             }
@@ -52,7 +54,14 @@ impl Table {
     /// offset of every block whose first slot lies after `x` and up to that
     /// empty slot grows by one (the runs of the quotients before it now end
     /// one slot later: either they include the new entry or they moved).
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, x: usize, v: u64) -> Result<(), Error> {
+        self.insert_by(Broadword, x, v)
+    }
+
+    /// [`insert`](Self::insert) with `sel`'s select.
+    #[inline(always)]
+    pub(crate) fn insert_by<S: Select>(&mut self, sel: S, x: usize, v: u64) -> Result<(), Error> {
         debug_assert!(x < self.canonical() && v <= low_mask(self.width));
         let b = x / BLOCK;
         let occupied = self.occupied(b);
@@ -62,7 +71,7 @@ impl Table {
         // `pos`: where the entry goes; `search`: the first slot that may be
         // empty; `appends_to`: the run end the entry takes over.
         let (pos, search, appends_to) = if has_run {
-            let end = self.nth_runend_from(base, d - 1);
+            let end = self.nth_runend_by(sel, base, d - 1);
             let start = self.start_before(x, end);
             match (start..=end).find(|&s| self.value(s) > v) {
                 Some(pos) => (pos, end + 1, None),
@@ -72,7 +81,7 @@ impl Table {
             // The runs of the quotients before `x` end just before here.
             let prev_end = match d {
                 0 => base as isize - 1,
-                d => self.nth_runend_from(base, d - 1) as isize,
+                d => self.nth_runend_by(sel, base, d - 1) as isize,
             };
             let pos = x.max((prev_end + 1) as usize);
             (pos, pos, None)
@@ -81,7 +90,7 @@ impl Table {
             // The runs up to `x` end before it: slot `x` is free.
             x
         } else {
-            self.first_empty_from(search).ok_or(Error::Full)?
+            self.first_empty_from(sel, search).ok_or(Error::Full)?
         };
         self.shift_right(pos, empty);
         self.set_value(pos, v);

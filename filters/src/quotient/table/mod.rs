@@ -54,6 +54,26 @@ use alloc::vec::Vec;
 
 /// Slots per block.
 const BLOCK: usize = 64;
+
+/// How a query finds the `rank`-th set bit (from 0) of a word, or 64 and
+/// more if there is none: a value of a type that implements it is the
+/// proof that this CPU runs its instructions (the kernels in `kernel.rs`
+/// make them).
+pub(crate) trait Select: Copy {
+    /// The position of the `rank`-th set bit of `x` (`rank < 64`).
+    fn select(self, x: u64, rank: u32) -> u32;
+}
+
+/// Select in portable code: Vigna's broadword algorithm.
+#[derive(Clone, Copy)]
+pub(crate) struct Broadword;
+
+impl Select for Broadword {
+    #[inline(always)]
+    fn select(self, x: u64, rank: u32) -> u32 {
+        select_in_word(x, rank)
+    }
+}
 /// Bytes before a block's values: the offset byte and two metadata words.
 const HEADER: usize = 17;
 /// The offset byte that means "254 or more: recompute".
@@ -70,7 +90,10 @@ pub(crate) const TAIL: usize = 16;
 pub(crate) fn pad_slots(quotient_bits: u32) -> usize {
     let canonical = 1usize << quotient_bits;
     let root = 1usize << quotient_bits.div_ceil(2);
-    (10 * root).max(BLOCK).min(canonical.max(BLOCK)).next_multiple_of(BLOCK)
+    (10 * root)
+        .max(BLOCK)
+        .min(canonical.max(BLOCK))
+        .next_multiple_of(BLOCK)
 }
 
 /// Largest `q`: slot indices stay far inside `usize`.
@@ -208,7 +231,7 @@ impl Table {
     }
 
     /// Whether quotient `x` has an entry.
-    #[cfg(test)]
+    #[inline(always)]
     pub(crate) fn is_occupied(&self, x: usize) -> bool {
         self.occupied(x / BLOCK) >> (x % BLOCK) & 1 != 0
     }
@@ -267,25 +290,37 @@ impl Table {
     /// for "before slot 0".
     #[inline(always)]
     pub(crate) fn last_end(&self, x: usize) -> isize {
+        self.last_end_by(Broadword, x)
+    }
+
+    /// [`last_end`](Self::last_end) with `sel`'s select.
+    #[inline(always)]
+    pub(super) fn last_end_by<S: Select>(&self, sel: S, x: usize) -> isize {
         let b = x / BLOCK;
         let base = b * BLOCK + self.offset(b);
         let d = (self.occupied(b) & low_mask((x % BLOCK) as u32 + 1)).count_ones();
         if d == 0 {
             return base as isize - 1;
         }
-        self.nth_runend_from(base, d - 1) as isize
+        self.nth_runend_by(sel, base, d - 1) as isize
     }
 
     /// The slot of the `rank`-th (from 0) run end at or after slot `from`.
     /// The invariants guarantee it exists for the callers' ranks.
     #[inline(always)]
-    pub(super) fn nth_runend_from(&self, from: usize, mut rank: u32) -> usize {
+    pub(super) fn nth_runend_from(&self, from: usize, rank: u32) -> usize {
+        self.nth_runend_by(Broadword, from, rank)
+    }
+
+    /// [`nth_runend_from`](Self::nth_runend_from) with `sel`'s select.
+    #[inline(always)]
+    pub(super) fn nth_runend_by<S: Select>(&self, sel: S, from: usize, mut rank: u32) -> usize {
         let mut b = from / BLOCK;
         let mut bits = self.runends(b) & (u64::MAX << (from % BLOCK));
         loop {
             let c = bits.count_ones();
             if rank < c {
-                return b * BLOCK + select_in_word(bits, rank) as usize;
+                return b * BLOCK + sel.select(bits, rank) as usize;
             }
             rank -= c;
             b += 1;
@@ -315,6 +350,12 @@ impl Table {
     /// backwards, a word or two), or `x` itself if that is earlier.
     #[inline(always)]
     pub(crate) fn run(&self, x: usize) -> Option<core::ops::RangeInclusive<usize>> {
+        self.run_by(Broadword, x)
+    }
+
+    /// [`run`](Self::run) with `sel`'s select.
+    #[inline(always)]
+    pub(super) fn run_by<S: Select>(&self, sel: S, x: usize) -> Option<core::ops::RangeInclusive<usize>> {
         let b = x / BLOCK;
         let occupied = self.occupied(b);
         if occupied >> (x % BLOCK) & 1 == 0 {
@@ -322,7 +363,7 @@ impl Table {
         }
         let base = b * BLOCK + self.offset(b);
         let d = (occupied & low_mask((x % BLOCK) as u32 + 1)).count_ones();
-        let end = self.nth_runend_from(base, d - 1);
+        let end = self.nth_runend_by(sel, base, d - 1);
         Some(self.start_before(x, end)..=end)
     }
 
@@ -347,9 +388,15 @@ impl Table {
 
     /// Whether quotient `x`'s run holds value `v` (its values are sorted:
     /// the scan stops at the first that is not smaller).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn contains(&self, x: usize, v: u64) -> bool {
-        let Some(run) = self.run(x) else {
+        self.contains_by(Broadword, x, v)
+    }
+
+    /// [`contains`](Self::contains) with `sel`'s select.
+    #[inline(always)]
+    pub(crate) fn contains_by<S: Select>(&self, sel: S, x: usize, v: u64) -> bool {
+        let Some(run) = self.run_by(sel, x) else {
             return false;
         };
         for s in run {

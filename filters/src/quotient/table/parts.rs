@@ -25,14 +25,24 @@ impl Table {
     ///
     /// Checked without panicking, for bytes from anywhere; allocates the
     /// table's bytes once.
-    pub(crate) fn from_block_bytes(quotient_bits: u32, width: u32, blocks: &[u8]) -> Result<Self, &'static str> {
+    pub(crate) fn from_block_bytes(
+        quotient_bits: u32,
+        width: u32,
+        blocks: &[u8],
+    ) -> Result<Self, &'static str> {
         let (slots, len) = Table::shape(quotient_bits, width).map_err(|_| "table shape")?;
         if blocks.len() != len - TAIL {
             return Err("payload length does not match the table's shape");
         }
         let mut bytes: Vec<u8> = crate::zeroed::zeroed_vec(len).map_err(|_| "table too large")?;
         bytes[..blocks.len()].copy_from_slice(blocks);
-        let mut t = Table { quotient_bits, width, slots, bytes, len: 0 };
+        let mut t = Table {
+            quotient_bits,
+            width,
+            slots,
+            bytes,
+            len: 0,
+        };
         let canonical = t.canonical();
         for b in 0..slots / BLOCK {
             // Only quotients below 2^q exist.
@@ -63,7 +73,9 @@ impl Table {
         if (next..slots).any(|s| t.value(s) != 0) {
             return Err("a value outside every run");
         }
-        let all_ends: u64 = (0..slots / BLOCK).map(|b| u64::from(t.runends(b).count_ones())).sum();
+        let all_ends: u64 = (0..slots / BLOCK)
+            .map(|b| u64::from(t.runends(b).count_ones()))
+            .sum();
         if all_ends != ends {
             return Err("run ends that end no run");
         }
@@ -105,7 +117,9 @@ impl Table {
             next = s + 1;
         }
         assert_eq!(count, self.len);
-        let all_ends: u32 = (0..self.slots / BLOCK).map(|b| self.runends(b).count_ones()).sum();
+        let all_ends: u32 = (0..self.slots / BLOCK)
+            .map(|b| self.runends(b).count_ones())
+            .sum();
         assert_eq!(all_ends, ends);
         let again = Table::from_block_bytes(self.quotient_bits, self.width, self.block_bytes());
         assert_eq!(again.as_ref(), Ok(self), "the bytes decode to the same table");
