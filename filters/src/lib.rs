@@ -18,6 +18,7 @@
 //! | [`BlockedBloom`], [`AtomicBlockedBloom`] | insert; one cache line per query | 10.00 (0.958%) | [`bloom`] |
 //! | [`CountingBloom`] | insert, remove | 38.37 (1.000%) | [`bloom`] |
 //! | [`CuckooFilter`] | insert, remove | 8.42 (2.94%), 12.63 (0.185%), 16.84 (0.0116%) | [`cuckoo`] |
+//! | [`quotient::QuotientFilter`] | insert, remove, count, merge | 17.21 (0.742%) | [`quotient`] |
 //! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.391%), 19.68 (0.00153%) | [`xor`] |
 //! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.391%), 18.09 (0.00153%), 36.18 (2.33e-8%) | [`xor`] |
 //! | [`Ribbon`] | built once; any FPR | 6.89 (1.000%) | [`ribbon`] |
@@ -27,7 +28,8 @@
 //! Bits/key at 1M keys and the FPR of each kind's formula, as the planner
 //! prints them (`cargo run --release -p amq --bin amq-plan -- --n 1000000`
 //! with `--fpr 0.01`; `--budget 10 --inserts` for the Bloom filters at 10
-//! bits/key; `--deletes --fpr P` for each cuckoo width). `ParquetBloom`'s,
+//! bits/key; `--deletes --fpr P` for each cuckoo width; the quotient filter's
+//! from `QuotientFilter::new(1_000_000, FilterSizing::Fpr(0.01))`). `ParquetBloom`'s,
 //! the measured figures, the timings and the machine: `docs/results-amq.md`.
 //! The information-theoretic minimum is `log2(1/FPR)`: 6.64 bits/key at 1%.
 //!

@@ -38,7 +38,9 @@ impl CostModel for QuotientFilter {
             min: 1.0 + filter::METADATA_BITS,
             max: 1000.0,
         },
-        cost: QueryCost::Medium,
+        // One or two cache lines, but a rank, a select and a scan of the
+        // run: measured at Ribbon's query time, not cuckoo's.
+        cost: QueryCost::High,
         reason: "inserts, removes and counts in hash order (merges in one pass); refuses inserts (Error::Full) at 95% of its 2^q slots",
         ..Traits::FIXED
     };
