@@ -80,7 +80,7 @@ impl QuotientFilter {
     /// remainders wide enough for the sizing at that many keys. For
     /// [`FilterSizing::Fpr`]`(ε)`, `r = ⌈log2(α/ε)⌉` with `α` the load at
     /// `expected_keys`; for [`FilterSizing::BitsPerKey`]`(b)`, the widest
-    /// remainder whose table (remainders and [`METADATA_BITS`] per slot)
+    /// remainder whose table (remainders and 2.125 metadata bits per slot)
     /// costs at most `b` bits per expected key.
     ///
     /// Errors: [`Error::InvalidParameter`] for no keys, a sizing outside its
