@@ -12,6 +12,13 @@ use crate::{Error, Filter, FilterKind, Insert, KeyHash, Remove};
 /// The most a table is filled: 95% of its `2^q` quotients, the load the
 /// counting quotient filter is run at (past it clusters, and with them
 /// every operation, grow quickly).
+///
+/// ```
+/// use amq::quotient::{QuotientFilter, MAX_LOAD};
+/// let f = QuotientFilter::with_bits(12, 8)?;
+/// assert_eq!(f.capacity(), (MAX_LOAD * 4096.0) as usize);
+/// # Ok::<(), amq::Error>(())
+/// ```
 pub const MAX_LOAD: f64 = 0.95;
 
 /// Metadata bits per slot: the occupied and run-end bits, and an 8-bit
@@ -25,7 +32,7 @@ pub(super) const METADATA_BITS: f64 = 2.125;
 /// A key's hash splits into a quotient, its top `q` bits, and a remainder,
 /// the next `r`; the filter stores the remainder in a table of `2^q`
 /// slots, at the quotient's slot or just after it, in quotient order (see
-/// `quotient/table.rs`). A query reads the run of remainders stored for
+/// `quotient/table/mod.rs`). A query reads the run of remainders stored for
 /// its quotient, usually one or two cache lines. Unlike the Bloom family
 /// it deletes, and unlike the cuckoo filter it keeps its entries in hash
 /// order, so two filters merge in one pass and the table can be rebuilt at
@@ -220,6 +227,15 @@ impl QuotientFilter {
     }
 
     /// [`count_hash`](Self::count_hash) of the key's hash.
+    ///
+    /// ```
+    /// use amq::quotient::QuotientFilter;
+    /// use amq::{FilterSizing, Insert};
+    /// let mut f = QuotientFilter::new(100, FilterSizing::Fpr(0.001))?;
+    /// f.insert(b"k")?;
+    /// assert_eq!((f.count(b"k"), f.count(b"absent")), (1, 0));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
     pub fn count(&self, key: &[u8]) -> usize {
         self.count_hash(crate::hash_key(key))
     }
