@@ -414,12 +414,9 @@ impl Remove for QuotientFilter {
     /// if no entry matches it.
     fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
         let (x, v) = self.split(hash);
-        let slot = self
-            .table
-            .run(x)
-            .and_then(|mut run| run.find(|&s| self.table.value(s) == v))
-            .ok_or(Error::NotPresent)?;
-        self.table.remove_at(x, slot);
-        Ok(())
+        match self.kernel.remove(&mut self.table, x, v) {
+            true => Ok(()),
+            false => Err(Error::NotPresent),
+        }
     }
 }

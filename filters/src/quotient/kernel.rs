@@ -22,6 +22,8 @@ use crate::Error;
 type ContainsFn = unsafe fn(&Table, usize, u64) -> bool;
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type InsertFn = unsafe fn(&mut Table, usize, u64) -> Result<(), Error>;
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type RemoveFn = unsafe fn(&mut Table, usize, u64) -> bool;
 
 /// A query kernel the running CPU supports (only [`Kernel::detect`] and
 /// [`Kernel::runnable`] make one, and only with a CPU that has the
@@ -33,6 +35,8 @@ pub(super) struct Kernel {
     contains: ContainsFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     insert: InsertFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    remove: RemoveFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -51,6 +55,11 @@ fn portable_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
     t.insert_by(Broadword, x, v)
 }
 
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_remove(t: &mut Table, x: usize, v: u64) -> bool {
+    t.remove_by(Broadword, x, v)
+}
+
 /// # Safety
 /// The CPU must support `popcnt`.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
@@ -65,6 +74,14 @@ unsafe fn popcnt_contains(t: &Table, x: usize, v: u64) -> bool {
 #[target_feature(enable = "popcnt")]
 unsafe fn popcnt_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
     t.insert_by(Broadword, x, v)
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_remove(t: &mut Table, x: usize, v: u64) -> bool {
+    t.remove_by(Broadword, x, v)
 }
 
 /// Select with `pdep` and `tzcnt`: deposit a single bit at the `rank`-th
@@ -100,6 +117,14 @@ unsafe fn bmi2_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
     t.insert_by(Pdep(()), x, v)
 }
 
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_remove(t: &mut Table, x: usize, v: u64) -> bool {
+    t.remove_by(Pdep(()), x, v)
+}
+
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
@@ -107,6 +132,8 @@ impl Kernel {
         contains: portable_contains,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         insert: portable_insert,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        remove: portable_remove,
     };
 
     /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap.
@@ -128,6 +155,7 @@ impl Kernel {
                     name: "bmi2",
                     contains: bmi2_contains,
                     insert: bmi2_insert,
+                    remove: bmi2_remove,
                 },
             ),
             (
@@ -137,6 +165,7 @@ impl Kernel {
                     name: "popcnt",
                     contains: popcnt_contains,
                     insert: popcnt_insert,
+                    remove: popcnt_remove,
                 },
             ),
         ]
@@ -166,6 +195,16 @@ impl Kernel {
         return unsafe { (self.contains)(t, x, v) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         t.contains_by(Broadword, x, v)
+    }
+
+    /// Removes one entry `(x, v)` of `t`, if there is one: whether there was.
+    #[inline(always)]
+    pub(super) fn remove(&self, t: &mut Table, x: usize, v: u64) -> bool {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as for `contains`.
+        return unsafe { (self.remove)(t, x, v) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.remove_by(Broadword, x, v)
     }
 
     /// Inserts value `v` into quotient `x`'s run of `t` (`Table::insert`).
@@ -201,6 +240,24 @@ mod tests {
             tables.push(t);
         }
         assert!(tables.windows(2).all(|w| w[0] == w[1]), "kernels' inserts differ");
+        // Removals, half of them of entries that are there: the same tables.
+        let mut removed = alloc::vec::Vec::new();
+        for (k, t) in kernels.iter().zip(tables.iter_mut().map(|t| t.clone())) {
+            let mut t = t;
+            let mut hits = 0;
+            for i in 0..600u64 {
+                let r = remix(if i % 2 == 0 { i } else { i + 5_000 }, 4);
+                let x = if i % 7 == 0 { 500 } else { (r % 1024) as usize };
+                hits += usize::from(k.remove(&mut t, x, (r >> 20) & 0x1ff));
+            }
+            assert!(hits >= 300, "{k:?}: {hits} removed");
+            t.check();
+            removed.push(t);
+        }
+        assert!(
+            removed.windows(2).all(|w| w[0] == w[1]),
+            "kernels' removals differ"
+        );
         let t = tables.pop().unwrap();
         assert_eq!(kernels.last().map(Kernel::name), Some("portable"));
         let mut hits = 0;

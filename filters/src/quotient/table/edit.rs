@@ -118,24 +118,52 @@ impl Table {
     /// Removes the entry in slot `s` of quotient `x`'s run, shifting the
     /// entries after it that are not in their own quotient's slot back by
     /// one.
+    #[cfg(test)]
     pub(crate) fn remove_at(&mut self, x: usize, s: usize) {
         let run = self.run(x).expect("remove_at: quotient has a run");
         debug_assert!(run.contains(&s));
+        self.remove_slot(Broadword, x, *run.start(), *run.end(), s);
+    }
+
+    /// Removes one entry `(x, v)`, if there is one, with `sel`'s select:
+    /// whether there was.
+    #[inline(always)]
+    pub(crate) fn remove_by<S: Select>(&mut self, sel: S, x: usize, v: u64) -> bool {
+        let Some(run) = self.run_by(sel, x) else {
+            return false;
+        };
         let (start, end) = (*run.start(), *run.end());
+        match (start..=end).find(|&s| self.value(s) == v) {
+            Some(s) => {
+                self.remove_slot(sel, x, start, end, s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the entry in slot `s` of quotient `x`'s run `start..=end`.
+    /// The entries after it move back one slot up to the first run that
+    /// sits at its own quotient (or an empty slot); the offset of every
+    /// block whose first slot lies after `x` and up to the last slot that
+    /// moved shrinks by one where it was not 0 (the runs of the quotients
+    /// before it end one slot earlier).
+    #[inline(always)]
+    fn remove_slot<S: Select>(&mut self, sel: S, x: usize, start: usize, end: usize, s: usize) {
         // The last slot that moves back: the rest of `x`'s run, then every
         // following run of the cluster that sits after its own quotient.
         let mut last = end;
         let mut y = x;
         loop {
             let next = last + 1;
-            if next >= self.slots || self.is_empty_at(next) {
+            if next >= self.slots || self.last_end_by(sel, next) < next as isize {
                 break;
             }
             y = self.next_occupied(y + 1);
             if y >= next {
                 break;
             }
-            last = self.nth_runend_from(next, 0);
+            last = self.nth_runend_by(sel, next, 0);
         }
         let removed_end = self.runend(s);
         for t in s..last {
@@ -152,7 +180,17 @@ impl Table {
             self.set_runend(s - 1, true);
         }
         self.len -= 1;
-        self.fix_offsets(x / BLOCK + 1, last / BLOCK);
+        for b in x / BLOCK + 1..=last / BLOCK {
+            let at = b * self.stride();
+            match self.bytes[at] {
+                0 => {}
+                super::SATURATED => {
+                    let exact = (self.last_end_by(sel, b * BLOCK - 1) + 1 - (b * BLOCK) as isize).max(0);
+                    self.set_offset(b, exact as usize);
+                }
+                _ => self.bytes[at] -= 1,
+            }
+        }
     }
 
     /// A table of `2^quotient_bits` quotients and `width`-bit values holding

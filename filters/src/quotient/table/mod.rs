@@ -305,14 +305,9 @@ impl Table {
         self.nth_runend_by(sel, base, d - 1) as isize
     }
 
-    /// The slot of the `rank`-th (from 0) run end at or after slot `from`.
-    /// The invariants guarantee it exists for the callers' ranks.
-    #[inline(always)]
-    pub(super) fn nth_runend_from(&self, from: usize, rank: u32) -> usize {
-        self.nth_runend_by(Broadword, from, rank)
-    }
-
-    /// [`nth_runend_from`](Self::nth_runend_from) with `sel`'s select.
+    /// The slot of the `rank`-th (from 0) run end at or after slot `from`,
+    /// with `sel`'s select. The invariants guarantee it exists for the
+    /// callers' ranks.
     #[inline(always)]
     pub(super) fn nth_runend_by<S: Select>(&self, sel: S, from: usize, mut rank: u32) -> usize {
         let mut b = from / BLOCK;
@@ -406,13 +401,6 @@ impl Table {
             }
         }
         false
-    }
-
-    /// Whether slot `s` holds nothing. Past the canonical slots no quotient
-    /// is occupied, and `last_end` gives the end of every run there.
-    #[inline]
-    fn is_empty_at(&self, s: usize) -> bool {
-        self.last_end(s) < s as isize
     }
 
     /// The first occupied quotient at or after `x` (`2^q` if none).
