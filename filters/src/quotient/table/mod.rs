@@ -211,11 +211,17 @@ impl Table {
         self.word_at(b * self.stride() + 9)
     }
 
-    fn set_occupied_bit(&mut self, x: usize, on: bool) {
-        let at = x / BLOCK * self.stride() + 1;
+    /// Sets or clears bit `i % 64` of the header word at byte `word` (1:
+    /// occupied, 9: run ends) of block `i / 64`.
+    fn set_header_bit(&mut self, word: usize, i: usize, on: bool) {
+        let at = i / BLOCK * self.stride() + word;
         let w = self.word_at(at);
-        let mask = 1u64 << (x % BLOCK);
+        let mask = 1u64 << (i % BLOCK);
         self.set_word_at(at, if on { w | mask } else { w & !mask });
+    }
+
+    fn set_occupied_bit(&mut self, x: usize, on: bool) {
+        self.set_header_bit(1, x, on);
     }
 
     #[inline(always)]
@@ -224,10 +230,7 @@ impl Table {
     }
 
     fn set_runend(&mut self, s: usize, on: bool) {
-        let at = s / BLOCK * self.stride() + 9;
-        let w = self.word_at(at);
-        let mask = 1u64 << (s % BLOCK);
-        self.set_word_at(at, if on { w | mask } else { w & !mask });
+        self.set_header_bit(9, s, on);
     }
 
     /// Whether quotient `x` has an entry.
