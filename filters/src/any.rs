@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use crate::error::unsupported;
 use crate::format;
-use crate::quotient::QuotientFilter;
+use crate::quotient::{ExpandingQuotientFilter, QuotientFilter};
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
     FilterKind, FromBytes, HashScheme, Insert, KeyHash, PreparedHash, Remove, Ribbon, StandardBloom, Xor16,
@@ -62,6 +62,8 @@ pub enum AnyFilter {
     BinaryFuse32(BinaryFuse32),
     /// A [`QuotientFilter`].
     QuotientFilter(QuotientFilter),
+    /// An [`ExpandingQuotientFilter`].
+    ExpandingQuotientFilter(ExpandingQuotientFilter),
 }
 
 /// The variant of every kind, once: `dispatch!` (every variant's filter
@@ -137,6 +139,7 @@ kinds!(
     BinaryFuse16,
     BinaryFuse32,
     QuotientFilter,
+    ExpandingQuotientFilter,
 );
 
 impl AnyFilter {
@@ -239,6 +242,7 @@ impl Insert for AnyFilter {
             AnyFilter::CountingBloom(f) => f.insert_hash(hash),
             AnyFilter::CuckooFilter(f) => f.insert_hash(hash),
             AnyFilter::QuotientFilter(f) => f.insert_hash(hash),
+            AnyFilter::ExpandingQuotientFilter(f) => f.insert_hash(hash),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -251,6 +255,7 @@ impl Insert for AnyFilter {
             AnyFilter::CountingBloom(f) => f.insert_hashes(hashes),
             AnyFilter::CuckooFilter(f) => f.insert_hashes(hashes),
             AnyFilter::QuotientFilter(f) => f.insert_hashes(hashes),
+            AnyFilter::ExpandingQuotientFilter(f) => f.insert_hashes(hashes),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -276,6 +281,7 @@ impl Remove for AnyFilter {
             AnyFilter::CountingBloom(f) => f.remove_hash(hash),
             AnyFilter::CuckooFilter(f) => f.remove_hash(hash),
             AnyFilter::QuotientFilter(f) => f.remove_hash(hash),
+            AnyFilter::ExpandingQuotientFilter(f) => f.remove_hash(hash),
             other => Err(unsupported(other.kind(), "remove")),
         }
     }
@@ -392,6 +398,7 @@ mod tests {
                 AnyFilter::BinaryFuse16(x) => AnyFilter::from(x),
                 AnyFilter::BinaryFuse32(x) => AnyFilter::from(x),
                 AnyFilter::QuotientFilter(x) => AnyFilter::from(x),
+                AnyFilter::ExpandingQuotientFilter(x) => AnyFilter::from(x),
             };
             assert_eq!(again, f);
             assert_eq!(again.kind(), kind);

@@ -7,7 +7,7 @@
 //! policy, say), so such a caller builds any filter without a match of its
 //! own, and a new kind plugs into every such caller by being added here.
 
-use crate::quotient::QuotientFilter;
+use crate::quotient::{ExpandingQuotientFilter, QuotientFilter};
 use alloc::vec::Vec;
 
 use crate::{
@@ -73,6 +73,11 @@ impl AnyFilter {
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
             FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build(hashes, sizing)?),
             FilterKind::QuotientFilter => AnyFilter::QuotientFilter(QuotientFilter::build(hashes, sizing)?),
+            FilterKind::ExpandingQuotientFilter => {
+                let mut f = AnyFilter::new(kind, hashes.len().max(1), sizing)?;
+                f.insert_hashes(hashes)?;
+                f
+            }
             FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
         })
     }
@@ -111,6 +116,7 @@ impl AnyFilter {
             FilterKind::CountingBloom => CountingBloom::new(n, sizing)?.into(),
             FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
             FilterKind::QuotientFilter => QuotientFilter::new(n, sizing)?.into(),
+            FilterKind::ExpandingQuotientFilter => ExpandingQuotientFilter::for_sizing(n, sizing)?.into(),
             FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
             other => return Err(crate::error::unsupported(other, "insert")),
         })

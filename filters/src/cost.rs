@@ -98,6 +98,14 @@ pub enum Params {
         /// `r`.
         remainder_bits: u32,
     },
+    /// An expanding quotient filter, starting at `2^quotient_bits` slots
+    /// with `fingerprint_bits`-bit fingerprints.
+    Expanding {
+        /// `q` at the start.
+        quotient_bits: u32,
+        /// `F0`: fingerprint bits for the expansions planned.
+        fingerprint_bits: u32,
+    },
 }
 
 impl fmt::Display for Params {
@@ -112,6 +120,13 @@ impl fmt::Display for Params {
                 quotient_bits,
                 remainder_bits,
             } => write!(f, "2^{quotient_bits} slots, {remainder_bits}-bit remainders"),
+            Params::Expanding {
+                quotient_bits,
+                fingerprint_bits,
+            } => write!(
+                f,
+                "2^{quotient_bits} slots to start, {fingerprint_bits}-bit fingerprints"
+            ),
         }
     }
 }
@@ -139,6 +154,8 @@ pub(crate) struct Traits {
     pub(crate) why_no_removes: &'static str,
     /// Takes inserts from many threads at once.
     pub(crate) concurrent: bool,
+    /// Grows past the key count it was made for, keeping its FPR.
+    pub(crate) grows: bool,
     /// What sets its size within a budget.
     pub(crate) knob: Knob,
     /// Why a fixed FPR misses a target below it.
@@ -159,6 +176,7 @@ impl Traits {
         removes: false,
         why_no_removes: "cannot remove keys",
         concurrent: false,
+        grows: false,
         knob: Knob::Fixed,
         why_fixed_fpr: "",
         size_spread: 0.0,

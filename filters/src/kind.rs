@@ -49,6 +49,8 @@ pub enum FilterKind {
     GrafiteRange = 12,
     /// [`QuotientFilter`](crate::quotient::QuotientFilter).
     QuotientFilter = 13,
+    /// [`ExpandingQuotientFilter`](crate::quotient::ExpandingQuotientFilter).
+    ExpandingQuotientFilter = 14,
 }
 
 impl FilterKind {
@@ -75,6 +77,7 @@ impl FilterKind {
         FilterKind::ParquetBloom,
         FilterKind::GrafiteRange,
         FilterKind::QuotientFilter,
+        FilterKind::ExpandingQuotientFilter,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers

@@ -76,4 +76,5 @@ via_bytes!(
     crate::AnyFilter,
     crate::range::GrafiteRange,
     crate::quotient::QuotientFilter,
+    crate::quotient::ExpandingQuotientFilter,
 );

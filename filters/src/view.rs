@@ -125,6 +125,7 @@ impl<'a> FilterView<'a> {
             FilterKind::CountingBloom
             | FilterKind::CuckooFilter
             | FilterKind::QuotientFilter
+            | FilterKind::ExpandingQuotientFilter
             | FilterKind::ParquetBloom
             | FilterKind::GrafiteRange => return Err(crate::error::unsupported(kind, "view")),
         })

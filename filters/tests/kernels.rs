@@ -135,6 +135,10 @@ fn insert_is_generic_over_every_dynamic_filter() {
         fill_and_check(CuckooFilter::new(n, sizing).unwrap(), &keys),
         fill_and_check(amq::quotient::QuotientFilter::new(n, sizing).unwrap(), &keys),
         fill_and_check(
+            amq::quotient::ExpandingQuotientFilter::new(amq::quotient::ExpandingOptions::new(0.01)).unwrap(),
+            &keys,
+        ),
+        fill_and_check(
             AnyFilter::new(FilterKind::BlockedBloom, n, sizing).unwrap(),
             &keys,
         ),

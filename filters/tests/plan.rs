@@ -288,10 +288,14 @@ fn impossible_parameters_are_typed_errors() {
     let below_cuckoo = Planner::for_keys(1_000_000).fpr(1e-5).deletes(true);
     assert_eq!(below_cuckoo.plan().unwrap().kind(), FilterKind::QuotientFilter);
     // At 1,000 keys the counting filter's double-hashing floor is in the
-    // way, and only the quotient filter is left.
+    // way, and only the quotient filters are left (the one sized in
+    // advance first: smaller).
     let small = Planner::for_keys(1000).fpr(1e-5).deletes(true).rank().unwrap();
     let kinds: Vec<FilterKind> = small.plans().iter().map(|p| p.kind()).collect();
-    assert_eq!(kinds, [FilterKind::QuotientFilter]);
+    assert_eq!(
+        kinds,
+        [FilterKind::QuotientFilter, FilterKind::ExpandingQuotientFilter]
+    );
     assert!(small
         .excluded()
         .iter()
@@ -361,6 +365,7 @@ proptest! {
                 prop_assert!(matches!(
                     p.kind(),
                     FilterKind::CuckooFilter | FilterKind::CountingBloom | FilterKind::QuotientFilter
+                        | FilterKind::ExpandingQuotientFilter
                 ));
             }
             if concurrent {
@@ -494,7 +499,7 @@ fn new_filter_matches_the_plan_for_every_insertable_kind() {
         .inserts_after_build(true)
         .rank()
         .unwrap();
-    assert_eq!(r.plans().len(), 5);
+    assert_eq!(r.plans().len(), 6);
     for plan in r.plans() {
         let mut f = plan.new_filter().unwrap();
         assert_eq!(f.kind(), plan.kind());

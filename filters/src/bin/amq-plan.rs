@@ -11,7 +11,8 @@
 //!
 //! Flags: `--n KEYS` (default 1,000,000), `--fpr P`, `--budget BITS_PER_KEY`,
 //! `--budget-bits BITS` (for the whole filter), `--inserts` (keys added after
-//! the build), `--streaming` (keys not known up front), `--deletes`,
+//! the build), `--streaming` (keys not known up front), `--unknown-count`
+//! (more keys may come than `--n`), `--deletes`,
 //! `--concurrent` (inserts from many threads), `--speed` (query cost first),
 //! `--check` (build and measure every candidate), `--absent N` (absent keys
 //! `--check` queries; default max(n, 1,000,000)).
@@ -49,13 +50,13 @@ fn parse() -> Result<Args, String> {
             "--budget" => budget = Some(number(value()?)?),
             "--budget-bits" => budget_bits = Some(number(value()?)? as u64),
             "--absent" => absent = Some(number(value()?)? as usize),
-            "--inserts" | "--streaming" | "--deletes" | "--concurrent" | "--speed" | "--check" => {
+            "--inserts" | "--streaming" | "--unknown-count" | "--deletes" | "--concurrent" | "--speed" | "--check" => {
                 flags.push(flag)
             }
             "-h" | "--help" => {
                 return Err(
                     "usage: plan [--n KEYS] [--fpr P] [--budget BITS_PER_KEY] [--budget-bits BITS] \
-                     [--inserts] [--streaming] [--deletes] [--concurrent] [--speed] [--check] [--absent N]"
+                     [--inserts] [--streaming] [--unknown-count] [--deletes] [--concurrent] [--speed] [--check] [--absent N]"
                         .into(),
                 )
             }
@@ -66,6 +67,7 @@ fn parse() -> Result<Args, String> {
     let mut planner = Planner::for_keys(n)
         .inserts_after_build(has("--inserts"))
         .keys_known_up_front(!has("--streaming"))
+        .key_count_known(!has("--unknown-count"))
         .deletes(has("--deletes"))
         .concurrent_inserts(has("--concurrent"))
         .priority(if has("--speed") {

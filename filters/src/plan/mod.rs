@@ -145,6 +145,7 @@ pub struct Planner {
     budget: Option<Budget>,
     inserts_after_build: bool,
     keys_known_up_front: bool,
+    count_known: bool,
     deletes: bool,
     concurrent_inserts: bool,
     priority: Priority,
@@ -180,6 +181,7 @@ impl Planner {
             budget: None,
             inserts_after_build: false,
             keys_known_up_front: true,
+            count_known: true,
             deletes: false,
             concurrent_inserts: false,
             priority: Priority::Space,
@@ -263,6 +265,31 @@ impl Planner {
     pub fn keys_known_up_front(self, yes: bool) -> Self {
         Planner {
             keys_known_up_front: yes,
+            ..self
+        }
+    }
+
+    /// Whether the key count is known (default `true`). `false`: `keys` is
+    /// where the filter starts, and more may come with no bound known in
+    /// advance. Leaves the kinds that grow and keep their FPR, the
+    /// [`ExpandingQuotientFilter`](crate::quotient::ExpandingQuotientFilter)
+    /// (every other kind is sized for its count: past it a Bloom filter's
+    /// FPR climbs, and cuckoo and quotient filters refuse inserts). Its
+    /// plan's size and FPR are at `keys`; the FPR stays at or below the
+    /// target as it grows, its size about doubling with each doubling of
+    /// the keys.
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::FilterKind;
+    /// let plan = Planner::for_keys(10_000).fpr(0.01).key_count_known(false).plan()?;
+    /// assert_eq!(plan.kind(), FilterKind::ExpandingQuotientFilter);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
+    pub fn key_count_known(self, yes: bool) -> Self {
+        Planner {
+            count_known: yes,
             ..self
         }
     }

@@ -31,6 +31,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
         FilterKind::BinaryFuse32 => of::<BinaryFuse32>(),
         FilterKind::Ribbon => of::<Ribbon>(),
         FilterKind::QuotientFilter => of::<crate::quotient::QuotientFilter>(),
+        FilterKind::ExpandingQuotientFilter => of::<crate::quotient::ExpandingQuotientFilter>(),
         FilterKind::ParquetBloom | FilterKind::GrafiteRange => None,
     }
 }
@@ -51,6 +52,10 @@ impl Planner {
             "built once: takes no inserts after build",
         )?;
         needs(t.removes || !self.deletes, t.why_no_removes)?;
+        needs(
+            t.grows || self.count_known,
+            "sized in advance for the key count (past it a Bloom filter's FPR climbs, other kinds refuse inserts)",
+        )?;
         needs(
             t.concurrent || !self.concurrent_inserts,
             "no concurrent inserts (only the blocked Bloom filter has them)",

@@ -23,6 +23,7 @@ impl fmt::Display for Ranking {
         }
         let needs = [
             (!p.keys_known_up_front, "keys arrive one by one"),
+            (!p.count_known, "key count unknown"),
             (p.inserts_after_build, "inserts after build"),
             (p.deletes, "deletes"),
             (p.concurrent_inserts, "concurrent inserts"),

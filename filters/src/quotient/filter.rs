@@ -23,7 +23,7 @@ pub const MAX_LOAD: f64 = 0.95;
 
 /// Metadata bits per slot: the occupied and run-end bits, and an 8-bit
 /// offset per 64 slots.
-pub(super) const METADATA_BITS: f64 = 2.125;
+pub(crate) const METADATA_BITS: f64 = 2.125;
 
 /// A quotient filter (Bender et al., "Don't Thrash: How to Cache Your Hash
 /// on Flash", VLDB 2012; the rank-and-select layout of Pandey et al., "A
@@ -301,20 +301,20 @@ pub(super) fn bits_for(expected_keys: usize, sizing: FilterSizing) -> Result<(u3
 }
 
 /// `1 − e^(−α·2^−r)`: the FPR at load `α` with `r`-bit remainders.
-pub(super) fn fpr(load: f64, remainder_bits: u32) -> f64 {
+pub(crate) fn fpr(load: f64, remainder_bits: u32) -> f64 {
     -libm::expm1(-load * libm::exp2(-f64::from(remainder_bits)))
 }
 
 /// [`MAX_LOAD`] `· 2^q`, rounded down, in integers (it is asked on every
 /// insert).
 #[inline(always)]
-fn capacity(quotient_bits: u32) -> usize {
+pub(crate) fn capacity(quotient_bits: u32) -> usize {
     let slots = 1u64 << quotient_bits;
     (slots - slots.div_ceil(20)) as usize
 }
 
 /// The smallest `q` with `expected_keys ≤ MAX_LOAD · 2^q`.
-fn quotient_bits_for(expected_keys: usize) -> Result<u32, Error> {
+pub(crate) fn quotient_bits_for(expected_keys: usize) -> Result<u32, Error> {
     let mut q = 0;
     while capacity(q) < expected_keys {
         q += 1;
@@ -326,9 +326,9 @@ fn quotient_bits_for(expected_keys: usize) -> Result<u32, Error> {
 }
 
 /// Two ordered entry streams merged into one.
-struct Merge<A: Iterator<Item = (usize, u64)>, B: Iterator<Item = (usize, u64)>> {
-    a: core::iter::Peekable<A>,
-    b: core::iter::Peekable<B>,
+pub(crate) struct Merge<A: Iterator<Item = (usize, u64)>, B: Iterator<Item = (usize, u64)>> {
+    pub(crate) a: core::iter::Peekable<A>,
+    pub(crate) b: core::iter::Peekable<B>,
 }
 
 impl<A: Iterator<Item = (usize, u64)>, B: Iterator<Item = (usize, u64)>> Iterator for Merge<A, B> {

@@ -15,6 +15,7 @@
 //! portable code is called directly and inlined.
 #![allow(unsafe_code)]
 
+use super::expanding::fingerprint;
 use super::table::{Broadword, Table};
 use crate::Error;
 
@@ -24,6 +25,8 @@ type ContainsFn = unsafe fn(&Table, usize, u64) -> bool;
 type InsertFn = unsafe fn(&mut Table, usize, u64) -> Result<(), Error>;
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type RemoveFn = unsafe fn(&mut Table, usize, u64) -> bool;
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type RemoveLongestFn = unsafe fn(&mut Table, usize, u64) -> Option<u64>;
 
 /// A query kernel the running CPU supports (only [`Kernel::detect`] and
 /// [`Kernel::runnable`] make one, and only with a CPU that has the
@@ -37,6 +40,10 @@ pub(super) struct Kernel {
     insert: InsertFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     remove: RemoveFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    contains_prefix: ContainsFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    remove_longest: RemoveLongestFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -58,6 +65,32 @@ fn portable_insert(t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_remove(t: &mut Table, x: usize, v: u64) -> bool {
     t.remove_by(Broadword, x, v)
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_contains_prefix(t: &Table, x: usize, key: u64) -> bool {
+    t.any_in_run_by(Broadword, x, |v| fingerprint::matches(v, key))
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64> {
+    t.remove_best_by(Broadword, x, |v| fingerprint::longest(v, key))
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_contains_prefix(t: &Table, x: usize, key: u64) -> bool {
+    t.any_in_run_by(Broadword, x, |v| fingerprint::matches(v, key))
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64> {
+    t.remove_best_by(Broadword, x, |v| fingerprint::longest(v, key))
 }
 
 /// # Safety
@@ -125,6 +158,22 @@ unsafe fn bmi2_remove(t: &mut Table, x: usize, v: u64) -> bool {
     t.remove_by(Pdep(()), x, v)
 }
 
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_contains_prefix(t: &Table, x: usize, key: u64) -> bool {
+    t.any_in_run_by(Pdep(()), x, |v| fingerprint::matches(v, key))
+}
+
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64> {
+    t.remove_best_by(Pdep(()), x, |v| fingerprint::longest(v, key))
+}
+
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
@@ -134,6 +183,10 @@ impl Kernel {
         insert: portable_insert,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         remove: portable_remove,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        contains_prefix: portable_contains_prefix,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        remove_longest: portable_remove_longest,
     };
 
     /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap.
@@ -156,6 +209,8 @@ impl Kernel {
                     contains: bmi2_contains,
                     insert: bmi2_insert,
                     remove: bmi2_remove,
+                    contains_prefix: bmi2_contains_prefix,
+                    remove_longest: bmi2_remove_longest,
                 },
             ),
             (
@@ -166,6 +221,8 @@ impl Kernel {
                     contains: popcnt_contains,
                     insert: popcnt_insert,
                     remove: popcnt_remove,
+                    contains_prefix: popcnt_contains_prefix,
+                    remove_longest: popcnt_remove_longest,
                 },
             ),
         ]
@@ -205,6 +262,28 @@ impl Kernel {
         return unsafe { (self.remove)(t, x, v) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         t.remove_by(Broadword, x, v)
+    }
+
+    /// Whether a value of quotient `x`'s run of `t` is a fingerprint that
+    /// `key` matches (`fingerprint::matches`).
+    #[inline(always)]
+    pub(super) fn contains_prefix(&self, t: &Table, x: usize, key: u64) -> bool {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as for `contains`.
+        return unsafe { (self.contains_prefix)(t, x, key) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.any_in_run_by(Broadword, x, |v| fingerprint::matches(v, key))
+    }
+
+    /// Removes the longest fingerprint of quotient `x`'s run of `t` that
+    /// `key` matches: the value removed, if any.
+    #[inline(always)]
+    pub(super) fn remove_longest(&self, t: &mut Table, x: usize, key: u64) -> Option<u64> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as for `contains`.
+        return unsafe { (self.remove_longest)(t, x, key) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.remove_best_by(Broadword, x, |v| fingerprint::longest(v, key))
     }
 
     /// Inserts value `v` into quotient `x`'s run of `t` (`Table::insert`).
@@ -271,5 +350,36 @@ mod tests {
             }
         }
         assert!(hits > 100 && hits < 199_000, "{hits} hits");
+    }
+
+    /// The expanding filter's kernel paths (prefix matches, removal of the
+    /// longest match) answer as the portable one, on fingerprints of every
+    /// length and void entries.
+    #[test]
+    fn every_kernel_matches_prefixes_as_portable() {
+        let kernels = Kernel::runnable();
+        let width = 9;
+        let mut t = Table::new(10, width).unwrap();
+        for i in 0..900u64 {
+            let r = remix(i, 6);
+            let x = if i % 5 == 0 { 300 } else { (r % 1024) as usize };
+            let v = fingerprint::entry((r >> 20) & 0x1ff, width, (i % 9) as u32);
+            t.insert(x, v).unwrap();
+        }
+        for i in 0..100_000u64 {
+            let r = remix(i, 7);
+            let (x, key) = ((r % 1024) as usize, (r >> 20) & 0x1ff);
+            let want = t.any_in_run_by(Broadword, x, |v| fingerprint::matches(v, key));
+            let mut want_t = t.clone();
+            let want_removed = want_t.remove_best_by(Broadword, x, |v| fingerprint::longest(v, key));
+            for k in &kernels {
+                assert_eq!(k.contains_prefix(&t, x, key), want, "{k:?} at {x}, {key}");
+                if i % 50 == 0 {
+                    let mut got_t = t.clone();
+                    assert_eq!(k.remove_longest(&mut got_t, x, key), want_removed, "{k:?}");
+                    assert_eq!(got_t, want_t, "{k:?}");
+                }
+            }
+        }
     }
 }

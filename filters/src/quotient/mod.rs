@@ -10,6 +10,8 @@
 //! * `kernel.rs`: the query compiled with and without `popcnt`, chosen
 //!   per CPU.
 //! * `codec.rs`: its byte format.
+//! * `expanding/`: [`ExpandingQuotientFilter`], the same table doubled
+//!   whenever it fills, with fingerprints that carry their length.
 //!
 //! ```
 //! use amq::quotient::QuotientFilter;
@@ -21,10 +23,12 @@
 //! ```
 
 mod codec;
-mod filter;
-mod kernel;
+mod expanding;
+pub(crate) mod filter;
+pub(crate) mod kernel;
 pub(crate) mod table;
 
+pub use expanding::{ExpandingOptions, ExpandingQuotientFilter};
 pub use filter::{QuotientFilter, MAX_LOAD};
 
 use crate::cost::{CostModel, Knob, Params, QueryCost, Shape, Traits};

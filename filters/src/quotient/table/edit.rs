@@ -142,6 +142,32 @@ impl Table {
         }
     }
 
+    /// Removes the entry of quotient `x`'s run with the highest
+    /// `score(value)` (the first of equals; values scored `None` are never
+    /// removed), with `sel`'s select: the value removed, if any.
+    #[inline(always)]
+    pub(crate) fn remove_best_by<S: Select>(
+        &mut self,
+        sel: S,
+        x: usize,
+        score: impl Fn(u64) -> Option<u32>,
+    ) -> Option<u64> {
+        let run = self.run_by(sel, x)?;
+        let (start, end) = (*run.start(), *run.end());
+        let mut best: Option<(u32, usize)> = None;
+        for s in start..=end {
+            if let Some(v) = score(self.value(s)) {
+                if best.is_none_or(|(b, _)| v > b) {
+                    best = Some((v, s));
+                }
+            }
+        }
+        let (_, s) = best?;
+        let v = self.value(s);
+        self.remove_slot(sel, x, start, end, s);
+        Some(v)
+    }
+
     /// Removes the entry in slot `s` of quotient `x`'s run `start..=end`.
     /// The entries after it move back one slot up to the first run that
     /// sits at its own quotient (or an empty slot); the offset of every

@@ -276,10 +276,23 @@ impl Table {
         self.saturated_offset(b)
     }
 
+    /// The exact offset of block `b`, whose byte is saturated: from the
+    /// last block before it with an exact byte (block 0's is always 0),
+    /// each block's offset from the one before, in a loop (a long cluster
+    /// saturates many blocks in a row).
     #[cold]
     #[inline(never)]
     fn saturated_offset(&self, b: usize) -> usize {
-        (self.last_end(b * BLOCK - 1) + 1 - (b * BLOCK) as isize).max(0) as usize
+        let mut known = b - 1;
+        while self.bytes[known * self.stride()] == SATURATED {
+            known -= 1;
+        }
+        let mut offset = usize::from(self.bytes[known * self.stride()]);
+        for c in known + 1..=b {
+            let end = self.last_end_in(Broadword, c * BLOCK - 1, offset);
+            offset = (end + 1 - (c * BLOCK) as isize).max(0) as usize;
+        }
+        offset
     }
 
     fn set_offset(&mut self, b: usize, offset: usize) {
@@ -299,8 +312,14 @@ impl Table {
     /// [`last_end`](Self::last_end) with `sel`'s select.
     #[inline(always)]
     pub(super) fn last_end_by<S: Select>(&self, sel: S, x: usize) -> isize {
+        self.last_end_in(sel, x, self.offset(x / BLOCK))
+    }
+
+    /// [`last_end_by`](Self::last_end_by) given the offset of `x`'s block.
+    #[inline(always)]
+    fn last_end_in<S: Select>(&self, sel: S, x: usize, offset: usize) -> isize {
         let b = x / BLOCK;
-        let base = b * BLOCK + self.offset(b);
+        let base = b * BLOCK + offset;
         let d = (self.occupied(b) & low_mask((x % BLOCK) as u32 + 1)).count_ones();
         if d == 0 {
             return base as isize - 1;
@@ -404,6 +423,17 @@ impl Table {
             }
         }
         false
+    }
+
+    /// Whether some value `v` of quotient `x`'s run has `hit(v)`, with
+    /// `sel`'s select (for values whose matches are not one value, so the
+    /// whole run is read).
+    #[inline(always)]
+    pub(crate) fn any_in_run_by<S: Select>(&self, sel: S, x: usize, hit: impl Fn(u64) -> bool) -> bool {
+        match self.run_by(sel, x) {
+            Some(run) => run.into_iter().any(|s| hit(self.value(s))),
+            None => false,
+        }
     }
 
     /// The first occupied quotient at or after `x` (`2^q` if none).

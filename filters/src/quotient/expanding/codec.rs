@@ -1,0 +1,88 @@
+//! The byte format of an [`ExpandingQuotientFilter`] (inside the common
+//! frame of [`crate::format`]).
+//!
+//! Schema-critical (pinned by the golden-bytes test in
+//! `tests/expanding.rs`):
+//!
+//! | parameters   | size | meaning |
+//! |--------------|------|---------|
+//! | `q`          | u8   | quotient bits now, at most 40 |
+//! | `w`          | u8   | slot bits: the current fingerprint length + 1 |
+//! | `F0`         | u8   | the schedule's first fingerprint length, 1 to 62 |
+//! | `H`          | u8   | the schedule's horizon, at most 64 |
+//! | `X`          | u8   | expansions so far |
+//! | keys         | u64  | keys inserted less keys removed |
+//! | cap          | u64  | `max_keys`, `u64::MAX` for none |
+//!
+//! The payload is the table's blocks, as in the quotient filter's format
+//! (`quotient/codec.rs`), with `w`-bit values; each value is a fingerprint,
+//! its delimiter bit and zeros (`expanding/fingerprint.rs`). The decoder
+//! refuses a table no inserts leave, a value with no delimiter, a width
+//! other than the schedule's at `X` expansions, two void entries in a run,
+//! and more keys than the cap.
+
+use alloc::vec::Vec;
+
+use super::filter::ExpandingQuotientFilter;
+use super::schedule::Schedule;
+use crate::format::{self, Frame};
+use crate::quotient::table::{Table, MAX_QUOTIENT_BITS, TAIL};
+use crate::{Error, FilterKind, FormatError, FromBytes};
+
+impl ExpandingQuotientFilter {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let blocks = self.table.block_bytes();
+        let mut params = Vec::with_capacity(21);
+        params.extend_from_slice(&[
+            self.table.quotient_bits() as u8,
+            self.table.width() as u8,
+            self.schedule.base as u8,
+            self.schedule.horizon as u8,
+            self.expansions as u8,
+        ]);
+        params.extend_from_slice(&(self.keys as u64).to_le_bytes());
+        params.extend_from_slice(&self.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
+        format::encode(FilterKind::ExpandingQuotientFilter, &params, blocks.len(), |w| {
+            w.bytes(blocks);
+        })
+    }
+
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
+        let bad = |why| Error::from(FormatError::InvalidParameters(why));
+        let p = &mut frame.params;
+        let (q, w) = (u32::from(p.u8()?), u32::from(p.u8()?));
+        let schedule = Schedule {
+            base: u32::from(p.u8()?),
+            horizon: u32::from(p.u8()?),
+        };
+        let expansions = u32::from(p.u8()?);
+        let keys = p.u64()?;
+        let cap = p.u64()?;
+        frame.params.finish()?;
+        let schedule = schedule
+            .check()
+            .map_err(|_| bad("fingerprint schedule out of range"))?;
+        if q > MAX_QUOTIENT_BITS || w != schedule.length(expansions) + 1 || q + w > 64 || w > 63 {
+            return Err(bad("quotient or slot bits out of range"));
+        }
+        let (_, len) = Table::shape(q, w)?;
+        if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
+            return Err(bad("payload length does not match the table's shape"));
+        }
+        let blocks = frame.payload.take(frame.payload.remaining())?;
+        frame.payload.finish()?;
+        let table = Table::from_block_bytes(q, w, blocks).map_err(FormatError::InvalidParameters)?;
+        let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;
+        let max_keys = match cap {
+            u64::MAX => None,
+            m => Some(usize::try_from(m).map_err(|_| bad("cap too large"))?),
+        };
+        ExpandingQuotientFilter::from_parts(table, schedule, expansions, keys, max_keys).map_err(bad)
+    }
+}
+
+impl FromBytes for ExpandingQuotientFilter {
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::from_frame(format::decode_kind(bytes, FilterKind::ExpandingQuotientFilter)?)
+    }
+}
