@@ -144,6 +144,7 @@ impl<'a> FilterView<'a> {
             FilterKind::CountingBloom
                 | FilterKind::CuckooFilter
                 | FilterKind::QuotientFilter
+                | FilterKind::ExpandingQuotientFilter
                 | FilterKind::ParquetBloom
                 | FilterKind::GrafiteRange
         )
