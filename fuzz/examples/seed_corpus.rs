@@ -27,6 +27,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::ParquetBloom => "decode_parquet_bloom",
         FilterKind::GrafiteRange => "decode_grafite_range",
         FilterKind::QuotientFilter => "decode_quotient",
+        FilterKind::ExpandingQuotientFilter => "decode_expanding",
         _ => "decode_any",
     }
 }

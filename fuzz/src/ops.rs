@@ -257,6 +257,53 @@ pub fn quotient(input: DynInput) {
     }
 }
 
+/// The expanding quotient filter: the multiset model from a table of a few
+/// slots through many expansions (short fingerprints, so entries go void),
+/// with a cap on some inputs (so `Full` is exercised); then a merge of a
+/// filter holding the inserted keys with itself, which must hold them all.
+pub fn expanding(input: DynInput) {
+    use amq::quotient::{ExpandingOptions, ExpandingQuotientFilter};
+    let mut o = ExpandingOptions::new([0.25, 0.1, 0.01, 0.001][usize::from(input.bits % 4)]);
+    o.initial_keys = usize::from(input.expected % 64) + 1;
+    o.horizon = u32::from(input.bits / 4 % 4);
+    if input.expected & 0x8000 != 0 {
+        o.max_keys = Some(usize::from(input.expected % 512) + 1);
+    }
+    let f = match ExpandingQuotientFilter::new(o) {
+        Ok(f) => f,
+        Err(e) => return assert_documented(&e),
+    };
+    let keys: Vec<u16> = input
+        .ops
+        .iter()
+        .filter_map(|o| match o {
+            Op::Insert(k) => Some(*k),
+            _ => None,
+        })
+        .collect();
+    multiset_ops(input, f.clone(), true);
+    let mut other = f;
+    let mut held = Vec::new();
+    for &k in &keys {
+        match other.insert_hash(h(k)) {
+            Ok(()) => held.push(k),
+            Err(Error::Full) => break,
+            Err(e) => panic!("undocumented insert error {e:?}"),
+        }
+    }
+    match other.merge(&other) {
+        Ok(m) => {
+            assert!(held.iter().all(|&k| m.contains_hash(h(k))), "a merge lost a key");
+            assert_eq!(m.num_keys(), 2 * held.len());
+            assert_eq!(
+                m.to_bytes(),
+                ExpandingQuotientFilter::from_bytes(&m.to_bytes()).unwrap().to_bytes()
+            );
+        }
+        Err(e) => assert_eq!(e, Error::Full),
+    }
+}
+
 /// A static filter's input: a key set with repeats, and a parameter byte.
 #[derive(Debug, Arbitrary)]
 pub struct StaticInput {

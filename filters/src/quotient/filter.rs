@@ -346,8 +346,11 @@ impl Filter for QuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, v) = self.split(hash);
-        // Most absent keys stop at the occupied bit: read it here, before
-        // the call into the kernel.
+        // The slot's values load with the block's header (a block of
+        // `r ≥ 6`-bit remainders spans two or more cache lines). Most absent
+        // keys stop at the occupied bit: read it here, before the call into
+        // the kernel.
+        self.table.prefetch(x);
         self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v)
     }
 
