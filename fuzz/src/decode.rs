@@ -135,7 +135,10 @@ fn insert_into_decoded(bytes: &[u8]) {
     let after: Option<Box<dyn Filter>> = match f.insert_hash(h) {
         Ok(()) => Some(Box::new(f)),
         Err(amq::Error::Full | amq::Error::TooManyCopies)
-            if matches!(f.kind(), FilterKind::CuckooFilter | FilterKind::QuotientFilter) =>
+            if matches!(
+                f.kind(),
+                FilterKind::CuckooFilter | FilterKind::QuotientFilter | FilterKind::ExpandingQuotientFilter
+            ) =>
         {
             None
         }

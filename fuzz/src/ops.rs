@@ -297,7 +297,9 @@ pub fn expanding(input: DynInput) {
             assert_eq!(m.num_keys(), 2 * held.len());
             assert_eq!(
                 m.to_bytes(),
-                ExpandingQuotientFilter::from_bytes(&m.to_bytes()).unwrap().to_bytes()
+                ExpandingQuotientFilter::from_bytes(&m.to_bytes())
+                    .unwrap()
+                    .to_bytes()
             );
         }
         Err(e) => assert_eq!(e, Error::Full),

@@ -87,7 +87,12 @@ fn parse() -> Result<Args, String> {
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
-            "--max" => args.max = value()?.replace('_', "").parse().map_err(|e| format!("--max: {e}"))?,
+            "--max" => {
+                args.max = value()?
+                    .replace('_', "")
+                    .parse()
+                    .map_err(|e| format!("--max: {e}"))?
+            }
             "--fpr" => args.fpr = value()?.parse().map_err(|e| format!("--fpr: {e}"))?,
             "--probes" => args.probes = value()?.parse().map_err(|e| format!("--probes: {e}"))?,
             "--svg" => args.svg = Some(value()?),
@@ -215,7 +220,12 @@ fn grow<F: Growing>(mut f: F, base: usize, max: u64, probes: &[u64], checkpoints
             present_ns,
         });
     }
-    eprintln!("{}: {} keys in {:.1} s", F::NAME, max, start.elapsed().as_secs_f64());
+    eprintln!(
+        "{}: {} keys in {:.1} s",
+        F::NAME,
+        max,
+        start.elapsed().as_secs_f64()
+    );
     points
 }
 
@@ -329,7 +339,12 @@ fn main() -> ExitCode {
                 colour: colour.to_string(),
                 dashed: name != Amq::NAME,
                 reference: false,
-                points: points.iter().map(|p| (p.keys as f64, p.fpr)).collect(),
+                // No false positive among the probes: off a log scale.
+                points: points
+                    .iter()
+                    .filter(|p| p.fpr > 0.0)
+                    .map(|p| (p.keys as f64, p.fpr))
+                    .collect(),
             })
             .chain(std::iter::once(Series {
                 label: format!("target {}", args.fpr),

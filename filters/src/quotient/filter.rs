@@ -346,11 +346,8 @@ impl Filter for QuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, v) = self.split(hash);
-        // The slot's values load with the block's header (a block of
-        // `r ≥ 6`-bit remainders spans two or more cache lines). Most absent
-        // keys stop at the occupied bit: read it here, before the call into
-        // the kernel.
-        self.table.prefetch(x);
+        // Most absent keys stop at the occupied bit: read it here, before
+        // the call into the kernel.
         self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v)
     }
 

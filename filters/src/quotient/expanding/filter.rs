@@ -427,13 +427,9 @@ fn histogram(table: &Table) -> Option<Box<[u64; 64]>> {
 }
 
 impl Filter for ExpandingQuotientFilter {
-    /// Starts loading the slot's values with its block's header: with
-    /// slots of `w ≥ 9` bits a block spans two or more cache lines, and a
-    /// present key's query reads both.
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, key) = self.split(hash);
-        self.table.prefetch(x);
         self.table.is_occupied(x) && self.kernel.contains_prefix(&self.table, x, key)
     }
 
