@@ -210,6 +210,31 @@ pub fn cuckoo(input: DynInput) {
     }
 }
 
+/// The keys an input inserts, in order.
+fn inserted(input: &DynInput) -> Vec<u16> {
+    input
+        .ops
+        .iter()
+        .filter_map(|o| match o {
+            Op::Insert(k) => Some(*k),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Inserts `keys` into `f` until it is full: the keys it took.
+fn fill_until_full<F: Insert>(f: &mut F, keys: &[u16]) -> Vec<u16> {
+    let mut held = Vec::new();
+    for &k in keys {
+        match f.insert_hash(h(k)) {
+            Ok(()) => held.push(k),
+            Err(Error::Full) => break,
+            Err(e) => panic!("undocumented insert error {e:?}"),
+        }
+    }
+    held
+}
+
 /// The quotient filter: the multiset model as for the cuckoo filter, on
 /// small tables (so runs shift across blocks and the table fills), then a
 /// merge of a filter holding the inserted keys with itself, checked against
@@ -221,25 +246,11 @@ pub fn quotient(input: DynInput) {
         Ok(f) => f,
         Err(e) => return assert_documented(&e),
     };
-    let keys: Vec<u16> = input
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Insert(k) => Some(*k),
-            _ => None,
-        })
-        .collect();
+    let keys = inserted(&input);
     multiset_ops(input, f.clone(), true);
     // A merge with a filter of the same shape holding the first keys.
     let mut other = f.clone();
-    let mut held = Vec::new();
-    for &k in &keys {
-        match other.insert_hash(h(k)) {
-            Ok(()) => held.push(k),
-            Err(Error::Full) => break,
-            Err(e) => panic!("undocumented insert error {e:?}"),
-        }
-    }
+    let held = fill_until_full(&mut other, &keys);
     let merged = other.merge(&other);
     match merged {
         Ok(m) => {
@@ -273,24 +284,10 @@ pub fn expanding(input: DynInput) {
         Ok(f) => f,
         Err(e) => return assert_documented(&e),
     };
-    let keys: Vec<u16> = input
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Insert(k) => Some(*k),
-            _ => None,
-        })
-        .collect();
+    let keys = inserted(&input);
     multiset_ops(input, f.clone(), true);
     let mut other = f;
-    let mut held = Vec::new();
-    for &k in &keys {
-        match other.insert_hash(h(k)) {
-            Ok(()) => held.push(k),
-            Err(Error::Full) => break,
-            Err(e) => panic!("undocumented insert error {e:?}"),
-        }
-    }
+    let held = fill_until_full(&mut other, &keys);
     match other.merge(&other) {
         Ok(m) => {
             assert!(held.iter().all(|&k| m.contains_hash(h(k))), "a merge lost a key");

@@ -113,14 +113,13 @@ fn absent(i: u64) -> u64 {
 
 /// A filter filled by inserts, as the report drives it.
 trait Growing {
-    const NAME: &'static str;
     fn insert(&mut self, key: u64);
     fn contains(&self, key: u64) -> bool;
 }
 
-struct Amq(ExpandingQuotientFilter);
-impl Growing for Amq {
-    const NAME: &'static str = "amq ExpandingQuotientFilter";
+/// An amq filter, given the key's hash.
+struct Amq<F>(F);
+impl<F: Filter + Insert> Growing for Amq<F> {
     #[inline]
     fn insert(&mut self, key: u64) {
         self.0.insert_hash(hash_u64(key)).expect("amq insert");
@@ -131,22 +130,13 @@ impl Growing for Amq {
     }
 }
 
-struct Sized(QuotientFilter);
-impl Growing for Sized {
-    const NAME: &'static str = "amq QuotientFilter sized in advance";
-    #[inline]
-    fn insert(&mut self, key: u64) {
-        self.0.insert_hash(hash_u64(key)).expect("amq insert");
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains_hash(hash_u64(key))
-    }
-}
+const AMQ: &str = "amq ExpandingQuotientFilter";
+const SIZED: &str = "amq QuotientFilter sized in advance";
+const QFILTER: &str = "qfilter, resizeable";
+const GROWABLE: &str = "growable-bloom-filter";
 
 struct Qf(qfilter::Filter);
 impl Growing for Qf {
-    const NAME: &'static str = "qfilter, resizeable";
     #[inline]
     fn insert(&mut self, key: u64) {
         self.0
@@ -161,7 +151,6 @@ impl Growing for Qf {
 
 struct Growable(growable_bloom_filter::GrowableBloom);
 impl Growing for Growable {
-    const NAME: &'static str = "growable-bloom-filter";
     #[inline]
     fn insert(&mut self, key: u64) {
         self.0.insert(key);
@@ -198,7 +187,14 @@ fn time_queries<F: Growing>(f: &F, keys: &[u64]) -> (f64, usize) {
 
 /// Fills `f` (made with `LIVE` at `base`) to `max` keys, measuring at every
 /// power of ten (`checkpoints`).
-fn grow<F: Growing>(mut f: F, base: usize, max: u64, probes: &[u64], checkpoints: &[u64]) -> Vec<Point> {
+fn grow<F: Growing>(
+    name: &str,
+    mut f: F,
+    base: usize,
+    max: u64,
+    probes: &[u64],
+    checkpoints: &[u64],
+) -> Vec<Point> {
     let mut points = Vec::new();
     let mut n = 0u64;
     let start = Instant::now();
@@ -211,7 +207,7 @@ fn grow<F: Growing>(mut f: F, base: usize, max: u64, probes: &[u64], checkpoints
         let (absent_ns, false_positives) = time_queries(&f, probes);
         let sample: Vec<u64> = (0..probes.len() as u64).map(|i| present(i % n)).collect();
         let (present_ns, found) = time_queries(&f, &sample);
-        assert_eq!(found, sample.len(), "{}: a false negative", F::NAME);
+        assert_eq!(found, sample.len(), "{name}: a false negative");
         points.push(Point {
             keys: n,
             fpr: false_positives as f64 / probes.len() as f64,
@@ -220,12 +216,7 @@ fn grow<F: Growing>(mut f: F, base: usize, max: u64, probes: &[u64], checkpoints
             present_ns,
         });
     }
-    eprintln!(
-        "{}: {} keys in {:.1} s",
-        F::NAME,
-        max,
-        start.elapsed().as_secs_f64()
-    );
+    eprintln!("{name}: {max} keys in {:.1} s", start.elapsed().as_secs_f64());
     points
 }
 
@@ -248,15 +239,16 @@ fn main() -> ExitCode {
     let base = LIVE.load(Ordering::Relaxed);
     let amq = {
         let f = ExpandingQuotientFilter::new(ExpandingOptions::new(args.fpr)).expect("amq");
-        grow(Amq(f), base, args.max, &probes, &checkpoints)
+        grow(AMQ, Amq(f), base, args.max, &probes, &checkpoints)
     };
     let base = LIVE.load(Ordering::Relaxed);
     let qf = {
         let f = qfilter::Filter::new_resizeable(1_000, args.max, args.fpr).expect("qfilter");
-        grow(Qf(f), base, args.max, &probes, &checkpoints)
+        grow(QFILTER, Qf(f), base, args.max, &probes, &checkpoints)
     };
     let base = LIVE.load(Ordering::Relaxed);
     let growable = grow(
+        GROWABLE,
         Growable(growable_bloom_filter::GrowableBloom::new(args.fpr, 1_000)),
         base,
         args.max,
@@ -266,7 +258,7 @@ fn main() -> ExitCode {
     let base = LIVE.load(Ordering::Relaxed);
     let sized = {
         let f = QuotientFilter::new(args.max as usize, FilterSizing::Fpr(args.fpr)).expect("amq sized");
-        grow(Sized(f), base, args.max, &probes, &[args.max])
+        grow(SIZED, Amq(f), base, args.max, &probes, &[args.max])
     };
 
     println!(
@@ -277,7 +269,7 @@ fn main() -> ExitCode {
     );
     println!("| keys | filter | FPR | bits/key | absent query ns | present query ns |");
     println!("|-----:|--------|----:|---------:|----------------:|-----------------:|");
-    let rows: [(&str, &[Point]); 3] = [(Amq::NAME, &amq), (Qf::NAME, &qf), (Growable::NAME, &growable)];
+    let rows: [(&str, &[Point]); 3] = [(AMQ, &amq), (QFILTER, &qf), (GROWABLE, &growable)];
     for (i, &c) in checkpoints.iter().enumerate() {
         for (name, points) in rows {
             let p = points[i];
@@ -295,7 +287,7 @@ fn main() -> ExitCode {
     println!(
         "| {} | {} | {:.3}% | {:.2} | {:.1} | {:.1} |\n",
         amq_bench::svg::thousands(args.max as usize),
-        Sized::NAME,
+        SIZED,
         s.fpr * 100.0,
         s.bits_per_key,
         s.absent_ns,
@@ -320,7 +312,7 @@ fn main() -> ExitCode {
         "- query time at the end (mean of absent and present) against it: {slower:.2}× ({})",
         verdict(slower <= 1.5)
     );
-    for (name, points) in [(Qf::NAME, &qf), (Growable::NAME, &growable)] {
+    for (name, points) in [(QFILTER, &qf), (GROWABLE, &growable)] {
         let other = *points.last().expect("a checkpoint");
         println!(
             "- space × query time at the end against {name}: {:.2}× ({})",
@@ -337,7 +329,7 @@ fn main() -> ExitCode {
             .map(|(&(name, points), colour)| Series {
                 label: name.to_string(),
                 colour: colour.to_string(),
-                dashed: name != Amq::NAME,
+                dashed: name != AMQ,
                 reference: false,
                 // No false positive among the probes: off a log scale.
                 points: points

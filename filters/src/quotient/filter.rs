@@ -355,18 +355,12 @@ impl Filter for QuotientFilter {
     /// values), then answers each: the misses of a group overlap instead of
     /// queueing.
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        const GROUP: usize = 32;
-        assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
-        let mut split = [(0usize, 0u64); GROUP];
-        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-            for (s, &h) in split.iter_mut().zip(hs) {
-                *s = self.split(h);
-                self.table.prefetch(s.0);
-            }
-            for (&(x, v), o) in split.iter().zip(os.iter_mut()) {
-                *o = self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v);
-            }
-        }
+        self.table.contains_grouped(
+            hashes,
+            out,
+            |h| self.split(h),
+            |x, v| self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v),
+        );
     }
 
     #[inline]

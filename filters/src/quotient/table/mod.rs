@@ -465,6 +465,32 @@ impl Table {
         }
     }
 
+    /// A batch query: `out[i] = answer(split(keys[i]))`, where `split` gives
+    /// a key's quotient and value, in groups of 32 whose blocks (header and
+    /// the values at the quotient's slot) are all prefetched before any is
+    /// answered, so the misses of a group overlap instead of queueing.
+    #[inline]
+    pub(crate) fn contains_grouped<K: Copy>(
+        &self,
+        keys: &[K],
+        out: &mut [bool],
+        split: impl Fn(K) -> (usize, u64),
+        answer: impl Fn(usize, u64) -> bool,
+    ) {
+        const GROUP: usize = 32;
+        assert_eq!(keys.len(), out.len(), "contains_hashes: length mismatch");
+        let mut split_keys = [(0usize, 0u64); GROUP];
+        for (ks, os) in keys.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            for (s, &k) in split_keys.iter_mut().zip(ks) {
+                *s = split(k);
+                self.prefetch(s.0);
+            }
+            for (&(x, v), o) in split_keys.iter().zip(os.iter_mut()) {
+                *o = answer(x, v);
+            }
+        }
+    }
+
     /// Every entry `(quotient, value)` in order.
     pub(crate) fn entries(&self) -> Entries<'_> {
         Entries {
