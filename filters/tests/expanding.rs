@@ -195,6 +195,27 @@ fn counts_of_repeated_keys_across_expansions() {
     }
 }
 
+/// A key repeated in the last quotient: its run passes the table's last
+/// slot before the load calls for a doubling, and the insert doubles the
+/// table instead of failing; every copy is counted.
+#[test]
+fn a_run_past_the_last_slot_doubles_the_table() {
+    // 2^12 quotients and 640 padding slots: 700 copies do not fit.
+    let mut f = ExpandingQuotientFilter::new(options(0.001, 3_000, 18)).unwrap();
+    let last = KeyHash::from_well_mixed(u64::MAX - 12345);
+    let (q0, cap0) = (f.quotient_bits(), f.capacity());
+    for _ in 0..700 {
+        f.insert_hash(last).unwrap();
+    }
+    assert!(f.quotient_bits() > q0, "no doubling");
+    assert!(f.num_keys() <= cap0, "doubled by load, not by the run");
+    assert_eq!(f.count_hash(last), 700);
+    for _ in 0..700 {
+        f.remove_hash(last).unwrap();
+    }
+    assert!(!f.contains_hash(last));
+}
+
 /// The cap: inserts past `max_keys` are refused and change nothing; the
 /// horizon shrinks to the cap, so fingerprints are shorter than uncapped.
 #[test]

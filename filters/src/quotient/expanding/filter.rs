@@ -490,17 +490,18 @@ impl Insert for ExpandingQuotientFilter {
         if self.table.len() >= self.capacity() {
             self.expand()?;
         }
-        let length = self.fingerprint_bits();
-        loop {
+        let length = loop {
             let (x, key) = self.split(hash);
+            let length = self.fingerprint_bits();
             let v = fingerprint::entry(key, self.table.width(), length);
             match self.kernel.insert(&mut self.table, x, v) {
+                Ok(()) => break length,
                 // A run near the end of the table passed its last slot (a
                 // key repeated hundreds of times): double and try again.
                 Err(Error::Full) => self.expand()?,
-                r => break r?,
+                Err(e) => return Err(e),
             }
-        }
+        };
         self.lengths[length as usize] += 1;
         self.keys += 1;
         Ok(())
