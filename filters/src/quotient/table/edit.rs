@@ -36,6 +36,7 @@ impl Table {
 
     /// Moves the values and run-end bits of slots `from..to` one slot on,
     /// last first.
+    #[inline(always)]
     fn shift_right(&mut self, from: usize, to: usize) {
         for s in (from..to).rev() {
             let (value, end) = (self.value(s), self.runend(s));
@@ -66,7 +67,7 @@ impl Table {
         let b = x / BLOCK;
         let occupied = self.occupied(b);
         let base = b * BLOCK + self.offset(b);
-        let d = (occupied & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        let d = (occupied & super::upto(x)).count_ones();
         let has_run = occupied >> (x % BLOCK) & 1 != 0;
         // `pos`: where the entry goes; `search`: the first slot that may be
         // empty; `appends_to`: the run end the entry takes over.

@@ -55,6 +55,12 @@ use alloc::vec::Vec;
 /// Slots per block.
 const BLOCK: usize = 64;
 
+/// The bits of a block's word up to and including slot or quotient `i`'s.
+#[inline(always)]
+fn upto(i: usize) -> u64 {
+    u64::MAX >> (63 - i % BLOCK)
+}
+
 /// How a query finds the `rank`-th set bit (from 0) of a word, or 64 and
 /// more if there is none: a value of a type that implements it is the
 /// proof that this CPU runs its instructions (the kernels in `kernel.rs`
@@ -105,6 +111,8 @@ pub(crate) const MAX_QUOTIENT_BITS: u32 = 40;
 pub(crate) struct Table {
     quotient_bits: u32,
     width: u32,
+    /// `low_mask(width)`, kept: every value read and write masks with it.
+    mask: u64,
     /// Slots in all, canonical and padding: a multiple of 64.
     slots: usize,
     /// The blocks, then [`TAIL`] zero bytes.
@@ -140,6 +148,7 @@ impl Table {
         Ok(Table {
             quotient_bits,
             width,
+            mask: low_mask(width),
             slots,
             bytes: zeroed_vec(bytes)?,
             len: 0,
@@ -252,14 +261,15 @@ impl Table {
         let (at, shift) = self.value_at(s);
         let mut b = [0u8; 16];
         b.copy_from_slice(&self.bytes[at..at + 16]);
-        (u128::from_le_bytes(b) >> shift) as u64 & low_mask(self.width)
+        (u128::from_le_bytes(b) >> shift) as u64 & self.mask
     }
 
+    #[inline(always)]
     fn set_value(&mut self, s: usize, v: u64) {
         let (at, shift) = self.value_at(s);
         let mut b = [0u8; 16];
         b.copy_from_slice(&self.bytes[at..at + 16]);
-        let mask = u128::from(low_mask(self.width)) << shift;
+        let mask = u128::from(self.mask) << shift;
         let word = (u128::from_le_bytes(b) & !mask) | (u128::from(v) << shift & mask);
         // The bytes past the field (maybe the next block's) go back as read.
         self.bytes[at..at + 16].copy_from_slice(&word.to_le_bytes());
@@ -320,7 +330,7 @@ impl Table {
     fn last_end_in<S: Select>(&self, sel: S, x: usize, offset: usize) -> isize {
         let b = x / BLOCK;
         let base = b * BLOCK + offset;
-        let d = (self.occupied(b) & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        let d = (self.occupied(b) & upto(x)).count_ones();
         if d == 0 {
             return base as isize - 1;
         }
@@ -379,7 +389,7 @@ impl Table {
             return None;
         }
         let base = b * BLOCK + self.offset(b);
-        let d = (occupied & low_mask((x % BLOCK) as u32 + 1)).count_ones();
+        let d = (occupied & upto(x)).count_ones();
         let end = self.nth_runend_by(sel, base, d - 1);
         Some(self.start_before(x, end)..=end)
     }
@@ -389,7 +399,7 @@ impl Table {
     #[inline(always)]
     pub(super) fn start_before(&self, x: usize, end: usize) -> usize {
         let mut w = end / BLOCK;
-        let mut bits = self.runends(w) & low_mask((end % BLOCK) as u32);
+        let mut bits = self.runends(w) & ((1u64 << (end % BLOCK)) - 1);
         loop {
             if bits != 0 {
                 let prev = w * BLOCK + 63 - bits.leading_zeros() as usize;

@@ -39,6 +39,7 @@ impl Table {
         let mut t = Table {
             quotient_bits,
             width,
+            mask: low_mask(width),
             slots,
             bytes,
             len: 0,
