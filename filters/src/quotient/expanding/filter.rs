@@ -61,7 +61,7 @@ impl ExpandingOptions {
 /// expansion of InfiniFilter, Dayan et al., SIGMOD 2023, and Aleph filter,
 /// Dayan, Bercea and Pagh, VLDB 2024, on amq's rank-and-select table).
 ///
-/// When an insert finds the table at [`MAX_LOAD`](super::MAX_LOAD), the
+/// When an insert finds the table at [`MAX_LOAD`](crate::quotient::MAX_LOAD), the
 /// table is rewritten at twice the quotients in one ordered pass: each
 /// entry's first fingerprint bit becomes the low bit of its quotient, so
 /// every entry keeps matching its keys, and queries stay one run of one
@@ -76,7 +76,7 @@ impl ExpandingOptions {
 /// **Space.** Slots of `F0 + 1` bits (the fingerprint and its delimiter)
 /// plus 2.125 bits of metadata, at a load between 0.475 and 0.95. For
 /// `ε = 1%` and the default horizon, `F0 = 10`: 13.1 bits per slot, where a
-/// [`QuotientFilter`](super::QuotientFilter) sized in advance for the same
+/// [`QuotientFilter`](crate::quotient::QuotientFilter) sized in advance for the same
 /// count takes `r + 2.125` with `r = ⌈log2(α/ε)⌉` (7 at `α = 0.745`): about
 /// 1.44× the space for not knowing the count. A rewrite briefly holds the
 /// old and the new table.
@@ -261,7 +261,7 @@ impl ExpandingQuotientFilter {
         self.schedule.length(self.expansions)
     }
 
-    /// Entries the table holds before the next expansion: [`MAX_LOAD`](super::MAX_LOAD) `· 2^q`.
+    /// Entries the table holds before the next expansion: [`MAX_LOAD`](crate::quotient::MAX_LOAD) `· 2^q`.
     pub fn capacity(&self) -> usize {
         capacity(self.quotient_bits())
     }
@@ -434,7 +434,7 @@ impl Filter for ExpandingQuotientFilter {
     }
 
     /// Loads the block of every key of a group of 32 first, then answers
-    /// each, as [`QuotientFilter`](super::QuotientFilter) does.
+    /// each, as [`QuotientFilter`](crate::quotient::QuotientFilter) does.
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         self.table.contains_grouped(
             hashes,
