@@ -12,6 +12,9 @@ use crate::quotient::table::{Table, MAX_QUOTIENT_BITS};
 use crate::sizing::check_keys;
 use crate::{Error, Filter, FilterKind, Insert, KeyHash, Remove};
 
+/// The expansions [`ExpandingOptions::new`] plans for.
+const DEFAULT_HORIZON: u32 = 18;
+
 /// How an [`ExpandingQuotientFilter`] starts and how far it plans to grow.
 ///
 /// ```
@@ -51,7 +54,7 @@ impl ExpandingOptions {
         ExpandingOptions {
             fpr,
             initial_keys: 1_000,
-            horizon: 18,
+            horizon: DEFAULT_HORIZON,
             max_keys: None,
         }
     }
@@ -184,7 +187,7 @@ impl ExpandingQuotientFilter {
         if !(1.0..=f64::from(MAX_LENGTH)).contains(&base) {
             return Err(invalid("sizing", "leaves no fingerprint bit, or needs over 62"));
         }
-        let schedule = (0..=ExpandingOptions::new(0.01).horizon)
+        let schedule = (0..=DEFAULT_HORIZON)
             .rev()
             .find_map(|h| Schedule::with_base(base as u32, h).ok())
             .ok_or_else(|| invalid("sizing", "too few bits: the FPR would pass 0.25"))?;
