@@ -257,22 +257,8 @@ fn bytes_round_trip_and_survive_corruption() {
     f.insert_hash(keys[0]).unwrap();
     common::assert_round_trip(&f, &keys);
     common::assert_corruption_safe(&f, &keys[..28]);
-    // With the checksum recomputed, every changed byte is refused or
-    // decodes to a filter that re-encodes to those bytes: the decoder
-    // accepts only tables that inserts could have made.
-    let bytes = f.to_bytes();
-    let mut changed = bytes.clone();
-    for i in 0..bytes.len() - amq::format::CHECKSUM_LEN {
-        for delta in [1u8, 2, 4, 8, 16, 32, 64, 128, 255] {
-            changed[i] = bytes[i] ^ delta;
-            common::reseal(&mut changed);
-            if let Ok(g) = QuotientFilter::from_bytes(&changed) {
-                assert_eq!(g.to_bytes(), changed, "byte {i} ^ {delta}");
-                let _ = keys.iter().filter(|&&h| g.contains_hash(h)).count();
-            }
-            changed.copy_from_slice(&bytes);
-        }
-    }
+    // The decoder accepts only tables that inserts could have made.
+    common::assert_byte_changes_refused_or_exact(&f);
 }
 
 /// The format is pinned: a filter of 4 quotients and 8-bit remainders
