@@ -359,3 +359,26 @@ fn main() -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counting allocator sees an allocation, its growth and its
+    /// release (other test threads may allocate too: the figures are
+    /// lower bounds, checked with room).
+    #[test]
+    fn the_allocator_counts_live_bytes() {
+        let before = LIVE.load(Ordering::Relaxed);
+        let mut v: Vec<u8> = Vec::with_capacity(1 << 24);
+        assert!(LIVE.load(Ordering::Relaxed) >= before + (1 << 24) - (1 << 20));
+        v.reserve_exact(1 << 25);
+        v.push(1);
+        assert!(LIVE.load(Ordering::Relaxed) >= before + (1 << 25) - (1 << 20));
+        drop(v);
+        assert!(LIVE.load(Ordering::Relaxed) < before + (1 << 22));
+        let z = vec![0u64; 1 << 20];
+        assert!(LIVE.load(Ordering::Relaxed) >= before + (8 << 20) - (1 << 20));
+        drop(z);
+    }
+}
