@@ -97,8 +97,10 @@ macro_rules! kinds {
             /// [`Error::WrongHashScheme`] for a
             /// [`ParquetBloom`](crate::ParquetBloom) frame (decode it with
             /// `ParquetBloom::from_bytes`) or a
-            /// [`GrafiteRange`](crate::range::GrafiteRange) frame, a range
-            /// filter over ordered keys (`GrafiteRange::from_bytes`).
+            /// [`GrafiteRange`](crate::range::GrafiteRange) or
+            /// [`MementoFilter`](crate::range::MementoFilter) frame, a range
+            /// filter over ordered keys (decode it with its own
+            /// `from_bytes`).
             ///
             /// ```
             /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
@@ -116,7 +118,7 @@ macro_rules! kinds {
                 let frame = format::decode(bytes)?;
                 match frame.kind {
                     $(FilterKind::$kind => Ok(AnyFilter::$kind($kind::from_frame(frame)?)),)*
-                    FilterKind::ParquetBloom | FilterKind::GrafiteRange => Err(Error::WrongHashScheme {
+                    FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => Err(Error::WrongHashScheme {
                         expected: HashScheme::Xxh3Seeded,
                         found: frame.scheme,
                     }),

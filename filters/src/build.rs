@@ -78,7 +78,9 @@ impl AnyFilter {
                 f.insert_hashes(hashes)?;
                 f
             }
-            FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
+            FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => {
+                return Err(not_key_hashed(kind))
+            }
         })
     }
 
@@ -117,7 +119,9 @@ impl AnyFilter {
             FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
             FilterKind::QuotientFilter => QuotientFilter::new(n, sizing)?.into(),
             FilterKind::ExpandingQuotientFilter => ExpandingQuotientFilter::for_sizing(n, sizing)?.into(),
-            FilterKind::ParquetBloom | FilterKind::GrafiteRange => return Err(not_key_hashed(kind)),
+            FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => {
+                return Err(not_key_hashed(kind))
+            }
             other => return Err(crate::error::unsupported(other, "insert")),
         })
     }

@@ -51,6 +51,10 @@ pub enum FilterKind {
     QuotientFilter = 13,
     /// [`ExpandingQuotientFilter`](crate::quotient::ExpandingQuotientFilter).
     ExpandingQuotientFilter = 14,
+    /// [`MementoFilter`](crate::range::MementoFilter): a dynamic range
+    /// filter over ordered `u64` keys ([`HashScheme::OrderedU64`]), like
+    /// [`GrafiteRange`](FilterKind::GrafiteRange).
+    MementoFilter = 15,
 }
 
 impl FilterKind {
@@ -78,13 +82,15 @@ impl FilterKind {
         FilterKind::GrafiteRange,
         FilterKind::QuotientFilter,
         FilterKind::ExpandingQuotientFilter,
+        FilterKind::MementoFilter,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers
     /// record it: [`KeyHash`](crate::KeyHash) ([`HashScheme::Xxh3Seeded`]) for every kind but
     /// [`ParquetBloom`](FilterKind::ParquetBloom), which takes Parquet's value
-    /// hash, and [`GrafiteRange`](FilterKind::GrafiteRange), which takes the
-    /// keys themselves as ordered `u64`s. Code that builds filters from key
+    /// hash, and the range filters [`GrafiteRange`](FilterKind::GrafiteRange)
+    /// and [`MementoFilter`](FilterKind::MementoFilter), which take the keys
+    /// themselves as ordered `u64`s. Code that builds filters from key
     /// hashes (a storage engine's filter policy) can only use kinds whose
     /// scheme is `Xxh3Seeded`; [`AnyFilter::build`](crate::AnyFilter::build)
     /// refuses the others.
@@ -98,12 +104,12 @@ impl FilterKind {
     ///     .iter()
     ///     .filter(|k| k.hash_scheme() == HashScheme::Xxh3Seeded)
     ///     .count();
-    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 2);
+    /// assert_eq!(key_hashed, FilterKind::ALL.len() - 3);
     /// ```
     pub const fn hash_scheme(self) -> HashScheme {
         match self {
             FilterKind::ParquetBloom => HashScheme::ParquetXxh64,
-            FilterKind::GrafiteRange => HashScheme::OrderedU64,
+            FilterKind::GrafiteRange | FilterKind::MementoFilter => HashScheme::OrderedU64,
             _ => HashScheme::Xxh3Seeded,
         }
     }

@@ -75,6 +75,7 @@ via_bytes!(
     crate::ParquetBloom,
     crate::AnyFilter,
     crate::range::GrafiteRange,
+    crate::range::MementoFilter,
     crate::quotient::QuotientFilter,
     crate::quotient::ExpandingQuotientFilter,
 );

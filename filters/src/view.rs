@@ -127,7 +127,8 @@ impl<'a> FilterView<'a> {
             | FilterKind::QuotientFilter
             | FilterKind::ExpandingQuotientFilter
             | FilterKind::ParquetBloom
-            | FilterKind::GrafiteRange => return Err(crate::error::unsupported(kind, "view")),
+            | FilterKind::GrafiteRange
+            | FilterKind::MementoFilter => return Err(crate::error::unsupported(kind, "view")),
         })
     }
 
@@ -147,6 +148,7 @@ impl<'a> FilterView<'a> {
                 | FilterKind::ExpandingQuotientFilter
                 | FilterKind::ParquetBloom
                 | FilterKind::GrafiteRange
+                | FilterKind::MementoFilter
         )
     }
 

@@ -221,8 +221,8 @@ fn kinds_without_a_view_are_a_typed_error() {
     for kind in FilterKind::ALL {
         let sizing = FilterSizing::BitsPerKey(12.0);
         let Ok(owned) = AnyFilter::build(*kind, &keys, sizing) else {
-            // ParquetBloom takes Parquet hashes, GrafiteRange ordered keys:
-            // built another way (the range filter has a view of its own).
+            // ParquetBloom takes Parquet hashes, the range filters ordered
+            // keys: built another way (Grafite has a view of its own).
             let bytes = match *kind {
                 FilterKind::ParquetBloom => {
                     let mut p = amq::ParquetBloom::with_num_bytes(1024).unwrap();
@@ -232,6 +232,12 @@ fn kinds_without_a_view_are_a_typed_error() {
                 FilterKind::GrafiteRange => {
                     use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
                     GrafiteRange::build(&[1, 2], RangeSizing::BitsPerKey(12.0))
+                        .unwrap()
+                        .to_bytes()
+                }
+                FilterKind::MementoFilter => {
+                    use amq::range::{MementoFilter, MementoOptions, RangeFilter};
+                    MementoFilter::build(&[1, 2], MementoOptions::new(0.01, 8))
                         .unwrap()
                         .to_bytes()
                 }

@@ -32,7 +32,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
         FilterKind::Ribbon => of::<Ribbon>(),
         FilterKind::QuotientFilter => of::<crate::quotient::QuotientFilter>(),
         FilterKind::ExpandingQuotientFilter => of::<crate::quotient::ExpandingQuotientFilter>(),
-        FilterKind::ParquetBloom | FilterKind::GrafiteRange => None,
+        FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => None,
     }
 }
 

@@ -15,6 +15,8 @@
 //! portable code is called directly and inlined.
 #![allow(unsafe_code)]
 
+use core::ops::RangeInclusive;
+
 use super::expanding::fingerprint;
 use super::table::{Broadword, Table};
 use crate::Error;
@@ -27,12 +29,14 @@ type InsertFn = unsafe fn(&mut Table, usize, u64) -> Result<(), Error>;
 type RemoveFn = unsafe fn(&mut Table, usize, u64) -> bool;
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type RemoveLongestFn = unsafe fn(&mut Table, usize, u64) -> Option<u64>;
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+type RunFn = unsafe fn(&Table, usize) -> Option<RangeInclusive<usize>>;
 
 /// A query kernel the running CPU supports (only [`Kernel::detect`] and
 /// [`Kernel::runnable`] make one, and only with a CPU that has the
 /// kernel's features).
 #[derive(Clone, Copy)]
-pub(super) struct Kernel {
+pub(crate) struct Kernel {
     name: &'static str,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     contains: ContainsFn,
@@ -44,6 +48,8 @@ pub(super) struct Kernel {
     contains_prefix: ContainsFn,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     remove_longest: RemoveLongestFn,
+    #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+    run: RunFn,
 }
 
 impl core::fmt::Debug for Kernel {
@@ -75,6 +81,19 @@ fn portable_contains_prefix(t: &Table, x: usize, key: u64) -> bool {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64> {
     t.remove_best_by(Broadword, x, |v| fingerprint::longest(v, key))
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+fn portable_run(t: &Table, x: usize) -> Option<RangeInclusive<usize>> {
+    t.run_by(Broadword, x)
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+unsafe fn popcnt_run(t: &Table, x: usize) -> Option<RangeInclusive<usize>> {
+    t.run_by(Broadword, x)
 }
 
 /// # Safety
@@ -174,6 +193,14 @@ unsafe fn bmi2_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64> 
     t.remove_best_by(Pdep(()), x, |v| fingerprint::longest(v, key))
 }
 
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+unsafe fn bmi2_run(t: &Table, x: usize) -> Option<RangeInclusive<usize>> {
+    t.run_by(Pdep(()), x)
+}
+
 impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
@@ -187,10 +214,12 @@ impl Kernel {
         contains_prefix: portable_contains_prefix,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         remove_longest: portable_remove_longest,
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        run: portable_run,
     };
 
     /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap.
-    pub(super) fn detect() -> Kernel {
+    pub(crate) fn detect() -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         return crate::simd::choose(&Self::candidates(), Self::PORTABLE, crate::simd::cap());
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
@@ -211,6 +240,7 @@ impl Kernel {
                     remove: bmi2_remove,
                     contains_prefix: bmi2_contains_prefix,
                     remove_longest: bmi2_remove_longest,
+                    run: bmi2_run,
                 },
             ),
             (
@@ -223,6 +253,7 @@ impl Kernel {
                     remove: popcnt_remove,
                     contains_prefix: popcnt_contains_prefix,
                     remove_longest: popcnt_remove_longest,
+                    run: popcnt_run,
                 },
             ),
         ]
@@ -288,12 +319,22 @@ impl Kernel {
 
     /// Inserts value `v` into quotient `x`'s run of `t` (`Table::insert`).
     #[inline(always)]
-    pub(super) fn insert(&self, t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
+    pub(crate) fn insert(&self, t: &mut Table, x: usize, v: u64) -> Result<(), Error> {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as for `contains`.
         return unsafe { (self.insert)(t, x, v) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
         t.insert_by(Broadword, x, v)
+    }
+
+    /// The slots of quotient `x`'s run of `t`, if it has one (`Table::run`).
+    #[inline(always)]
+    pub(crate) fn run(&self, t: &Table, x: usize) -> Option<RangeInclusive<usize>> {
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        // SAFETY: as for `contains`.
+        return unsafe { (self.run)(t, x) };
+        #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
+        t.run_by(Broadword, x)
     }
 }
 
@@ -347,6 +388,7 @@ mod tests {
             hits += usize::from(want);
             for k in &kernels {
                 assert_eq!(k.contains(&t, x, v), want, "{k:?} at {x}, {v}");
+                assert_eq!(k.run(&t, x), t.run(x), "{k:?}: run of {x}");
             }
         }
         assert!(hits > 100 && hits < 199_000, "{hits} hits");

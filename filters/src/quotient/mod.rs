@@ -13,6 +13,9 @@
 //! * `expanding/`: [`ExpandingQuotientFilter`], the same table doubled
 //!   whenever it fills, with fingerprints that carry their length.
 //!
+//! The Memento range filter ([`MementoFilter`](crate::range::MementoFilter))
+//! is the expanding table with a key's low bits under each fingerprint.
+//!
 //! ```
 //! use amq::quotient::QuotientFilter;
 //! use amq::{Filter, FilterSizing, Insert};
@@ -23,7 +26,7 @@
 //! ```
 
 mod codec;
-mod expanding;
+pub(crate) mod expanding;
 pub(crate) mod filter;
 pub(crate) mod kernel;
 pub(crate) mod table;

@@ -15,6 +15,10 @@
 //! | filter | bits per key | FPR for an empty range of `ℓ` keys | module |
 //! |--------|--------------|------------------------------------|--------|
 //! | [`GrafiteRange`] | `B` | at most `ℓ / 2^(B − 2.32)` for any keys and queries (whole `B`) | [`grafite`] |
+//! | [`MementoFilter`] | `(F + 1 + m + 2.125)/load`, load 0.475–0.95 | about `⌈ℓ/2^m⌉·0.475·(H+2)·2^−F` for any keys and queries | [`memento`] |
+//!
+//! [`GrafiteRange`] is built once from all its keys and is the smaller;
+//! [`MementoFilter`] inserts, removes and grows with no size given.
 //!
 //! Byte-string keys map to `u64`s in order with a [`KeyMap`] fitted to the
 //! keys: it keeps only the byte positions where they differ, each in as
@@ -46,10 +50,12 @@ use crate::{Error, FilterKind};
 pub mod grafite;
 pub mod keymap;
 mod keys;
+pub mod memento;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};
 pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};
+pub use memento::{MementoFilter, MementoOptions};
 
 /// Query side of every range filter: "may some key lie in `lo..=hi`?"
 ///

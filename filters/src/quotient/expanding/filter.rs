@@ -218,7 +218,8 @@ impl ExpandingQuotientFilter {
         keys: usize,
         max_keys: Option<usize>,
     ) -> Result<Self, &'static str> {
-        let lengths = histogram(&table).ok_or("an entry without a delimiter, or two voids in a run")?;
+        let lengths =
+            super::grow::histogram(&table, 0).ok_or("an entry without a delimiter, or two voids in a run")?;
         // Copies whose fingerprints ran out share a void entry: keys may
         // outnumber entries, but not the cap.
         if max_keys.is_some_and(|m| keys > m) {
@@ -337,7 +338,7 @@ impl ExpandingQuotientFilter {
             return Err(Error::Full);
         }
         let width = length + 1;
-        let mut entries = super::grow::Expand::new(&self.table, width);
+        let mut entries = super::grow::Expand::new(&self.table, 0, width);
         let table = Table::from_sorted(q, width, &mut entries)?;
         // Length L becomes L − 1; the voids are counted as written.
         let mut lengths = Box::new([0u64; 64]);
@@ -388,15 +389,15 @@ impl ExpandingQuotientFilter {
         let expansions = a.expansions.max(b.expansions);
         let width = self.schedule.length(expansions) + 1;
         let both = crate::quotient::filter::Merge {
-            a: super::grow::widened(&a.table, width).peekable(),
-            b: super::grow::widened(&b.table, width).peekable(),
+            a: super::grow::widened(&a.table, 0, width).peekable(),
+            b: super::grow::widened(&b.table, 0, width).peekable(),
         };
         let table = Table::from_sorted(
             a.quotient_bits(),
             width,
-            super::grow::one_void_per_run(both, width),
+            super::grow::one_void_per_run(both, 0, width),
         )?;
-        let lengths = histogram(&table).ok_or(Error::Incompatible)?;
+        let lengths = super::grow::histogram(&table, 0).ok_or(Error::Incompatible)?;
         let mut merged = ExpandingQuotientFilter {
             table,
             kernel: self.kernel,
@@ -411,22 +412,6 @@ impl ExpandingQuotientFilter {
         }
         Ok(merged)
     }
-}
-
-/// The entries of `table` by fingerprint length, or `None` if one has no
-/// delimiter or a run holds two void entries (no filter makes either).
-fn histogram(table: &Table) -> Option<Box<[u64; 64]>> {
-    let mut lengths = Box::new([0u64; 64]);
-    let width = table.width();
-    let mut last = None;
-    for e in table.entries() {
-        if e.1 == 0 || (fingerprint::is_void(e.1, width) && last == Some(e)) {
-            return None;
-        }
-        lengths[fingerprint::length(e.1, width) as usize] += 1;
-        last = Some(e);
-    }
-    Some(lengths)
 }
 
 impl Filter for ExpandingQuotientFilter {

@@ -1,11 +1,18 @@
 //! The entry streams behind expansion and merge: a table's entries as they
 //! go into a table of twice the quotients, or into wider slots, in order.
+//!
+//! A value is a fingerprint code (`fingerprint.rs`) over `payload` low bits
+//! that ride along unchanged: none for the expanding quotient filter, the
+//! memento (a key's low bits) for the Memento range filter
+//! (`range/memento/`).
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::iter::Peekable;
 
 use super::fingerprint;
 use crate::quotient::table::{Entries, Table};
+use crate::succinct::bits::low_mask;
 
 /// The entries of a table after one expansion into `width`-bit slots, in
 /// order: quotient `x`'s run becomes runs `2x` and `2x + 1` by each
@@ -16,6 +23,9 @@ use crate::quotient::table::{Entries, Table};
 /// double `k` slots at every expansion).
 pub(crate) struct Expand<'a> {
     entries: Peekable<Entries<'a>>,
+    /// Payload bits under each code.
+    payload: u32,
+    /// Code bits before and after.
     width: u32,
     new_width: u32,
     /// The next two runs, sorted, and how many of them were handed out.
@@ -26,11 +36,14 @@ pub(crate) struct Expand<'a> {
 }
 
 impl<'a> Expand<'a> {
-    pub(crate) fn new(table: &'a Table, new_width: u32) -> Self {
+    /// The expansion of `table` into `new_width`-bit slots, each value a
+    /// code over `payload` bits.
+    pub(crate) fn new(table: &'a Table, payload: u32, new_width: u32) -> Self {
         Expand {
             entries: table.entries().peekable(),
-            width: table.width(),
-            new_width,
+            payload,
+            width: table.width() - payload,
+            new_width: new_width - payload,
             out: Vec::new(),
             taken: 0,
             voids: 0,
@@ -46,43 +59,70 @@ impl Iterator for Expand<'_> {
             self.out.clear();
             self.taken = 0;
             let (x, _) = *self.entries.peek()?;
+            let p = self.payload;
             while let Some((_, v)) = self.entries.next_if(|&(y, _)| y == x) {
-                match fingerprint::split_top(v, self.width, self.new_width) {
-                    (Some(bit), v) => self.out.push((2 * x + bit as usize, v)),
-                    (None, v) => {
+                let (code, rest) = (v >> p, v & low_mask(p));
+                match fingerprint::split_top(code, self.width, self.new_width) {
+                    (Some(bit), code) => self.out.push((2 * x + bit as usize, code << p | rest)),
+                    (None, code) => {
+                        let v = code << p | rest;
                         self.out.push((2 * x, v));
                         self.out.push((2 * x + 1, v));
                     }
                 }
             }
             self.out.sort_unstable();
-            let void = 1 << (self.new_width - 1);
-            self.out.dedup_by(|a, b| a == b && a.1 == void);
-            self.voids += self.out.iter().filter(|e| e.1 == void).count() as u64;
+            let void = |v: u64| v >> p == 1 << (self.new_width - 1);
+            self.out.dedup_by(|a, b| a == b && void(a.1));
+            self.voids += self.out.iter().filter(|e| void(e.1)).count() as u64;
         }
         self.taken += 1;
         Some(self.out[self.taken - 1])
     }
 }
 
-/// An ordered entry stream of `width`-bit values with repeated void
-/// entries of a quotient dropped (the merge of two tables may hold two).
+/// An ordered entry stream of `width`-bit values (codes over `payload`
+/// bits) with repeated void entries of a quotient dropped (the merge of
+/// two tables may hold two).
 pub(crate) fn one_void_per_run(
     entries: impl Iterator<Item = (usize, u64)>,
+    payload: u32,
     width: u32,
 ) -> impl Iterator<Item = (usize, u64)> {
-    let void = 1u64 << (width - 1);
+    let void = 1u64 << (width - payload - 1);
     let mut last = None;
     entries.filter(move |&e| {
-        let repeat = e.1 == void && last == Some(e);
+        let repeat = e.1 >> payload == void && last == Some(e);
         last = Some(e);
         !repeat
     })
 }
 
 /// A table's entries re-encoded in `width`-bit slots (`width` at least the
-/// table's): the same fingerprints, in the same order.
-pub(crate) fn widened(table: &Table, width: u32) -> impl Iterator<Item = (usize, u64)> + '_ {
+/// table's): the same fingerprints over the same `payload` bits, in the
+/// same order.
+pub(crate) fn widened(table: &Table, payload: u32, width: u32) -> impl Iterator<Item = (usize, u64)> + '_ {
     let shift = width - table.width();
-    table.entries().map(move |(x, v)| (x, v << shift))
+    let low = low_mask(payload);
+    table
+        .entries()
+        .map(move |(x, v)| (x, (v & !low) << shift | v & low))
+}
+
+/// The entries of `table` (codes over `payload` bits) by fingerprint
+/// length, or `None` if one has no delimiter or a run holds two equal void
+/// entries (no filter makes either).
+pub(crate) fn histogram(table: &Table, payload: u32) -> Option<Box<[u64; 64]>> {
+    let mut lengths = Box::new([0u64; 64]);
+    let width = table.width() - payload;
+    let mut last = None;
+    for e in table.entries() {
+        let code = e.1 >> payload;
+        if code == 0 || (fingerprint::is_void(code, width) && last == Some(e)) {
+            return None;
+        }
+        lengths[fingerprint::length(code, width) as usize] += 1;
+        last = Some(e);
+    }
+    Some(lengths)
 }

@@ -16,8 +16,8 @@
 mod codec;
 mod filter;
 pub(crate) mod fingerprint;
-mod grow;
-mod schedule;
+pub(crate) mod grow;
+pub(crate) mod schedule;
 
 pub use filter::{ExpandingOptions, ExpandingQuotientFilter};
 

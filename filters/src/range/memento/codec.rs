@@ -1,0 +1,102 @@
+//! The byte format of a [`MementoFilter`] (inside the common frame of
+//! [`crate::format`], hash scheme `OrderedU64`).
+//!
+//! Schema-critical (pinned by the golden-bytes test in `tests/memento.rs`):
+//!
+//! | parameters   | size | meaning |
+//! |--------------|------|---------|
+//! | `q`          | u8   | quotient bits now, at most 40 |
+//! | `w`          | u8   | slot bits: the current fingerprint length + 1 + `m` |
+//! | `m`          | u8   | memento bits, at most 40 |
+//! | `F0`         | u8   | the schedule's first fingerprint length, 1 to 62 |
+//! | `H`          | u8   | the schedule's horizon, at most 64 |
+//! | `X`          | u8   | expansions so far |
+//! | keys         | u64  | keys inserted less keys removed |
+//! | cap          | u64  | `max_keys`, `u64::MAX` for none |
+//!
+//! The payload is the table's blocks, as in the quotient filter's format,
+//! with `w`-bit values: a fingerprint, its delimiter bit and zeros
+//! (`quotient/expanding/fingerprint.rs`), then the `m`-bit memento. The
+//! decoder refuses a table no inserts leave, a value with no delimiter, a
+//! width other than the schedule's at `X` expansions, a void entry twice
+//! in a run, and more keys than the cap.
+
+use alloc::vec::Vec;
+
+use super::{MementoFilter, MAX_MEMENTO_BITS};
+use crate::format::{self, Frame};
+use crate::quotient::expanding::schedule::Schedule;
+use crate::quotient::table::{Table, MAX_QUOTIENT_BITS, TAIL};
+use crate::{Error, FilterKind, FormatError};
+
+impl MementoFilter {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let blocks = self.table.block_bytes();
+        let mut params = Vec::with_capacity(22);
+        params.extend_from_slice(&[
+            self.table.quotient_bits() as u8,
+            self.table.width() as u8,
+            self.memento_bits as u8,
+            self.schedule.base as u8,
+            self.schedule.horizon as u8,
+            self.expansions as u8,
+        ]);
+        params.extend_from_slice(&(self.keys as u64).to_le_bytes());
+        params.extend_from_slice(&self.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
+        format::encode(FilterKind::MementoFilter, &params, blocks.len(), |w| {
+            w.bytes(blocks);
+        })
+    }
+
+    pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
+        let bad = |why| Error::from(FormatError::InvalidParameters(why));
+        let p = &mut frame.params;
+        let (q, w, m) = (u32::from(p.u8()?), u32::from(p.u8()?), u32::from(p.u8()?));
+        let schedule = Schedule {
+            base: u32::from(p.u8()?),
+            horizon: u32::from(p.u8()?),
+        };
+        let expansions = u32::from(p.u8()?);
+        let keys = p.u64()?;
+        let cap = p.u64()?;
+        frame.params.finish()?;
+        let schedule = schedule
+            .check()
+            .map_err(|_| bad("fingerprint schedule out of range"))?;
+        let code = schedule.length(expansions) + 1;
+        if q > MAX_QUOTIENT_BITS || m > MAX_MEMENTO_BITS || w != code + m || q + code > 64 || w > 63 {
+            return Err(bad("quotient, memento or slot bits out of range"));
+        }
+        let (_, len) = Table::shape(q, w)?;
+        if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
+            return Err(bad("payload length does not match the table's shape"));
+        }
+        let blocks = frame.payload.take(frame.payload.remaining())?;
+        frame.payload.finish()?;
+        let table = Table::from_block_bytes(q, w, blocks).map_err(FormatError::InvalidParameters)?;
+        let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;
+        let max_keys = match cap {
+            u64::MAX => None,
+            c => Some(usize::try_from(c).map_err(|_| bad("cap too large"))?),
+        };
+        MementoFilter::from_parts(table, schedule, m, expansions, keys, max_keys).map_err(bad)
+    }
+}
+
+impl MementoFilter {
+    /// Decodes a filter from [`to_bytes`](crate::range::RangeFilter::to_bytes)'s
+    /// output, checking every field (see the module docs). Untrusted bytes
+    /// give an [`Error`], never a panic.
+    ///
+    /// ```
+    /// use amq::range::{MementoFilter, MementoOptions, RangeFilter};
+    /// let f = MementoFilter::build(&[1, 5, 900], MementoOptions::new(0.01, 16))?;
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(MementoFilter::from_bytes(&bytes)?, f);
+    /// assert!(MementoFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::from_frame(format::decode_kind(bytes, FilterKind::MementoFilter)?)
+    }
+}
