@@ -383,13 +383,15 @@ fn golden_bytes() {
     let bytes = f.to_bytes();
     assert_eq!(&bytes[..4], b"AMQF");
     assert_eq!(bytes[6], FilterKind::MementoFilter.id());
-    // q = 2, F0 = ⌈log2(0.475·2/−ln 0.9)⌉ = 4, w = 4 + 1 + 2 = 7, m = 2,
-    // H = 0, X = 0, 3 keys, no cap.
-    assert_eq!(&bytes[20..26], [2, 7, 2, 4, 0, 0]);
-    assert_eq!(&bytes[26..34], 3u64.to_le_bytes());
-    assert_eq!(&bytes[34..42], u64::MAX.to_le_bytes());
+    // N = 4 (3 keys at 95%), F0 = ⌈log2(0.475·2/−ln 0.9)⌉ = 4,
+    // w = 4 + 1 + 2 = 7, m = 2, H = 0, X = 0, 3 keys, no cap.
+    assert_eq!(&bytes[20..28], 4u64.to_le_bytes());
+    assert_eq!(&bytes[28..33], [7, 2, 4, 0, 0]);
+    assert_eq!(&bytes[33..41], 3u64.to_le_bytes());
+    assert_eq!(&bytes[41..49], u64::MAX.to_le_bytes());
     // Each value: the 4 hash bits of the partition (key >> 2) after its
-    // 2-bit quotient, the delimiter, the key's 2 low bits.
+    // quotient (`h·4/2^64`: the top 2 bits), the delimiter, the key's 2
+    // low bits.
     let payload = &bytes[64..bytes.len() - amq::format::CHECKSUM_LEN];
     let mut entries: Vec<(u64, u64)> = [1u64, 6, 7]
         .iter()
@@ -407,21 +409,21 @@ fn golden_bytes() {
         assert_eq!((area >> (7 * slot)) as u64 & 0x7f, v, "slot {slot}");
         next = slot + 1;
     }
-    common::assert_golden("memento 2+7", &bytes, GOLDEN);
+    common::assert_golden("memento 4+7", &bytes, GOLDEN);
 }
 
-/// Header (magic, version 2, kind 15, hash scheme 3, 22 parameter bytes,
-/// 146 payload bytes); `q = 2`, `w = 7`, `m = 2`, `F0 = 4`, `H = 0`,
+/// Header (magic, version 2, kind 15, hash scheme 3, 29 parameter bytes,
+/// 146 payload bytes); `N = 4`, `w = 7`, `m = 2`, `F0 = 4`, `H = 0`,
 /// `X = 0`; 3 keys; no cap; padding to byte 64; block 0: offset 0,
 /// occupied word (quotients 0 and 1), run-end word (slots 1 and 2), 64
 /// seven-bit values (slots 0 to 2: keys 6 and 7 of partition 1, key 1 of
 /// partition 0); block 1 (padding slots): empty; the checksum.
 const GOLDEN: &str = "
-    414d514602000f03160000009200000000000000
-    020702040000
+    414d514602000f031d0000009200000000000000
+    0400000000000000 0702040000
     0300000000000000
     ffffffffffffffff
-    00000000000000000000000000000000000000000000
+    000000000000000000000000000000
     00 0300000000000000 0600000000000000 ce6717
     000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000
-    2c8cd48b528bd923";
+    a2ccd9493f18bfb7";

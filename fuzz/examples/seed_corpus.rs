@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::Path;
 
-use amq::range::{GrafiteRange, KeyMap, RangeFilter, RangeSizing};
+use amq::range::{GrafiteRange, KeyMap, MementoFilter, MementoOptions, RangeFilter, RangeSizing};
 use amq::{hash_key, AnyFilter, Filter, FilterKind, FilterSizing, KeyHash, ParquetBloom};
 
 fn target_name(kind: FilterKind) -> &'static str {
@@ -28,6 +28,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::GrafiteRange => "decode_grafite_range",
         FilterKind::QuotientFilter => "decode_quotient",
         FilterKind::ExpandingQuotientFilter => "decode_expanding",
+        FilterKind::MementoFilter => "decode_memento",
         _ => "decode_any",
     }
 }
@@ -103,6 +104,26 @@ fn main() {
                     &input,
                 )
                 .unwrap();
+            }
+        }
+    }
+    // MementoFilter takes ordered u64 keys too, inserted one at a time
+    // (some expansions, some dense partitions).
+    for n in [0u64, 1, 5, 40, 300] {
+        for (fpr, len) in [(0.25, 1), (0.01, 64), (0.001, 1 << 20)] {
+            let mut o = MementoOptions::new(fpr, len);
+            o.initial_keys = 8;
+            let mut f = MementoFilter::new(o).unwrap();
+            for i in 0..n {
+                f.insert(if i % 2 == 0 { i } else { amq::hash::remix(i, 2) }).unwrap();
+            }
+            let bytes = f.to_bytes();
+            let mut input = vec![0u8];
+            input.extend_from_slice(&bytes);
+            for target in ["decode_memento", "decode_any"] {
+                let dir = root.join(target);
+                fs::create_dir_all(&dir).unwrap();
+                fs::write(dir.join(format!("Memento-{n}-{fpr}-{len}-{}", bytes.len())), &input).unwrap();
             }
         }
     }

@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod decode;
 pub mod keymap;
 pub mod lsm;
+pub mod memento;
 pub mod ops;
 pub mod parquet;
 pub mod range;

@@ -228,7 +228,17 @@ impl Table {
         width: u32,
         entries: impl IntoIterator<Item = (usize, u64)>,
     ) -> Result<Self, Error> {
-        let mut t = Table::new(quotient_bits, width)?;
+        Table::from_sorted_into(Table::new(quotient_bits, width)?, entries)
+    }
+
+    /// [`from_sorted`](Self::from_sorted) into `t`, an empty table of any
+    /// shape.
+    pub(crate) fn from_sorted_into(
+        mut t: Table,
+        entries: impl IntoIterator<Item = (usize, u64)>,
+    ) -> Result<Self, Error> {
+        debug_assert_eq!(t.len, 0);
+        let width = t.width;
         let mut next = 0usize; // the first free slot
         let mut current: Option<usize> = None;
         for (x, v) in entries {

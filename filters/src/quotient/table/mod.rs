@@ -88,28 +88,33 @@ const SATURATED: u8 = 255;
 /// in bounds.
 pub(crate) const TAIL: usize = 16;
 
-/// Slots past the `2^q` canonical ones, so that the runs of the last
-/// quotients have room: about `10·√(2^q)` (the counting quotient filter's
-/// allowance; a run spills past slot `2^q` by about the length of the
-/// cluster it ends, `O(log n)` at any load below 1 with high probability),
-/// at least one block, rounded up to whole blocks.
-pub(crate) fn pad_slots(quotient_bits: u32) -> usize {
-    let canonical = 1usize << quotient_bits;
-    let root = 1usize << quotient_bits.div_ceil(2);
+/// Slots past the `N` canonical ones, so that the runs of the last
+/// quotients have room: about `10·√N` (the counting quotient filter's
+/// allowance; a run spills past slot `N` by about the length of the
+/// cluster it ends, `O(log n)` at any load below 1 with high probability;
+/// `√N` rounded up to a power of two), at least one block, rounded up to
+/// whole blocks.
+pub(crate) fn pad_slots(quotients: usize) -> usize {
+    let bits = usize::BITS - quotients.saturating_sub(1).leading_zeros();
+    let root = 1usize << bits.div_ceil(2);
     (10 * root)
         .max(BLOCK)
-        .min(canonical.max(BLOCK))
+        .min(quotients.max(BLOCK))
         .next_multiple_of(BLOCK)
 }
 
 /// Largest `q`: slot indices stay far inside `usize`.
 pub(crate) const MAX_QUOTIENT_BITS: u32 = 40;
 
-/// A quotient table: `2^q` quotients, values of `width` bits (see the module
+/// Most quotients a table may have: `2^40`.
+pub(crate) const MAX_QUOTIENTS: u64 = 1 << MAX_QUOTIENT_BITS;
+
+/// A quotient table: `N` quotients (`2^q` for the quotient filters, any
+/// count for the Memento filter), values of `width` bits (see the module
 /// docs for the layout and its invariants).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Table {
-    quotient_bits: u32,
+    quotients: usize,
     width: u32,
     /// `low_mask(width)`, kept: every value read and write masks with it.
     mask: u64,
@@ -126,13 +131,22 @@ impl Table {
         if quotient_bits > MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge);
         }
+        Table::shape_of(1 << quotient_bits, width)
+    }
+
+    /// [`shape`](Self::shape) of a table of `quotients` quotients (1 to
+    /// [`MAX_QUOTIENTS`]).
+    pub(crate) fn shape_of(quotients: u64, width: u32) -> Result<(usize, usize), Error> {
+        if !(1..=MAX_QUOTIENTS).contains(&quotients) {
+            return Err(Error::TooLarge);
+        }
         if !(1..=64).contains(&width) {
             return Err(invalid("width", "must be 1 to 64 bits"));
         }
-        let canonical = usize::try_from(1u64 << quotient_bits).map_err(|_| Error::TooLarge)?;
+        let canonical = usize::try_from(quotients).map_err(|_| Error::TooLarge)?;
         let slots = canonical
             .checked_next_multiple_of(BLOCK)
-            .and_then(|c| c.checked_add(pad_slots(quotient_bits)))
+            .and_then(|c| c.checked_add(pad_slots(canonical)))
             .ok_or(Error::TooLarge)?;
         let bytes = (slots / BLOCK)
             .checked_mul(HEADER + 8 * width as usize)
@@ -144,9 +158,18 @@ impl Table {
     /// An empty table of `2^quotient_bits` quotients and `width`-bit values
     /// (`1..=64`).
     pub(crate) fn new(quotient_bits: u32, width: u32) -> Result<Self, Error> {
-        let (slots, bytes) = Table::shape(quotient_bits, width)?;
+        if quotient_bits > MAX_QUOTIENT_BITS {
+            return Err(Error::TooLarge);
+        }
+        Table::with_quotients(1 << quotient_bits, width)
+    }
+
+    /// An empty table of `quotients` quotients (1 to [`MAX_QUOTIENTS`]) and
+    /// `width`-bit values.
+    pub(crate) fn with_quotients(quotients: u64, width: u32) -> Result<Self, Error> {
+        let (slots, bytes) = Table::shape_of(quotients, width)?;
         Ok(Table {
-            quotient_bits,
+            quotients: quotients as usize,
             width,
             mask: low_mask(width),
             slots,
@@ -155,10 +178,17 @@ impl Table {
         })
     }
 
-    /// `q`: the table has `2^q` quotients.
+    /// `q`: the table has `2^q` quotients (for a table made with
+    /// [`new`](Self::new); `⌊log2 N⌋` for any other).
     #[inline(always)]
     pub(crate) fn quotient_bits(&self) -> u32 {
-        self.quotient_bits
+        self.quotients.ilog2()
+    }
+
+    /// `N`: the table's quotients.
+    #[inline(always)]
+    pub(crate) fn quotients(&self) -> usize {
+        self.quotients
     }
 
     /// Bits per value.
@@ -184,10 +214,10 @@ impl Table {
         self.bytes.len()
     }
 
-    /// `2^q`.
+    /// `N`, the canonical slots.
     #[inline(always)]
     fn canonical(&self) -> usize {
-        1 << self.quotient_bits
+        self.quotients
     }
 
     /// Bytes per block.

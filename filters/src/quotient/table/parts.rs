@@ -30,14 +30,23 @@ impl Table {
         width: u32,
         blocks: &[u8],
     ) -> Result<Self, &'static str> {
-        let (slots, len) = Table::shape(quotient_bits, width).map_err(|_| "table shape")?;
+        if quotient_bits > super::MAX_QUOTIENT_BITS {
+            return Err("table shape");
+        }
+        Table::from_block_bytes_of(1 << quotient_bits, width, blocks)
+    }
+
+    /// [`from_block_bytes`](Self::from_block_bytes) of a table of
+    /// `quotients` quotients.
+    pub(crate) fn from_block_bytes_of(quotients: u64, width: u32, blocks: &[u8]) -> Result<Self, &'static str> {
+        let (slots, len) = Table::shape_of(quotients, width).map_err(|_| "table shape")?;
         if blocks.len() != len - TAIL {
             return Err("payload length does not match the table's shape");
         }
         let mut bytes: Vec<u8> = crate::zeroed::zeroed_vec(len).map_err(|_| "table too large")?;
         bytes[..blocks.len()].copy_from_slice(blocks);
         let mut t = Table {
-            quotient_bits,
+            quotients: quotients as usize,
             width,
             mask: low_mask(width),
             slots,
@@ -122,7 +131,7 @@ impl Table {
             .map(|b| self.runends(b).count_ones())
             .sum();
         assert_eq!(all_ends, ends);
-        let again = Table::from_block_bytes(self.quotient_bits, self.width, self.block_bytes());
+        let again = Table::from_block_bytes_of(self.quotients as u64, self.width, self.block_bytes());
         assert_eq!(again.as_ref(), Ok(self), "the bytes decode to the same table");
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! | parameters   | size | meaning |
 //! |--------------|------|---------|
-//! | `q`          | u8   | quotient bits now, at most 40 |
+//! | `N`          | u64  | quotients now, 1 to `2^40` |
 //! | `w`          | u8   | slot bits: the current fingerprint length + 1 + `m` |
 //! | `m`          | u8   | memento bits, at most 40 |
 //! | `F0`         | u8   | the schedule's first fingerprint length, 1 to 62 |
@@ -26,15 +26,15 @@ use alloc::vec::Vec;
 use super::{MementoFilter, MAX_MEMENTO_BITS};
 use crate::format::{self, Frame};
 use crate::quotient::expanding::schedule::Schedule;
-use crate::quotient::table::{Table, MAX_QUOTIENT_BITS, TAIL};
+use crate::quotient::table::{Table, MAX_QUOTIENTS, TAIL};
 use crate::{Error, FilterKind, FormatError};
 
 impl MementoFilter {
     pub(super) fn encode(&self) -> Vec<u8> {
         let blocks = self.table.block_bytes();
-        let mut params = Vec::with_capacity(22);
+        let mut params = Vec::with_capacity(30);
+        params.extend_from_slice(&self.quotients().to_le_bytes());
         params.extend_from_slice(&[
-            self.table.quotient_bits() as u8,
             self.table.width() as u8,
             self.memento_bits as u8,
             self.schedule.base as u8,
@@ -51,7 +51,8 @@ impl MementoFilter {
     pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
         let bad = |why| Error::from(FormatError::InvalidParameters(why));
         let p = &mut frame.params;
-        let (q, w, m) = (u32::from(p.u8()?), u32::from(p.u8()?), u32::from(p.u8()?));
+        let quotients = p.u64()?;
+        let (w, m) = (u32::from(p.u8()?), u32::from(p.u8()?));
         let schedule = Schedule {
             base: u32::from(p.u8()?),
             horizon: u32::from(p.u8()?),
@@ -64,16 +65,21 @@ impl MementoFilter {
             .check()
             .map_err(|_| bad("fingerprint schedule out of range"))?;
         let code = schedule.length(expansions) + 1;
-        if q > MAX_QUOTIENT_BITS || m > MAX_MEMENTO_BITS || w != code + m || q + code > 64 || w > 63 {
-            return Err(bad("quotient, memento or slot bits out of range"));
+        if !(1..=MAX_QUOTIENTS).contains(&quotients)
+            || m > MAX_MEMENTO_BITS
+            || w != code + m
+            || super::address_bits(quotients) + code > 64
+            || w > 63
+        {
+            return Err(bad("quotients, memento or slot bits out of range"));
         }
-        let (_, len) = Table::shape(q, w)?;
+        let (_, len) = Table::shape_of(quotients, w)?;
         if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
             return Err(bad("payload length does not match the table's shape"));
         }
         let blocks = frame.payload.take(frame.payload.remaining())?;
         frame.payload.finish()?;
-        let table = Table::from_block_bytes(q, w, blocks).map_err(FormatError::InvalidParameters)?;
+        let table = Table::from_block_bytes_of(quotients, w, blocks).map_err(FormatError::InvalidParameters)?;
         let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;
         let max_keys = match cap {
             u64::MAX => None,

@@ -47,9 +47,8 @@ use alloc::boxed::Box;
 
 use crate::error::invalid;
 use crate::quotient::expanding::schedule::{Schedule, MAX_FPR};
-use crate::quotient::filter::{capacity, quotient_bits_for};
 use crate::quotient::kernel::Kernel;
-use crate::quotient::table::{Table, MAX_QUOTIENT_BITS};
+use crate::quotient::table::{Table, MAX_QUOTIENTS};
 use crate::sizing::check_keys;
 use crate::Error;
 
@@ -128,6 +127,30 @@ impl MementoOptions {
         }
         Ok((m, self.fpr))
     }
+}
+
+/// Entries a table of `quotients` quotients holds before it doubles:
+/// [`MAX_LOAD`](crate::quotient::MAX_LOAD) of them, `N − ⌈N/20⌉`.
+fn capacity(quotients: u64) -> u64 {
+    quotients - quotients.div_ceil(20)
+}
+
+/// The fewest quotients whose [`capacity`] holds `keys` (at least 1).
+fn quotients_for(keys: usize) -> Result<u64, Error> {
+    let keys = keys as u64;
+    let mut n = (keys.saturating_mul(20) / 19).max(1);
+    while capacity(n) < keys {
+        n += 1;
+    }
+    if n > MAX_QUOTIENTS {
+        return Err(Error::TooLarge);
+    }
+    Ok(n)
+}
+
+/// The hash bits a quotient of `N` stands for: `⌈log2 N⌉`.
+fn address_bits(quotients: u64) -> u32 {
+    64 - quotients.saturating_sub(1).leading_zeros()
 }
 
 /// The partitions of `2^m` keys a range of `len ≥ 1` keys may touch at
@@ -234,22 +257,26 @@ impl MementoFilter {
         if options.horizon > crate::quotient::expanding::schedule::MAX_HORIZON {
             return Err(invalid("horizon", "must be at most 64 expansions"));
         }
-        let q = quotient_bits_for(options.initial_keys.max(n))?;
+        let quotients = quotients_for(options.initial_keys.max(n))?;
         let mut horizon = options.horizon;
         if let Some(max) = options.max_keys {
             if max == 0 {
                 return Err(invalid("max_keys", "must be at least 1"));
             }
-            let reach = quotient_bits_for(max).map_or(MAX_QUOTIENT_BITS, |r| r.max(q));
-            horizon = horizon.min(reach - q);
+            // The doublings that reach the cap.
+            let mut reach = 0;
+            while capacity(quotients << reach) < max as u64 && quotients << reach < MAX_QUOTIENTS {
+                reach += 1;
+            }
+            horizon = horizon.min(reach);
         }
         let schedule = Schedule::for_fpr(probe, horizon)?;
         let width = schedule.base + 1 + m;
-        if width > 63 || q + schedule.base + 1 > 64 {
+        if width > 63 || address_bits(quotients) + schedule.base + 1 > 64 {
             return Err(invalid("fpr", "fingerprint and memento need more than 63 bits"));
         }
         Ok(MementoFilter {
-            table: Table::new(q, width)?,
+            table: Table::with_quotients(quotients, width)?,
             kernel: Kernel::detect(),
             schedule,
             memento_bits: m,
@@ -309,9 +336,10 @@ impl MementoFilter {
         self.expansions
     }
 
-    /// `q`: the table has `2^q` quotients now.
-    pub fn quotient_bits(&self) -> u32 {
-        self.table.quotient_bits()
+    /// `N`: the table's quotients now (`N0·2^X` after `X` expansions, `N0`
+    /// the smallest count whose 95% holds the initial keys).
+    pub fn quotients(&self) -> u64 {
+        self.table.quotients() as u64
     }
 
     /// Fingerprint bits of the entries inserted now (older entries have
@@ -323,7 +351,7 @@ impl MementoFilter {
     /// Entries the table holds before the next expansion:
     /// [`MAX_LOAD`](crate::quotient::MAX_LOAD) `· 2^q`.
     pub fn capacity(&self) -> usize {
-        capacity(self.quotient_bits())
+        capacity(self.quotients()) as usize
     }
 
     /// The cap set in [`MementoOptions::max_keys`], if any.
@@ -362,7 +390,7 @@ impl MementoFilter {
     }
 
     /// `λ`, the expected entries one point probe matches now: the sum over
-    /// entries of `2^−length`, over `2^q`.
+    /// entries of `2^−length`, over `N`.
     fn probe_matches(&self) -> f64 {
         let sum: f64 = self
             .lengths
@@ -370,7 +398,7 @@ impl MementoFilter {
             .enumerate()
             .map(|(l, &n)| n as f64 * libm::exp2(-(l as f64)))
             .sum();
-        sum / (1u64 << self.quotient_bits()) as f64
+        sum / self.quotients() as f64
     }
 }
 
@@ -388,6 +416,16 @@ mod tests {
         assert_eq!(probes(65, 6), 2);
         assert_eq!(probes(66, 6), 3);
         assert_eq!(probes(u64::MAX, 40), 1 + (1 << 24));
+    }
+
+    #[test]
+    fn tables_hold_their_keys_at_95_percent() {
+        for keys in [0usize, 1, 2, 19, 20, 100, 1_000, 1_000_000, 999_999_937] {
+            let n = quotients_for(keys).unwrap();
+            assert!(capacity(n) >= keys as u64 && (n == 1 || capacity(n - 1) < keys as u64), "{keys}: {n}");
+        }
+        assert_eq!(quotients_for(1_000).unwrap(), 1_053);
+        assert_eq!((address_bits(1), address_bits(2), address_bits(1_053), address_bits(1 << 20)), (0, 1, 11, 20));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::{MementoFilter, MementoOptions};
 use crate::quotient::expanding::fingerprint;
 use crate::quotient::expanding::grow::Expand;
 use crate::quotient::expanding::schedule::MAX_LENGTH;
-use crate::quotient::table::{Broadword, Table, MAX_QUOTIENT_BITS};
+use crate::quotient::table::{Broadword, Table, MAX_QUOTIENTS};
 use crate::succinct::bits::low_mask;
 use crate::Error;
 
@@ -22,14 +22,18 @@ impl MementoFilter {
     }
 
     /// The quotient of partition `prefix` and the code-width hash bits
-    /// after it (one xxh3 hash of the partition number).
+    /// after it, from one xxh3 hash `h` of the partition number read as a
+    /// fraction of `2^64`: `h·N/2^64` is the quotient, and the bits of its
+    /// fractional part follow. With `2N` quotients the quotient is twice
+    /// that plus the first of those bits, which is what expansion moves
+    /// from each fingerprint into the quotient (and `N` need not be a power
+    /// of two).
     #[inline(always)]
     pub(super) fn split_prefix(&self, prefix: u64) -> (usize, u64) {
-        let q = self.table.quotient_bits();
         let w = self.table.width() - self.memento_bits;
         let h = crate::hash::hash_u64(prefix).get();
-        let x = h.checked_shr(64 - q).unwrap_or(0) as usize;
-        (x, (h << q) >> (64 - w))
+        let product = u128::from(h) * self.table.quotients() as u128;
+        ((product >> 64) as usize, (product as u64) >> (64 - w))
     }
 
     /// A filter holding `keys` (any order, repeats held as often as they
@@ -67,15 +71,17 @@ impl MementoFilter {
                 })
                 .collect();
             entries.sort_unstable();
-            match Table::from_sorted(f.quotient_bits(), f.table.width(), entries) {
+            let empty = Table::with_quotients(f.quotients(), f.table.width())?;
+            match Table::from_sorted_into(empty, entries) {
                 Ok(table) => {
                     f.table = table;
                     break;
                 }
                 // The runs passed the last slot (keys crowding the end):
                 // a larger first table.
-                Err(Error::Full) if f.quotient_bits() < MAX_QUOTIENT_BITS => {
-                    f.table = Table::new(f.quotient_bits() + 1, f.table.width())?;
+                Err(Error::Full) if f.quotients() < MAX_QUOTIENTS => {
+                    let more = f.quotients() + f.quotients().div_ceil(8);
+                    f.table = Table::with_quotients(more.min(MAX_QUOTIENTS), f.table.width())?;
                 }
                 Err(e) => return Err(e),
             }
@@ -167,16 +173,20 @@ impl MementoFilter {
     /// Doubles the table (see the module docs). [`Error::Full`] when it
     /// may not grow; nothing changes then.
     pub(super) fn expand(&mut self) -> Result<(), Error> {
-        let q = self.table.quotient_bits() + 1;
+        let quotients = 2 * self.quotients();
         let next = self.expansions + 1;
         let length = self.schedule.length(next);
         let m = self.memento_bits;
-        if q > MAX_QUOTIENT_BITS || length > MAX_LENGTH || q + length + 1 > 64 || length + 1 + m > 63 {
+        if quotients > MAX_QUOTIENTS
+            || length > MAX_LENGTH
+            || super::address_bits(quotients) + length + 1 > 64
+            || length + 1 + m > 63
+        {
             return Err(Error::Full);
         }
         let width = length + 1 + m;
         let mut entries = Expand::new(&self.table, m, width);
-        let table = Table::from_sorted(q, width, &mut entries)?;
+        let table = Table::from_sorted_into(Table::with_quotients(quotients, width)?, &mut entries)?;
         // Length L becomes L − 1; the voids are counted as written.
         let mut lengths = Box::new([0u64; 64]);
         lengths[0] = entries.voids;
