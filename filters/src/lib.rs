@@ -9,8 +9,10 @@
 //! [`ParquetBloom`] reads and writes Apache Parquet's split-block Bloom
 //! filters bit for bit, with an API of its own (it is driven by Parquet's
 //! value hash, not amq's). [`range`] holds range filters ("may a key lie in
-//! `lo..=hi`?") over ordered `u64` keys: [`range::GrafiteRange`] behind
-//! [`range::RangeFilter`], on the Elias–Fano code of [`succinct`].
+//! `lo..=hi`?") over ordered `u64` keys behind [`range::RangeFilter`]:
+//! [`range::GrafiteRange`], built once, on the Elias–Fano code of
+//! [`succinct`]; [`range::MementoFilter`], which inserts, removes and grows
+//! on the expanding quotient table.
 //!
 //! | filter | keys | bits/key at its usual setting (FPR) | module |
 //! |--------|------|-------------------------------------|--------|
@@ -25,6 +27,7 @@
 //! | [`Ribbon`] | built once; any FPR | 6.89 (1.000%) | [`ribbon`] |
 //! | [`ParquetBloom`] | insert; Parquet's bytes and value hash | 10.53 (1%) | [`parquet`] |
 //! | [`range::GrafiteRange`] | built once; ranges of `u64` keys | 16.00 (`ℓ/2^13.7` for a range of `ℓ` keys) | [`range`] |
+//! | [`range::MementoFilter`] | insert, remove; ranges of `u64` keys; grows with no size given | 13.1 + `m` per slot (≤ 1% for ranges of up to `2^m` keys while it grows 2^18-fold) | [`range`] |
 //!
 //! Bits/key at 1M keys and the FPR of each kind's formula, as the planner
 //! prints them (`cargo run --release -p amq --bin amq-plan -- --n 1000000`
