@@ -60,7 +60,11 @@ impl Args {
 
 fn run() -> Result<(), String> {
     let args = Args::parse()?;
-    let dir = PathBuf::from(args.0.get("dir").ok_or("give --dir DIR (write one with range_report --generate)")?);
+    let dir = PathBuf::from(
+        args.0
+            .get("dir")
+            .ok_or("give --dir DIR (write one with range_report --generate)")?,
+    );
     let w = Workload::read(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sorted = SortedKeys::new(&w.keys);
     let mut by_len: BTreeMap<u64, Vec<(u64, u64)>> = BTreeMap::new();

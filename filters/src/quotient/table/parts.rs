@@ -38,7 +38,11 @@ impl Table {
 
     /// [`from_block_bytes`](Self::from_block_bytes) of a table of
     /// `quotients` quotients.
-    pub(crate) fn from_block_bytes_of(quotients: u64, width: u32, blocks: &[u8]) -> Result<Self, &'static str> {
+    pub(crate) fn from_block_bytes_of(
+        quotients: u64,
+        width: u32,
+        blocks: &[u8],
+    ) -> Result<Self, &'static str> {
         let (slots, len) = Table::shape_of(quotients, width).map_err(|_| "table shape")?;
         if blocks.len() != len - TAIL {
             return Err("payload length does not match the table's shape");

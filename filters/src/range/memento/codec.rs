@@ -79,7 +79,8 @@ impl MementoFilter {
         }
         let blocks = frame.payload.take(frame.payload.remaining())?;
         frame.payload.finish()?;
-        let table = Table::from_block_bytes_of(quotients, w, blocks).map_err(FormatError::InvalidParameters)?;
+        let table =
+            Table::from_block_bytes_of(quotients, w, blocks).map_err(FormatError::InvalidParameters)?;
         let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;
         let max_keys = match cap {
             u64::MAX => None,

@@ -31,7 +31,7 @@
 //!
 //! * `mod.rs` (here): the options, the type, its sizes and its bounds;
 //! * `update.rs`: inserts, removals, the bulk build and expansion;
-//! * `query.rs`: the range query, its batch, and [`RangeFilter`];
+//! * `query.rs`: the range query, its batch, and [`RangeFilter`](crate::range::RangeFilter);
 //! * `codec.rs`: its byte format.
 //!
 //! The paper also packs the mementos of one partition behind a single
@@ -422,10 +422,21 @@ mod tests {
     fn tables_hold_their_keys_at_95_percent() {
         for keys in [0usize, 1, 2, 19, 20, 100, 1_000, 1_000_000, 999_999_937] {
             let n = quotients_for(keys).unwrap();
-            assert!(capacity(n) >= keys as u64 && (n == 1 || capacity(n - 1) < keys as u64), "{keys}: {n}");
+            assert!(
+                capacity(n) >= keys as u64 && (n == 1 || capacity(n - 1) < keys as u64),
+                "{keys}: {n}"
+            );
         }
         assert_eq!(quotients_for(1_000).unwrap(), 1_053);
-        assert_eq!((address_bits(1), address_bits(2), address_bits(1_053), address_bits(1 << 20)), (0, 1, 11, 20));
+        assert_eq!(
+            (
+                address_bits(1),
+                address_bits(2),
+                address_bits(1_053),
+                address_bits(1 << 20)
+            ),
+            (0, 1, 11, 20)
+        );
     }
 
     #[test]
