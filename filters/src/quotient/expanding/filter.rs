@@ -337,14 +337,7 @@ impl ExpandingQuotientFilter {
         if q > MAX_QUOTIENT_BITS || length > MAX_LENGTH || q + length + 1 > 64 {
             return Err(Error::Full);
         }
-        let width = length + 1;
-        let mut entries = super::grow::Expand::new(&self.table, 0, width);
-        let table = Table::from_sorted(q, width, &mut entries)?;
-        // Length L becomes L − 1; the voids are counted as written.
-        let mut lengths = Box::new([0u64; 64]);
-        lengths[0] = entries.voids;
-        lengths[1..63].copy_from_slice(&self.lengths[2..64]);
-        debug_assert_eq!(lengths.iter().sum::<u64>(), table.len() as u64);
+        let (table, lengths) = super::grow::doubled(&self.table, 0, length + 1, &self.lengths)?;
         self.table = table;
         self.lengths = lengths;
         self.expansions = next;
@@ -448,13 +441,10 @@ impl Filter for ExpandingQuotientFilter {
     /// `1 − e^(−λ)`, `λ` the expected number of entries an absent key
     /// matches: the sum over entries of `2^−length`, over `2^q`.
     fn expected_fpr(&self) -> f64 {
-        let sum: f64 = self
-            .lengths
-            .iter()
-            .enumerate()
-            .map(|(l, &n)| n as f64 * libm::exp2(-(l as f64)))
-            .sum();
-        -libm::expm1(-sum / (1u64 << self.quotient_bits()) as f64)
+        -libm::expm1(-super::grow::expected_matches(
+            &self.lengths,
+            self.table.quotients(),
+        ))
     }
 
     fn kind(&self) -> FilterKind {

@@ -13,6 +13,7 @@ use core::iter::Peekable;
 use super::fingerprint;
 use crate::quotient::table::{Entries, Table};
 use crate::succinct::bits::low_mask;
+use crate::Error;
 
 /// The entries of a table after one expansion into `width`-bit slots, in
 /// order: quotient `x`'s run becomes runs `2x` and `2x + 1` by each
@@ -107,6 +108,38 @@ pub(crate) fn widened(table: &Table, payload: u32, width: u32) -> impl Iterator<
     table
         .entries()
         .map(move |(x, v)| (x, (v & !low) << shift | v & low))
+}
+
+/// `table` (codes over `payload` bits, `lengths` its entries by code
+/// length) doubled into `width`-bit slots (see [`Expand`]), and the new
+/// table's entries by length: length `L` becomes `L − 1`, and the voids are
+/// counted as written. [`Error::Full`] if the runs pass the last slot.
+pub(crate) fn doubled(
+    table: &Table,
+    payload: u32,
+    width: u32,
+    lengths: &[u64; 64],
+) -> Result<(Table, Box<[u64; 64]>), Error> {
+    let mut entries = Expand::new(table, payload, width);
+    let empty = Table::with_quotients(2 * table.quotients() as u64, width)?;
+    let doubled = Table::from_sorted_into(empty, &mut entries)?;
+    let mut shorter = Box::new([0u64; 64]);
+    shorter[0] = entries.voids;
+    shorter[1..63].copy_from_slice(&lengths[2..64]);
+    debug_assert_eq!(shorter.iter().sum::<u64>(), doubled.len() as u64);
+    Ok((doubled, shorter))
+}
+
+/// `λ`: the entries an absent key is expected to match in a table of
+/// `quotients` quotients whose entries by fingerprint length are
+/// `lengths`, `Σ 2^−length / N`. The FPR of one probe is `1 − e^(−λ)`.
+pub(crate) fn expected_matches(lengths: &[u64; 64], quotients: usize) -> f64 {
+    let sum: f64 = lengths
+        .iter()
+        .enumerate()
+        .map(|(l, &n)| n as f64 * libm::exp2(-(l as f64)))
+        .sum();
+    sum / quotients as f64
 }
 
 /// The entries of `table` (codes over `payload` bits) by fingerprint

@@ -392,13 +392,7 @@ impl MementoFilter {
     /// `λ`, the expected entries one point probe matches now: the sum over
     /// entries of `2^−length`, over `N`.
     fn probe_matches(&self) -> f64 {
-        let sum: f64 = self
-            .lengths
-            .iter()
-            .enumerate()
-            .map(|(l, &n)| n as f64 * libm::exp2(-(l as f64)))
-            .sum();
-        sum / self.quotients() as f64
+        crate::quotient::expanding::grow::expected_matches(&self.lengths, self.table.quotients())
     }
 }
 

@@ -1,11 +1,10 @@
 //! Inserts, removals, the bulk build and expansion of a [`MementoFilter`].
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::{MementoFilter, MementoOptions};
 use crate::quotient::expanding::fingerprint;
-use crate::quotient::expanding::grow::Expand;
+use crate::quotient::expanding::grow::doubled;
 use crate::quotient::expanding::schedule::MAX_LENGTH;
 use crate::quotient::table::{Broadword, Table, MAX_QUOTIENTS};
 use crate::succinct::bits::low_mask;
@@ -184,14 +183,7 @@ impl MementoFilter {
         {
             return Err(Error::Full);
         }
-        let width = length + 1 + m;
-        let mut entries = Expand::new(&self.table, m, width);
-        let table = Table::from_sorted_into(Table::with_quotients(quotients, width)?, &mut entries)?;
-        // Length L becomes L − 1; the voids are counted as written.
-        let mut lengths = Box::new([0u64; 64]);
-        lengths[0] = entries.voids;
-        lengths[1..63].copy_from_slice(&self.lengths[2..64]);
-        debug_assert_eq!(lengths.iter().sum::<u64>(), table.len() as u64);
+        let (table, lengths) = doubled(&self.table, m, length + 1 + m, &self.lengths)?;
         self.table = table;
         self.lengths = lengths;
         self.expansions = next;
