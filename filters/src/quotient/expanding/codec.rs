@@ -31,17 +31,17 @@ use crate::{Error, FilterKind, FormatError, FromBytes};
 
 impl ExpandingQuotientFilter {
     pub(super) fn encode(&self) -> Vec<u8> {
-        let blocks = self.table.block_bytes();
+        let blocks = self.g.table.block_bytes();
         let mut params = Vec::with_capacity(21);
         params.extend_from_slice(&[
-            self.table.quotient_bits() as u8,
-            self.table.width() as u8,
-            self.schedule.base as u8,
-            self.schedule.horizon as u8,
-            self.expansions as u8,
+            self.g.table.quotient_bits() as u8,
+            self.g.table.width() as u8,
+            self.g.schedule.base as u8,
+            self.g.schedule.horizon as u8,
+            self.g.expansions as u8,
         ]);
-        params.extend_from_slice(&(self.keys as u64).to_le_bytes());
-        params.extend_from_slice(&self.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
+        params.extend_from_slice(&(self.g.keys as u64).to_le_bytes());
+        params.extend_from_slice(&self.g.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
         format::encode(FilterKind::ExpandingQuotientFilter, &params, blocks.len(), |w| {
             w.bytes(blocks);
         })

@@ -1,14 +1,12 @@
 //! [`ExpandingQuotientFilter`]: a quotient filter that doubles when full,
 //! keeping its FPR within a bound at every size.
 
-use alloc::boxed::Box;
-
 use super::fingerprint;
-use super::schedule::{Schedule, MAX_HORIZON, MAX_LENGTH};
+use super::growing::{planned_horizon, GrowingTable};
+use super::schedule::{Schedule, MAX_LENGTH};
 use crate::error::invalid;
-use crate::quotient::filter::{capacity, quotient_bits_for};
-use crate::quotient::kernel::Kernel;
-use crate::quotient::table::{Table, MAX_QUOTIENT_BITS};
+use crate::quotient::filter::quotient_bits_for;
+use crate::quotient::table::Table;
 use crate::sizing::check_keys;
 use crate::{Error, Filter, FilterKind, Insert, KeyHash, Remove};
 
@@ -106,40 +104,12 @@ impl ExpandingOptions {
 /// assert_eq!(f.num_keys(), 99_999);
 /// # Ok::<(), amq::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpandingQuotientFilter {
-    pub(super) table: Table,
-    /// How queries run on this CPU: not part of what the filter holds.
-    kernel: Kernel,
-    pub(super) schedule: Schedule,
-    /// Expansions so far: the generation of new entries.
-    pub(super) expansions: u32,
-    /// Keys inserted less keys removed.
-    pub(super) keys: usize,
-    pub(super) max_keys: Option<usize>,
-    /// Entries by fingerprint length (void copies counted each).
-    lengths: Box<[u64; 64]>,
+    /// The table, its schedule and counts (shared with the Memento range
+    /// filter, which keeps payload bits under each code; none here).
+    pub(super) g: GrowingTable,
 }
-
-impl PartialEq for ExpandingQuotientFilter {
-    fn eq(&self, other: &Self) -> bool {
-        (
-            &self.table,
-            self.schedule,
-            self.expansions,
-            self.keys,
-            self.max_keys,
-        ) == (
-            &other.table,
-            other.schedule,
-            other.expansions,
-            other.keys,
-            other.max_keys,
-        )
-    }
-}
-
-impl Eq for ExpandingQuotientFilter {}
 
 impl ExpandingQuotientFilter {
     /// An empty filter: `2^q` quotients for `initial_keys`, fingerprints of
@@ -158,18 +128,8 @@ impl ExpandingQuotientFilter {
     /// ```
     pub fn new(options: ExpandingOptions) -> Result<Self, Error> {
         check_keys(options.initial_keys)?;
-        if options.horizon > MAX_HORIZON {
-            return Err(invalid("horizon", "must be at most 64 expansions"));
-        }
         let q = quotient_bits_for(options.initial_keys)?;
-        let mut horizon = options.horizon;
-        if let Some(max) = options.max_keys {
-            if max == 0 {
-                return Err(invalid("max_keys", "must be at least 1"));
-            }
-            let reach = quotient_bits_for(max).map_or(MAX_QUOTIENT_BITS, |m| m.max(q));
-            horizon = horizon.min(reach - q);
-        }
+        let horizon = planned_horizon(1 << q, options.horizon, options.max_keys)?;
         let schedule = Schedule::for_fpr(options.fpr, horizon)?;
         Self::with_schedule(q, schedule, options.max_keys)
     }
@@ -195,18 +155,8 @@ impl ExpandingQuotientFilter {
     }
 
     fn with_schedule(q: u32, schedule: Schedule, max_keys: Option<usize>) -> Result<Self, Error> {
-        let width = schedule.base + 1;
-        if q + width > 64 {
-            return Err(invalid("fpr", "needs more hash bits than a 64-bit hash has"));
-        }
         Ok(ExpandingQuotientFilter {
-            table: Table::new(q, width)?,
-            kernel: Kernel::detect(),
-            schedule,
-            expansions: 0,
-            keys: 0,
-            max_keys,
-            lengths: Box::new([0; 64]),
+            g: GrowingTable::empty(1 << q, schedule, 0, max_keys)?,
         })
     }
 
@@ -218,21 +168,8 @@ impl ExpandingQuotientFilter {
         keys: usize,
         max_keys: Option<usize>,
     ) -> Result<Self, &'static str> {
-        let lengths =
-            super::grow::histogram(&table, 0).ok_or("an entry without a delimiter, or two voids in a run")?;
-        // Copies whose fingerprints ran out share a void entry: keys may
-        // outnumber entries, but not the cap.
-        if max_keys.is_some_and(|m| keys > m) {
-            return Err("more keys than the cap");
-        }
         Ok(ExpandingQuotientFilter {
-            table,
-            kernel: Kernel::detect(),
-            schedule,
-            expansions,
-            keys,
-            max_keys,
-            lengths,
+            g: GrowingTable::from_parts(table, schedule, 0, expansions, keys, max_keys)?,
         })
     }
 
@@ -251,28 +188,28 @@ impl ExpandingQuotientFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn expansions(&self) -> u32 {
-        self.expansions
+        self.g.expansions
     }
 
     /// `q`: the table has `2^q` quotients now.
     pub fn quotient_bits(&self) -> u32 {
-        self.table.quotient_bits()
+        self.g.table.quotient_bits()
     }
 
     /// Fingerprint bits of the entries inserted now (older entries have
     /// fewer: one less per expansion since theirs).
     pub fn fingerprint_bits(&self) -> u32 {
-        self.schedule.length(self.expansions)
+        self.g.fingerprint_bits()
     }
 
     /// Entries the table holds before the next expansion: [`MAX_LOAD`](crate::quotient::MAX_LOAD) `· 2^q`.
     pub fn capacity(&self) -> usize {
-        capacity(self.quotient_bits())
+        self.g.capacity()
     }
 
     /// The cap set in [`ExpandingOptions::max_keys`], if any.
     pub fn max_keys(&self) -> Option<usize> {
-        self.max_keys
+        self.g.max_keys
     }
 
     /// The expected FPR the filter never passes, however far it grows
@@ -286,16 +223,13 @@ impl ExpandingQuotientFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn fpr_bound(&self) -> f64 {
-        self.schedule.fpr_bound()
+        self.g.schedule.fpr_bound()
     }
 
     /// The quotient and the `w` key bits after it.
     #[inline(always)]
     fn split(&self, hash: KeyHash) -> (usize, u64) {
-        let (q, w) = (self.table.quotient_bits(), self.table.width());
-        let h = hash.get();
-        let quotient = h.checked_shr(64 - q).unwrap_or(0) as usize;
-        (quotient, (h << q) >> (64 - w))
+        self.g.split(hash.get())
     }
 
     /// How many entries match the key with this hash: the times it was
@@ -314,9 +248,9 @@ impl ExpandingQuotientFilter {
     /// ```
     pub fn count_hash(&self, hash: KeyHash) -> usize {
         let (x, key) = self.split(hash);
-        match self.table.run(x) {
+        match self.g.table.run(x) {
             Some(run) => run
-                .filter(|&s| fingerprint::matches(self.table.value(s), key))
+                .filter(|&s| fingerprint::matches(self.g.table.value(s), key))
                 .count(),
             None => 0,
         }
@@ -325,23 +259,6 @@ impl ExpandingQuotientFilter {
     /// [`count_hash`](Self::count_hash) of the key's hash.
     pub fn count(&self, key: &[u8]) -> usize {
         self.count_hash(crate::hash_key(key))
-    }
-
-    /// Doubles the table (see the type's docs). [`Error::Full`] when it may
-    /// not grow: past `2^40` quotients, or when quotient and fingerprint
-    /// would need more than the hash's 64 bits. Nothing changes then.
-    pub(super) fn expand(&mut self) -> Result<(), Error> {
-        let q = self.table.quotient_bits() + 1;
-        let next = self.expansions + 1;
-        let length = self.schedule.length(next);
-        if q > MAX_QUOTIENT_BITS || length > MAX_LENGTH || q + length + 1 > 64 {
-            return Err(Error::Full);
-        }
-        let (table, lengths) = super::grow::doubled(&self.table, 0, length + 1, &self.lengths)?;
-        self.table = table;
-        self.lengths = lengths;
-        self.expansions = next;
-        Ok(())
     }
 
     /// A filter holding the keys of both: the one with fewer quotients
@@ -365,43 +282,36 @@ impl ExpandingQuotientFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn merge(&self, other: &Self) -> Result<Self, Error> {
-        if self.schedule != other.schedule {
+        if self.g.schedule != other.g.schedule {
             return Err(Error::Incompatible);
         }
-        let keys = self.keys + other.keys;
-        if self.max_keys.is_some_and(|m| keys > m) {
+        let keys = self.g.keys + other.g.keys;
+        if self.g.max_keys.is_some_and(|m| keys > m) {
             return Err(Error::Full);
         }
         let (mut a, mut b) = (self.clone(), other.clone());
         while a.quotient_bits() < b.quotient_bits() {
-            a.expand()?;
+            a.g.expand()?;
         }
         while b.quotient_bits() < a.quotient_bits() {
-            b.expand()?;
+            b.g.expand()?;
         }
-        let expansions = a.expansions.max(b.expansions);
-        let width = self.schedule.length(expansions) + 1;
+        let expansions = a.g.expansions.max(b.g.expansions);
+        let width = self.g.schedule.length(expansions) + 1;
         let both = crate::quotient::filter::Merge {
-            a: super::grow::widened(&a.table, 0, width).peekable(),
-            b: super::grow::widened(&b.table, 0, width).peekable(),
+            a: super::grow::widened(&a.g.table, 0, width).peekable(),
+            b: super::grow::widened(&b.g.table, 0, width).peekable(),
         };
         let table = Table::from_sorted(
             a.quotient_bits(),
             width,
             super::grow::one_void_per_run(both, 0, width),
         )?;
-        let lengths = super::grow::histogram(&table, 0).ok_or(Error::Incompatible)?;
-        let mut merged = ExpandingQuotientFilter {
-            table,
-            kernel: self.kernel,
-            schedule: self.schedule,
-            expansions,
-            keys,
-            max_keys: self.max_keys,
-            lengths,
-        };
-        while merged.table.len() > merged.capacity() {
-            merged.expand()?;
+        let g = GrowingTable::from_parts(table, self.g.schedule, 0, expansions, keys, self.g.max_keys)
+            .map_err(|_| Error::Incompatible)?;
+        let mut merged = ExpandingQuotientFilter { g };
+        while merged.g.table.len() > merged.capacity() {
+            merged.g.expand()?;
         }
         Ok(merged)
     }
@@ -411,40 +321,37 @@ impl Filter for ExpandingQuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, key) = self.split(hash);
-        self.table.is_occupied(x) && self.kernel.contains_prefix(&self.table, x, key)
+        self.g.table.is_occupied(x) && self.g.kernel.contains_prefix(&self.g.table, x, key)
     }
 
     /// Loads the block of every key of a group of 32 first, then answers
     /// each, as [`QuotientFilter`](crate::quotient::QuotientFilter) does.
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        self.table.contains_grouped(
+        self.g.table.contains_grouped(
             hashes,
             out,
             |h| self.split(h),
-            |x, key| self.table.is_occupied(x) && self.kernel.contains_prefix(&self.table, x, key),
+            |x, key| self.g.table.is_occupied(x) && self.g.kernel.contains_prefix(&self.g.table, x, key),
         );
     }
 
     #[inline]
     fn prefetch_hash(&self, hash: KeyHash) {
-        self.table.prefetch(self.split(hash).0);
+        self.g.table.prefetch(self.split(hash).0);
     }
 
     fn size_in_bytes(&self) -> usize {
-        self.table.size_in_bytes()
+        self.g.table.size_in_bytes()
     }
 
     fn num_keys(&self) -> usize {
-        self.keys
+        self.g.keys
     }
 
     /// `1 − e^(−λ)`, `λ` the expected number of entries an absent key
     /// matches: the sum over entries of `2^−length`, over `2^q`.
     fn expected_fpr(&self) -> f64 {
-        -libm::expm1(-super::grow::expected_matches(
-            &self.lengths,
-            self.table.quotients(),
-        ))
+        -libm::expm1(-self.g.expected_matches())
     }
 
     fn kind(&self) -> FilterKind {
@@ -462,27 +369,7 @@ impl Insert for ExpandingQuotientFilter {
     /// [`max_keys`](ExpandingOptions::max_keys) cap, or when the table may
     /// not grow (past `2^40` quotients).
     fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
-        if self.max_keys.is_some_and(|m| self.keys >= m) {
-            return Err(Error::Full);
-        }
-        if self.table.len() >= self.capacity() {
-            self.expand()?;
-        }
-        let length = loop {
-            let (x, key) = self.split(hash);
-            let length = self.fingerprint_bits();
-            let v = fingerprint::entry(key, self.table.width(), length);
-            match self.kernel.insert(&mut self.table, x, v) {
-                Ok(()) => break length,
-                // A run near the end of the table passed its last slot (a
-                // key repeated hundreds of times): double and try again.
-                Err(Error::Full) => self.expand()?,
-                Err(e) => return Err(e),
-            }
-        };
-        self.lengths[length as usize] += 1;
-        self.keys += 1;
-        Ok(())
+        self.g.insert(hash.get(), 0)
     }
 }
 
@@ -493,12 +380,11 @@ impl Remove for ExpandingQuotientFilter {
     /// falls. [`Error::NotPresent`] (nothing changed) if nothing matches.
     fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
         let (x, key) = self.split(hash);
-        match self.kernel.remove_longest(&mut self.table, x, key) {
-            Some(v) => self.lengths[fingerprint::length(v, self.table.width()) as usize] -= 1,
-            None if self.table.is_occupied(x) && self.kernel.contains_prefix(&self.table, x, key) => {}
-            None => return Err(Error::NotPresent),
+        let removed = self.g.kernel.remove_longest(&mut self.g.table, x, key);
+        if removed.is_none() && !self.contains_hash(hash) {
+            return Err(Error::NotPresent);
         }
-        self.keys = self.keys.saturating_sub(1);
+        self.g.removed(removed);
         Ok(())
     }
 }

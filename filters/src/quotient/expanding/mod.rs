@@ -7,6 +7,8 @@
 //!   and the FPR bound that follows;
 //! * `filter.rs`: the filter: inserts that double the table when full,
 //!   queries, deletes of the longest match, counts, merges;
+//! * `growing.rs`: the table, schedule and counts this filter shares with
+//!   the Memento range filter: addressing, inserts, doubling;
 //! * `grow.rs`: the ordered entry streams that expansion and merge write;
 //! * `codec.rs`: its byte format.
 //!
@@ -17,6 +19,7 @@ mod codec;
 mod filter;
 pub(crate) mod fingerprint;
 pub(crate) mod grow;
+pub(crate) mod growing;
 pub(crate) mod schedule;
 
 pub use filter::{ExpandingOptions, ExpandingQuotientFilter};

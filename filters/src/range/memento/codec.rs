@@ -25,24 +25,25 @@ use alloc::vec::Vec;
 
 use super::{MementoFilter, MAX_MEMENTO_BITS};
 use crate::format::{self, Frame};
+use crate::quotient::expanding::growing::{address_bits, GrowingTable};
 use crate::quotient::expanding::schedule::Schedule;
 use crate::quotient::table::{Table, MAX_QUOTIENTS, TAIL};
 use crate::{Error, FilterKind, FormatError};
 
 impl MementoFilter {
     pub(super) fn encode(&self) -> Vec<u8> {
-        let blocks = self.table.block_bytes();
+        let blocks = self.g.table.block_bytes();
         let mut params = Vec::with_capacity(30);
         params.extend_from_slice(&self.quotients().to_le_bytes());
         params.extend_from_slice(&[
-            self.table.width() as u8,
-            self.memento_bits as u8,
-            self.schedule.base as u8,
-            self.schedule.horizon as u8,
-            self.expansions as u8,
+            self.g.table.width() as u8,
+            self.g.payload as u8,
+            self.g.schedule.base as u8,
+            self.g.schedule.horizon as u8,
+            self.g.expansions as u8,
         ]);
-        params.extend_from_slice(&(self.keys as u64).to_le_bytes());
-        params.extend_from_slice(&self.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
+        params.extend_from_slice(&(self.g.keys as u64).to_le_bytes());
+        params.extend_from_slice(&self.g.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
         format::encode(FilterKind::MementoFilter, &params, blocks.len(), |w| {
             w.bytes(blocks);
         })
@@ -68,7 +69,7 @@ impl MementoFilter {
         if !(1..=MAX_QUOTIENTS).contains(&quotients)
             || m > MAX_MEMENTO_BITS
             || w != code + m
-            || super::address_bits(quotients) + code > 64
+            || address_bits(quotients) + code > 64
             || w > 63
         {
             return Err(bad("quotients, memento or slot bits out of range"));
@@ -86,7 +87,8 @@ impl MementoFilter {
             u64::MAX => None,
             c => Some(usize::try_from(c).map_err(|_| bad("cap too large"))?),
         };
-        MementoFilter::from_parts(table, schedule, m, expansions, keys, max_keys).map_err(bad)
+        let g = GrowingTable::from_parts(table, schedule, m, expansions, keys, max_keys).map_err(bad)?;
+        Ok(MementoFilter { g })
     }
 }
 

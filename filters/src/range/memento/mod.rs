@@ -30,7 +30,8 @@
 //! it however far the filter grows.
 //!
 //! * `mod.rs` (here): the options, the type, its sizes and its bounds;
-//! * `update.rs`: inserts, removals, the bulk build and expansion;
+//! * `update.rs`: inserts, removals and the bulk build (growth is the
+//!   shared `quotient/expanding/growing.rs`);
 //! * `query.rs`: the range query, its batch, and [`RangeFilter`](crate::range::RangeFilter);
 //! * `codec.rs`: its byte format.
 //!
@@ -43,12 +44,10 @@ mod codec;
 mod query;
 mod update;
 
-use alloc::boxed::Box;
-
 use crate::error::invalid;
+use crate::quotient::expanding::growing::{capacity, planned_horizon, GrowingTable};
 use crate::quotient::expanding::schedule::{Schedule, MAX_FPR};
-use crate::quotient::kernel::Kernel;
-use crate::quotient::table::{Table, MAX_QUOTIENTS};
+use crate::quotient::table::MAX_QUOTIENTS;
 use crate::sizing::check_keys;
 use crate::Error;
 
@@ -129,12 +128,6 @@ impl MementoOptions {
     }
 }
 
-/// Entries a table of `quotients` quotients holds before it doubles:
-/// [`MAX_LOAD`](crate::quotient::MAX_LOAD) of them, `N − ⌈N/20⌉`.
-fn capacity(quotients: u64) -> u64 {
-    quotients - quotients.div_ceil(20)
-}
-
 /// The fewest quotients whose [`capacity`] holds `keys` (at least 1).
 fn quotients_for(keys: usize) -> Result<u64, Error> {
     let keys = keys as u64;
@@ -146,11 +139,6 @@ fn quotients_for(keys: usize) -> Result<u64, Error> {
         return Err(Error::TooLarge);
     }
     Ok(n)
-}
-
-/// The hash bits a quotient of `N` stands for: `⌈log2 N⌉`.
-fn address_bits(quotients: u64) -> u32 {
-    64 - quotients.saturating_sub(1).leading_zeros()
 }
 
 /// The partitions of `2^m` keys a range of `len ≥ 1` keys may touch at
@@ -192,44 +180,12 @@ fn coverage(len: u64, m: u32) -> u64 {
 /// assert_eq!(f.num_keys(), 99_999);
 /// # Ok::<(), amq::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MementoFilter {
-    table: Table,
-    /// How runs are found on this CPU: not part of what the filter holds.
-    kernel: Kernel,
-    schedule: Schedule,
-    /// `m`: the low key bits kept under each fingerprint.
-    memento_bits: u32,
-    /// Expansions so far: the generation of new entries.
-    expansions: u32,
-    /// Keys inserted less keys removed.
-    keys: usize,
-    max_keys: Option<usize>,
-    /// Entries by fingerprint length (void copies counted each).
-    lengths: Box<[u64; 64]>,
+    /// The expanding quotient filter's table, schedule and counts, each
+    /// code over the `m`-bit memento (`g.payload`).
+    g: GrowingTable,
 }
-
-impl PartialEq for MementoFilter {
-    fn eq(&self, other: &Self) -> bool {
-        (
-            &self.table,
-            self.schedule,
-            self.memento_bits,
-            self.expansions,
-            self.keys,
-            self.max_keys,
-        ) == (
-            &other.table,
-            other.schedule,
-            other.memento_bits,
-            other.expansions,
-            other.keys,
-            other.max_keys,
-        )
-    }
-}
-
-impl Eq for MementoFilter {}
 
 impl MementoFilter {
     /// An empty filter for `options`.
@@ -254,69 +210,18 @@ impl MementoFilter {
     fn for_keys(options: MementoOptions, n: usize) -> Result<Self, Error> {
         let (m, probe) = options.memento_bits_and_probe_fpr()?;
         check_keys(options.initial_keys)?;
-        if options.horizon > crate::quotient::expanding::schedule::MAX_HORIZON {
-            return Err(invalid("horizon", "must be at most 64 expansions"));
-        }
         let quotients = quotients_for(options.initial_keys.max(n))?;
-        let mut horizon = options.horizon;
-        if let Some(max) = options.max_keys {
-            if max == 0 {
-                return Err(invalid("max_keys", "must be at least 1"));
-            }
-            // The doublings that reach the cap.
-            let mut reach = 0;
-            while capacity(quotients << reach) < max as u64 && quotients << reach < MAX_QUOTIENTS {
-                reach += 1;
-            }
-            horizon = horizon.min(reach);
-        }
+        let horizon = planned_horizon(quotients, options.horizon, options.max_keys)?;
         let schedule = Schedule::for_fpr(probe, horizon)?;
-        let width = schedule.base + 1 + m;
-        if width > 63 || address_bits(quotients) + schedule.base + 1 > 64 {
-            return Err(invalid("fpr", "fingerprint and memento need more than 63 bits"));
-        }
         Ok(MementoFilter {
-            table: Table::with_quotients(quotients, width)?,
-            kernel: Kernel::detect(),
-            schedule,
-            memento_bits: m,
-            expansions: 0,
-            keys: 0,
-            max_keys: options.max_keys,
-            lengths: Box::new([0; 64]),
-        })
-    }
-
-    /// A filter around a decoded table, its fingerprint lengths counted.
-    fn from_parts(
-        table: Table,
-        schedule: Schedule,
-        memento_bits: u32,
-        expansions: u32,
-        keys: usize,
-        max_keys: Option<usize>,
-    ) -> Result<Self, &'static str> {
-        let lengths = crate::quotient::expanding::grow::histogram(&table, memento_bits)
-            .ok_or("an entry without a delimiter, or a void entry twice in a run")?;
-        if max_keys.is_some_and(|m| keys > m) {
-            return Err("more keys than the cap");
-        }
-        Ok(MementoFilter {
-            table,
-            kernel: Kernel::detect(),
-            schedule,
-            memento_bits,
-            expansions,
-            keys,
-            max_keys,
-            lengths,
+            g: GrowingTable::empty(quotients, schedule, m, options.max_keys)?,
         })
     }
 
     /// `m`: partitions hold `2^m` keys, and each entry keeps a key's low
     /// `m` bits.
     pub fn memento_bits(&self) -> u32 {
-        self.memento_bits
+        self.g.payload
     }
 
     /// Expansions so far (each doubled the table).
@@ -333,30 +238,30 @@ impl MementoFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn expansions(&self) -> u32 {
-        self.expansions
+        self.g.expansions
     }
 
     /// `N`: the table's quotients now (`N0·2^X` after `X` expansions, `N0`
     /// the smallest count whose 95% holds the initial keys).
     pub fn quotients(&self) -> u64 {
-        self.table.quotients() as u64
+        self.g.quotients()
     }
 
     /// Fingerprint bits of the entries inserted now (older entries have
     /// one less per expansion since theirs).
     pub fn fingerprint_bits(&self) -> u32 {
-        self.schedule.length(self.expansions)
+        self.g.fingerprint_bits()
     }
 
     /// Entries the table holds before the next expansion:
     /// [`MAX_LOAD`](crate::quotient::MAX_LOAD) `· 2^q`.
     pub fn capacity(&self) -> usize {
-        capacity(self.quotients()) as usize
+        self.g.capacity()
     }
 
     /// The cap set in [`MementoOptions::max_keys`], if any.
     pub fn max_keys(&self) -> Option<usize> {
-        self.max_keys
+        self.g.max_keys
     }
 
     /// The FPR bound for an empty range of `range_len` keys that holds
@@ -373,7 +278,7 @@ impl MementoFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn fpr_bound(&self, range_len: u64) -> f64 {
-        let lambda = -libm::log1p(-self.schedule.fpr_bound());
+        let lambda = -libm::log1p(-self.g.schedule.fpr_bound());
         self.for_range(range_len, lambda)
     }
 
@@ -383,22 +288,17 @@ impl MementoFilter {
         if range_len == 0 {
             return 0.0;
         }
-        if probes(range_len, self.memento_bits) > MAX_PARTITIONS {
+        if probes(range_len, self.memento_bits()) > MAX_PARTITIONS {
             return 1.0;
         }
-        -libm::expm1(-(coverage(range_len, self.memento_bits) as f64) * lambda)
-    }
-
-    /// `λ`, the expected entries one point probe matches now: the sum over
-    /// entries of `2^−length`, over `N`.
-    fn probe_matches(&self) -> f64 {
-        crate::quotient::expanding::grow::expected_matches(&self.lengths, self.table.quotients())
+        -libm::expm1(-(coverage(range_len, self.memento_bits()) as f64) * lambda)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quotient::expanding::growing::address_bits;
 
     #[test]
     fn probes_count_the_partitions_a_range_can_touch() {

@@ -18,29 +18,29 @@ impl MementoFilter {
     /// code bits `bits` match and whose memento is in `lo..=hi`.
     #[inline]
     pub(super) fn probe(&self, x: usize, bits: u64, lo: u64, hi: u64) -> bool {
-        if !self.table.is_occupied(x) {
+        if !self.g.table.is_occupied(x) {
             return false;
         }
-        let Some(run) = self.kernel.run(&self.table, x) else {
+        let Some(run) = self.g.kernel.run(&self.g.table, x) else {
             return false;
         };
-        let m = self.memento_bits;
+        let m = self.g.payload;
         let (start, end) = (*run.start(), *run.end());
         if end - start < SCAN {
             let low = low_mask(m);
             return run.into_iter().any(|s| {
-                let v = self.table.value(s);
+                let v = self.g.table.value(s);
                 (lo..=hi).contains(&(v & low)) && fingerprint::matches(v >> m, bits)
             });
         }
         // The run is sorted by code, then memento: for each length L in
         // use, the entries that match are exactly those whose code is the
         // key's first L bits, between `code·2^m + lo` and `code·2^m + hi`.
-        let width = self.table.width() - m;
-        (0..width).filter(|&l| self.lengths[l as usize] != 0).any(|l| {
+        let width = self.g.table.width() - m;
+        (0..width).filter(|&l| self.g.lengths[l as usize] != 0).any(|l| {
             let code = fingerprint::entry(bits, width, l) << m;
             let s = self.lower_bound(start, end + 1, code | lo);
-            s <= end && self.table.value(s) <= code | hi
+            s <= end && self.g.table.value(s) <= code | hi
         })
     }
 
@@ -49,7 +49,7 @@ impl MementoFilter {
     fn lower_bound(&self, mut from: usize, mut to: usize, v: u64) -> usize {
         while from < to {
             let mid = from + (to - from) / 2;
-            if self.table.value(mid) < v {
+            if self.g.table.value(mid) < v {
                 from = mid + 1;
             } else {
                 to = mid;
@@ -64,10 +64,10 @@ impl RangeFilter for MementoFilter {
     /// the range at its two ends. A range over [`MAX_PARTITIONS`]
     /// partitions answers `true`.
     fn may_contain_range(&self, lo: u64, hi: u64) -> bool {
-        if lo > hi || self.table.len() == 0 {
+        if lo > hi || self.g.table.len() == 0 {
             return false;
         }
-        let m = self.memento_bits;
+        let m = self.g.payload;
         let (first, last) = (lo >> m, hi >> m);
         if last - first >= MAX_PARTITIONS {
             return true;
@@ -97,7 +97,7 @@ impl RangeFilter for MementoFilter {
 
     #[inline]
     fn prefetch_range(&self, lo: u64, _hi: u64) {
-        self.table.prefetch(self.split_prefix(lo >> self.memento_bits).0);
+        self.g.table.prefetch(self.split_prefix(lo >> self.g.payload).0);
     }
 
     /// `1 − e^(−cλ)`: `λ` the expected entries one point probe matches
@@ -116,19 +116,19 @@ impl RangeFilter for MementoFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     fn expected_fpr(&self, range_len: u64) -> f64 {
-        if self.table.len() == 0 {
+        if self.g.table.len() == 0 {
             return 0.0;
         }
-        self.for_range(range_len, self.probe_matches())
+        self.for_range(range_len, self.g.expected_matches())
     }
 
     fn size_in_bytes(&self) -> usize {
-        self.table.size_in_bytes()
+        self.g.table.size_in_bytes()
     }
 
     /// Keys inserted (or built from) less keys removed, repeats counted.
     fn num_keys(&self) -> usize {
-        self.keys
+        self.g.keys
     }
 
     fn kind(&self) -> FilterKind {
@@ -163,9 +163,9 @@ mod tests {
             };
             f.insert(k).unwrap();
         }
-        assert!(f.lengths.iter().filter(|&&n| n > 0).count() >= 3 && f.lengths[0] > 0);
-        let m = f.memento_bits;
-        let width = f.table.width() - m;
+        assert!(f.g.lengths.iter().filter(|&&n| n > 0).count() >= 3 && f.g.lengths[0] > 0);
+        let m = f.g.payload;
+        let width = f.g.table.width() - m;
         let (mut long, mut hits) = (0, 0);
         for i in 0..20_000u64 {
             let (x, bits) = f.split_prefix(if i % 2 == 0 {
@@ -176,10 +176,10 @@ mod tests {
             let r = crate::hash::remix(i, 4);
             let (a, b) = (r & 0xff, (r >> 8) & 0xff);
             let (lo, hi) = (a.min(b), a.max(b));
-            let scan = f.kernel.run(&f.table, x).is_some_and(|run| {
+            let scan = f.g.kernel.run(&f.g.table, x).is_some_and(|run| {
                 long += usize::from(run.end() - run.start() >= SCAN);
                 run.into_iter().any(|s| {
-                    let v = f.table.value(s);
+                    let v = f.g.table.value(s);
                     (lo..=hi).contains(&(v & low_mask(m))) && fingerprint::matches(v >> m, bits)
                 })
             });

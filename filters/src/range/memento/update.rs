@@ -1,13 +1,11 @@
-//! Inserts, removals, the bulk build and expansion of a [`MementoFilter`].
+//! Inserts, removals and the bulk build of a [`MementoFilter`]; growth is
+//! the shared `quotient/expanding/growing.rs`.
 
 use alloc::vec::Vec;
 
 use super::{MementoFilter, MementoOptions};
 use crate::quotient::expanding::fingerprint;
-use crate::quotient::expanding::grow::doubled;
-use crate::quotient::expanding::schedule::MAX_LENGTH;
 use crate::quotient::table::{Broadword, Table, MAX_QUOTIENTS};
-use crate::succinct::bits::low_mask;
 use crate::Error;
 
 impl MementoFilter {
@@ -15,24 +13,17 @@ impl MementoFilter {
     /// the key's memento.
     #[inline(always)]
     pub(super) fn split(&self, key: u64) -> (usize, u64, u64) {
-        let m = self.memento_bits;
-        let (x, bits) = self.split_prefix(key >> m);
-        (x, bits, key & low_mask(m))
+        let (x, bits) = self.split_prefix(key >> self.g.payload);
+        (x, bits, key & self.g.payload_mask())
     }
 
     /// The quotient of partition `prefix` and the code-width hash bits
-    /// after it, from one xxh3 hash `h` of the partition number read as a
-    /// fraction of `2^64`: `h·N/2^64` is the quotient, and the bits of its
-    /// fractional part follow. With `2N` quotients the quotient is twice
-    /// that plus the first of those bits, which is what expansion moves
-    /// from each fingerprint into the quotient (and `N` need not be a power
-    /// of two).
+    /// after it, from one xxh3 hash of the partition number (addressed as
+    /// `GrowingTable::split` says: any quotient count, and doublings move
+    /// one fingerprint bit into the quotient).
     #[inline(always)]
     pub(super) fn split_prefix(&self, prefix: u64) -> (usize, u64) {
-        let w = self.table.width() - self.memento_bits;
-        let h = crate::hash::hash_u64(prefix).get();
-        let product = u128::from(h) * self.table.quotients() as u128;
-        ((product >> 64) as usize, (product as u64) >> (64 - w))
+        self.g.split(crate::hash::hash_u64(prefix).get())
     }
 
     /// A filter holding `keys` (any order, repeats held as often as they
@@ -57,36 +48,34 @@ impl MementoFilter {
         }
         let mut f = Self::for_keys(options, keys.len())?;
         let length = f.fingerprint_bits();
+        let m = f.g.payload;
         loop {
-            let width = f.table.width() - f.memento_bits;
+            let width = f.g.code_width();
             let mut entries: Vec<(usize, u64)> = keys
                 .iter()
                 .map(|&k| {
                     let (x, bits, memento) = f.split(k);
-                    (
-                        x,
-                        fingerprint::entry(bits, width, length) << f.memento_bits | memento,
-                    )
+                    (x, fingerprint::entry(bits, width, length) << m | memento)
                 })
                 .collect();
             entries.sort_unstable();
-            let empty = Table::with_quotients(f.quotients(), f.table.width())?;
+            let empty = Table::with_quotients(f.quotients(), f.g.table.width())?;
             match Table::from_sorted_into(empty, entries) {
                 Ok(table) => {
-                    f.table = table;
+                    f.g.table = table;
                     break;
                 }
                 // The runs passed the last slot (keys crowding the end):
                 // a larger first table.
                 Err(Error::Full) if f.quotients() < MAX_QUOTIENTS => {
                     let more = f.quotients() + f.quotients().div_ceil(8);
-                    f.table = Table::with_quotients(more.min(MAX_QUOTIENTS), f.table.width())?;
+                    f.g.table = Table::with_quotients(more.min(MAX_QUOTIENTS), f.g.table.width())?;
                 }
                 Err(e) => return Err(e),
             }
         }
-        f.lengths[length as usize] = keys.len() as u64;
-        f.keys = keys.len();
+        f.g.lengths[length as usize] = keys.len() as u64;
+        f.g.keys = keys.len();
         Ok(f)
     }
 
@@ -103,28 +92,8 @@ impl MementoFilter {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn insert(&mut self, key: u64) -> Result<(), Error> {
-        if self.max_keys.is_some_and(|m| self.keys >= m) {
-            return Err(Error::Full);
-        }
-        if self.table.len() >= self.capacity() {
-            self.expand()?;
-        }
-        let m = self.memento_bits;
-        let length = loop {
-            let (x, bits, memento) = self.split(key);
-            let length = self.fingerprint_bits();
-            let v = fingerprint::entry(bits, self.table.width() - m, length) << m | memento;
-            match self.kernel.insert(&mut self.table, x, v) {
-                Ok(()) => break length,
-                // A run near the end of the table passed its last slot:
-                // double and try again.
-                Err(Error::Full) => self.expand()?,
-                Err(e) => return Err(e),
-            }
-        };
-        self.lengths[length as usize] += 1;
-        self.keys += 1;
-        Ok(())
+        let h = crate::hash::hash_u64(key >> self.g.payload).get();
+        self.g.insert(h, key & self.g.payload_mask())
     }
 
     /// Removes one copy of `key`: the entry with its memento and the
@@ -148,8 +117,7 @@ impl MementoFilter {
     /// ```
     pub fn remove(&mut self, key: u64) -> Result<(), Error> {
         let (x, bits, memento) = self.split(key);
-        let m = self.memento_bits;
-        let low = low_mask(m);
+        let (m, low) = (self.g.payload, self.g.payload_mask());
         let score = |v: u64| {
             if v & low == memento {
                 fingerprint::longest(v >> m, bits)
@@ -157,36 +125,11 @@ impl MementoFilter {
                 None
             }
         };
-        match self.table.remove_best_by(Broadword, x, score) {
-            Some(v) => {
-                let width = self.table.width() - m;
-                self.lengths[fingerprint::length(v >> m, width) as usize] -= 1;
-            }
-            None if self.probe(x, bits, memento, memento) => {}
-            None => return Err(Error::NotPresent),
+        let removed = self.g.table.remove_best_by(Broadword, x, score);
+        if removed.is_none() && !self.probe(x, bits, memento, memento) {
+            return Err(Error::NotPresent);
         }
-        self.keys = self.keys.saturating_sub(1);
-        Ok(())
-    }
-
-    /// Doubles the table (see the module docs). [`Error::Full`] when it
-    /// may not grow; nothing changes then.
-    pub(super) fn expand(&mut self) -> Result<(), Error> {
-        let quotients = 2 * self.quotients();
-        let next = self.expansions + 1;
-        let length = self.schedule.length(next);
-        let m = self.memento_bits;
-        if quotients > MAX_QUOTIENTS
-            || length > MAX_LENGTH
-            || super::address_bits(quotients) + length + 1 > 64
-            || length + 1 + m > 63
-        {
-            return Err(Error::Full);
-        }
-        let (table, lengths) = doubled(&self.table, m, length + 1 + m, &self.lengths)?;
-        self.table = table;
-        self.lengths = lengths;
-        self.expansions = next;
+        self.g.removed(removed);
         Ok(())
     }
 }

@@ -1,0 +1,247 @@
+//! [`GrowingTable`]: the state and steps the two growing filters share, the
+//! expanding quotient filter (no payload) and the Memento range filter
+//! (`range/memento/`, the key's low bits as payload).
+//!
+//! A value is a self-delimiting fingerprint code (`fingerprint.rs`) over
+//! `payload` low bits that ride along unchanged. A hash `h` addresses the
+//! table as a fraction of `2^64`: the quotient is `⌊h·N/2^64⌋` and the
+//! bits of the fraction's part follow as the fingerprint. With `2N`
+//! quotients the quotient is twice that plus the fraction's first bit,
+//! which is what a doubling moves from each fingerprint into the quotient,
+//! at any `N` (for `N = 2^q` this is the top `q` bits of `h`, then the next
+//! ones).
+
+use alloc::boxed::Box;
+
+use super::fingerprint;
+use super::grow::{doubled, expected_matches, histogram};
+use super::schedule::{Schedule, MAX_HORIZON, MAX_LENGTH};
+use crate::error::invalid;
+use crate::quotient::kernel::Kernel;
+use crate::quotient::table::{Table, MAX_QUOTIENTS};
+use crate::succinct::bits::low_mask;
+use crate::Error;
+
+/// A table of fingerprint codes over `payload` bits that doubles when full,
+/// with the schedule that gives new codes their length and the counts the
+/// FPR and the cap need.
+#[derive(Debug, Clone)]
+pub(crate) struct GrowingTable {
+    pub(crate) table: Table,
+    /// How runs are found on this CPU: not part of what the filter holds.
+    pub(crate) kernel: Kernel,
+    pub(crate) schedule: Schedule,
+    /// Low bits under each code, carried unchanged.
+    pub(crate) payload: u32,
+    /// Expansions so far: the generation of new entries.
+    pub(crate) expansions: u32,
+    /// Keys inserted less keys removed.
+    pub(crate) keys: usize,
+    pub(crate) max_keys: Option<usize>,
+    /// Entries by fingerprint length (void copies counted each).
+    pub(crate) lengths: Box<[u64; 64]>,
+}
+
+impl PartialEq for GrowingTable {
+    fn eq(&self, other: &Self) -> bool {
+        fn parts(g: &GrowingTable) -> (&Table, Schedule, u32, u32, usize, Option<usize>) {
+            (&g.table, g.schedule, g.payload, g.expansions, g.keys, g.max_keys)
+        }
+        parts(self) == parts(other)
+    }
+}
+
+impl Eq for GrowingTable {}
+
+/// Entries a table of `quotients` quotients holds before it doubles:
+/// [`MAX_LOAD`](crate::quotient::MAX_LOAD) of them, `N − ⌈N/20⌉`.
+pub(crate) fn capacity(quotients: u64) -> u64 {
+    quotients - quotients.div_ceil(20)
+}
+
+/// The hash bits a quotient of `N` stands for: `⌈log2 N⌉`.
+pub(crate) fn address_bits(quotients: u64) -> u32 {
+    64 - quotients.saturating_sub(1).leading_zeros()
+}
+
+impl GrowingTable {
+    /// An empty table of `quotients` quotients, codes of the schedule's
+    /// first length over `payload` bits.
+    pub(crate) fn empty(
+        quotients: u64,
+        schedule: Schedule,
+        payload: u32,
+        max_keys: Option<usize>,
+    ) -> Result<Self, Error> {
+        let width = schedule.base + 1 + payload;
+        if width > 63 || address_bits(quotients) + schedule.base + 1 > 64 {
+            return Err(invalid("fpr", "needs more hash bits than a 64-bit hash has"));
+        }
+        Ok(GrowingTable {
+            table: Table::with_quotients(quotients, width)?,
+            kernel: Kernel::detect(),
+            schedule,
+            payload,
+            expansions: 0,
+            keys: 0,
+            max_keys,
+            lengths: Box::new([0; 64]),
+        })
+    }
+
+    /// The state around a decoded table, its fingerprint lengths counted.
+    pub(crate) fn from_parts(
+        table: Table,
+        schedule: Schedule,
+        payload: u32,
+        expansions: u32,
+        keys: usize,
+        max_keys: Option<usize>,
+    ) -> Result<Self, &'static str> {
+        let lengths = histogram(&table, payload)
+            .ok_or("an entry without a delimiter, or a void entry twice in a run")?;
+        // Copies whose fingerprints ran out share a void entry: keys may
+        // outnumber entries, but not the cap.
+        if max_keys.is_some_and(|m| keys > m) {
+            return Err("more keys than the cap");
+        }
+        Ok(GrowingTable {
+            table,
+            kernel: Kernel::detect(),
+            schedule,
+            payload,
+            expansions,
+            keys,
+            max_keys,
+            lengths,
+        })
+    }
+
+    /// `N`, the quotients now.
+    pub(crate) fn quotients(&self) -> u64 {
+        self.table.quotients() as u64
+    }
+
+    /// Bits of a code: the current fingerprint length, and its delimiter.
+    #[inline(always)]
+    pub(crate) fn code_width(&self) -> u32 {
+        self.table.width() - self.payload
+    }
+
+    /// Fingerprint bits of the entries inserted now.
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        self.schedule.length(self.expansions)
+    }
+
+    /// Entries the table holds before the next doubling: `N − ⌈N/20⌉`
+    /// ([`MAX_LOAD`](crate::quotient::MAX_LOAD)).
+    pub(crate) fn capacity(&self) -> usize {
+        capacity(self.quotients()) as usize
+    }
+
+    /// The quotient of hash `h` and the code-width bits after it (see the
+    /// module docs).
+    #[inline(always)]
+    pub(crate) fn split(&self, h: u64) -> (usize, u64) {
+        let product = u128::from(h) * self.table.quotients() as u128;
+        (
+            (product >> 64) as usize,
+            (product as u64) >> (64 - self.code_width()),
+        )
+    }
+
+    /// Inserts one more entry for hash `h` over payload `low`, doubling
+    /// the table first when it is full. [`Error::Full`] (nothing changed)
+    /// at the cap, or when the table may not grow.
+    pub(crate) fn insert(&mut self, h: u64, low: u64) -> Result<(), Error> {
+        if self.max_keys.is_some_and(|m| self.keys >= m) {
+            return Err(Error::Full);
+        }
+        if self.table.len() >= self.capacity() {
+            self.expand()?;
+        }
+        let length = loop {
+            let (x, bits) = self.split(h);
+            let length = self.fingerprint_bits();
+            let v = fingerprint::entry(bits, self.code_width(), length) << self.payload | low;
+            match self.kernel.insert(&mut self.table, x, v) {
+                Ok(()) => break length,
+                // A run near the end of the table passed its last slot (a
+                // key repeated hundreds of times): double and try again.
+                Err(Error::Full) => self.expand()?,
+                Err(e) => return Err(e),
+            }
+        };
+        self.lengths[length as usize] += 1;
+        self.keys += 1;
+        Ok(())
+    }
+
+    /// Counts the removal of one key whose entry `removed` (if any) was
+    /// taken out of the table.
+    pub(crate) fn removed(&mut self, removed: Option<u64>) {
+        if let Some(v) = removed {
+            let code = v >> self.payload;
+            self.lengths[fingerprint::length(code, self.code_width()) as usize] -= 1;
+        }
+        self.keys = self.keys.saturating_sub(1);
+    }
+
+    /// Doubles the table (see the module docs). [`Error::Full`] when it
+    /// may not grow: past [`MAX_QUOTIENTS`], or when quotient, code and
+    /// payload would need more than 64 hash bits or 63-bit slots. Nothing
+    /// changes then.
+    pub(crate) fn expand(&mut self) -> Result<(), Error> {
+        let quotients = 2 * self.quotients();
+        let next = self.expansions + 1;
+        let length = self.schedule.length(next);
+        if quotients > MAX_QUOTIENTS
+            || length > MAX_LENGTH
+            || address_bits(quotients) + length + 1 > 64
+            || length + 1 + self.payload > 63
+        {
+            return Err(Error::Full);
+        }
+        let (table, lengths) = doubled(
+            &self.table,
+            self.payload,
+            length + 1 + self.payload,
+            &self.lengths,
+        )?;
+        self.table = table;
+        self.lengths = lengths;
+        self.expansions = next;
+        Ok(())
+    }
+
+    /// `λ`: the entries an absent key is expected to match now.
+    pub(crate) fn expected_matches(&self) -> f64 {
+        expected_matches(&self.lengths, self.table.quotients())
+    }
+
+    /// The mask of the payload bits.
+    #[inline(always)]
+    pub(crate) fn payload_mask(&self) -> u64 {
+        low_mask(self.payload)
+    }
+}
+
+/// The horizon a filter starting at `quotients` quotients plans for: the
+/// asked `horizon` (at most [`MAX_HORIZON`]), cut to the doublings that
+/// reach `max_keys` when there is a cap (at least 1).
+pub(crate) fn planned_horizon(quotients: u64, horizon: u32, max_keys: Option<usize>) -> Result<u32, Error> {
+    if horizon > MAX_HORIZON {
+        return Err(invalid("horizon", "must be at most 64 expansions"));
+    }
+    let Some(max) = max_keys else {
+        return Ok(horizon);
+    };
+    if max == 0 {
+        return Err(invalid("max_keys", "must be at least 1"));
+    }
+    let mut reach = 0;
+    while capacity(quotients << reach) < max as u64 && quotients << reach < MAX_QUOTIENTS {
+        reach += 1;
+    }
+    Ok(horizon.min(reach))
+}
