@@ -296,6 +296,23 @@ fn options_are_checked() {
     assert_eq!(any.num_keys(), 5_000);
 }
 
+/// A decoded key count of `u64::MAX` (re-sealed bytes; keys may outnumber
+/// entries, so the decoder cannot refuse it) makes inserts `Full`, not an
+/// overflow (a fuzzer found the panic).
+#[test]
+fn a_forged_key_count_at_the_limit_refuses_inserts() {
+    let mut f = ExpandingQuotientFilter::new(options(0.1, 3, 0)).unwrap();
+    f.insert(b"apple").unwrap();
+    let mut bytes = f.to_bytes();
+    bytes[25..33].copy_from_slice(&u64::MAX.to_le_bytes());
+    common::reseal(&mut bytes);
+    let mut g = ExpandingQuotientFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(g.insert(b"pear"), Err(Error::Full));
+    assert_eq!(g.to_bytes(), bytes);
+    assert!(g.contains(b"apple"));
+    assert_eq!(g.merge(&f), Err(Error::Full));
+}
+
 #[test]
 fn bytes_round_trip_and_survive_corruption() {
     let keys = common::hashes(21, 200);

@@ -339,6 +339,19 @@ fn small_filter() -> MementoFilter {
     f
 }
 
+/// A decoded key count of `u64::MAX` makes inserts `Full`, not an overflow.
+#[test]
+fn a_forged_key_count_at_the_limit_refuses_inserts() {
+    let f = MementoFilter::build(&[1, 6, 7], options(0.1, 4, 3, 0)).unwrap();
+    let mut bytes = f.to_bytes();
+    bytes[33..41].copy_from_slice(&u64::MAX.to_le_bytes());
+    common::reseal(&mut bytes);
+    let mut g = MementoFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(g.insert(9), Err(Error::Full));
+    assert_eq!(g.to_bytes(), bytes);
+    assert!(g.may_contain(6));
+}
+
 /// Decoded bytes answer as the filter did; every byte changed in turn
 /// (with the checksum recomputed) is refused or decodes to a filter that
 /// re-encodes to exactly those bytes and answers without panicking.

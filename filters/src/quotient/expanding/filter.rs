@@ -285,7 +285,7 @@ impl ExpandingQuotientFilter {
         if self.g.schedule != other.g.schedule {
             return Err(Error::Incompatible);
         }
-        let keys = self.g.keys + other.g.keys;
+        let keys = self.g.keys.checked_add(other.g.keys).ok_or(Error::Full)?;
         if self.g.max_keys.is_some_and(|m| keys > m) {
             return Err(Error::Full);
         }

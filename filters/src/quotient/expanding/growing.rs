@@ -152,9 +152,10 @@ impl GrowingTable {
 
     /// Inserts one more entry for hash `h` over payload `low`, doubling
     /// the table first when it is full. [`Error::Full`] (nothing changed)
-    /// at the cap, or when the table may not grow.
+    /// at the cap, at `usize::MAX` keys (a decoded count may say so), or
+    /// when the table may not grow.
     pub(crate) fn insert(&mut self, h: u64, low: u64) -> Result<(), Error> {
-        if self.max_keys.is_some_and(|m| self.keys >= m) {
+        if self.max_keys.is_some_and(|m| self.keys >= m) || self.keys == usize::MAX {
             return Err(Error::Full);
         }
         if self.table.len() >= self.capacity() {
