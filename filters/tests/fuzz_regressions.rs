@@ -7,7 +7,7 @@
 //! |------|---------------|
 //! | `decode_any-forged-count`, `decode_counting_bloom-forged-count` | a re-sealed counting Bloom frame with a key count of `u64::MAX`: decoded, then `insert` overflowed (a panic with overflow checks, a silent wrap to 0 and `expected_fpr() == 0` without). Counts are now validated on decode and saturate. |
 //! | (in `tests/expanding.rs` and `tests/memento.rs`: `a_forged_key_count_at_the_limit_refuses_inserts`) | `decode_expanding`: a re-sealed expanding quotient filter frame with a key count of `u64::MAX` (keys may outnumber entries, so the decoder accepts it); the insert after decoding overflowed the count. Inserts now return `Full` there, and a merge whose counts would overflow too. |
-| (inline: `ops_ribbon_more_keys_than_slots`) | `ops_ribbon`: a two-line Ribbon of 74 distinct keys sized to one line of 73 slots, which solved (the surplus row reduced to zero with zero result bits) and wrote a frame its decoder rejects as "more keys than slots". Shards now never get fewer slots than keys. |
+//! | (inline: `ops_ribbon_more_keys_than_slots`) | `ops_ribbon`: a two-line Ribbon of 74 distinct keys sized to one line of 73 slots, which solved (the surplus row reduced to zero with zero result bits) and wrote a frame its decoder rejects as "more keys than slots". Shards now never get fewer slots than keys. |
 
 use std::fs;
 use std::path::Path;
