@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod adapters;
+pub mod churn;
 pub mod groups;
 pub mod keys;
 pub mod lsm;

@@ -180,9 +180,12 @@ impl Deletable for QuotientFilter {
             .map_err(|e| format!("qfilter: {e:?}"))
     }
 
+    /// A multiset insert, as amq's quotient filter does (`false` would skip
+    /// a key whose fingerprint is already there, and removing that key
+    /// later would take the other key's entry).
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
-        self.0.insert_fingerprint(false, key).is_ok()
+        self.0.insert_fingerprint(true, key).is_ok()
     }
 
     #[inline]

@@ -1,6 +1,7 @@
 //! The comparison report: builds every filter (ours and the other crates')
 //! over n keys, prints a markdown table of bits/key, measured FPR and median
-//! ns per build key / hit / miss, and writes the space/FPR chart as SVG.
+//! ns per build key / hit / miss (and, for the deletable filters, per insert
+//! and remove one key at a time), and writes the space/FPR chart as SVG.
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin report -- [--n 1000000] [--absent N] [--runs 5]
@@ -19,6 +20,7 @@
 
 use std::process::ExitCode;
 
+use amq_bench::churn::{churn_markdown, Churn};
 use amq_bench::keys::KeySet;
 use amq_bench::report::{markdown, Measure};
 use amq_bench::svg::{space_fpr_chart, thousands, Point};
@@ -117,6 +119,11 @@ fn main() -> ExitCode {
         parquet_filters(&mut m);
     }
     m.finish();
+    let churn = wanted("deletable").then(|| {
+        let mut churn = Churn::new(&keys.present, args.runs);
+        cuckoo_filters(&mut churn);
+        churn.finish()
+    });
 
     let mut md = format!(
         "## Comparison at n = {} keys\n\n{} absent keys for the FPR; times are medians of {} interleaved rounds, ns per key.\n\
@@ -128,6 +135,9 @@ fn main() -> ExitCode {
         amq_bench::adapters::sbbf::SplitBlockBloom::with_bits_per_key(1, 10.0).implementation(),
     );
     md.push_str(&markdown(&m.rows));
+    if let Some(rows) = &churn {
+        md.push_str(&churn_markdown(rows));
+    }
     for failure in &m.failures {
         md.push_str(&format!("\n**Build failed:** {failure}\n"));
     }
@@ -141,6 +151,10 @@ fn main() -> ExitCode {
         .collect();
     if !failed.is_empty() {
         eprintln!("FALSE NEGATIVES in: {failed:?}");
+    }
+    let churn_failed: Vec<_> = churn.iter().flatten().filter(|r| r.failures > 0).map(|r| r.name).collect();
+    if !churn_failed.is_empty() {
+        eprintln!("REFUSED INSERTS OR MISSED REMOVES in: {churn_failed:?}");
     }
 
     let points: Vec<Point> = m.rows.iter().map(Point::from_row).collect();
@@ -159,7 +173,7 @@ fn main() -> ExitCode {
         }
         eprintln!("wrote {path}");
     }
-    if failed.is_empty() && m.failures.is_empty() {
+    if failed.is_empty() && churn_failed.is_empty() && m.failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

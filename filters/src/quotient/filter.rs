@@ -68,6 +68,8 @@ pub(crate) const METADATA_BITS: f64 = 2.125;
 #[derive(Debug, Clone)]
 pub struct QuotientFilter {
     pub(super) table: Table,
+    /// [`capacity`](QuotientFilter::capacity), kept: every insert checks it.
+    capacity: usize,
     /// How queries run on this CPU (`kernel.rs`): not part of what the
     /// filter holds, so equality ignores it.
     kernel: Kernel,
@@ -158,6 +160,7 @@ impl QuotientFilter {
     /// The filter over `table`, with the query kernel for this CPU.
     pub(super) fn from_table(table: Table) -> Self {
         QuotientFilter {
+            capacity: capacity(table.quotient_bits()),
             table,
             kernel: Kernel::detect(),
         }
@@ -191,7 +194,7 @@ impl QuotientFilter {
 
     /// Keys the filter takes before [`Error::Full`]: [`MAX_LOAD`] `· 2^q`.
     pub fn capacity(&self) -> usize {
-        capacity(self.quotient_bits())
+        self.capacity
     }
 
     /// Keys held per quotient, `n / 2^q`.
@@ -401,7 +404,41 @@ impl Insert for QuotientFilter {
         let (x, v) = self.split(hash);
         self.kernel.insert(&mut self.table, x, v)
     }
+
+    /// The same entries as [`insert_hash`](Insert::insert_hash) on each in
+    /// order, with the block of the key [`INSERT_LOOKAHEAD`] places ahead
+    /// prefetched before each insert, so that the cache misses of a batch
+    /// overlap; stops at the first error (the keys before it are in, none
+    /// after it).
+    ///
+    /// ```
+    /// use amq::quotient::QuotientFilter;
+    /// use amq::{hash_u64, FilterSizing, Insert, KeyHash};
+    /// let hashes: Vec<KeyHash> = (0..10_000u64).map(hash_u64).collect();
+    /// let mut batched = QuotientFilter::new(hashes.len(), FilterSizing::Fpr(0.01))?;
+    /// batched.insert_hashes(&hashes)?;
+    /// let mut one_by_one = QuotientFilter::new(hashes.len(), FilterSizing::Fpr(0.01))?;
+    /// for &h in &hashes {
+    ///     one_by_one.insert_hash(h)?;
+    /// }
+    /// assert_eq!(batched, one_by_one);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    fn insert_hashes(&mut self, hashes: &[KeyHash]) -> Result<(), Error> {
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + INSERT_LOOKAHEAD) {
+                self.table.prefetch(self.split(ahead).0);
+            }
+            self.insert_hash(h)?;
+        }
+        Ok(())
+    }
 }
+
+/// How far ahead [`QuotientFilter::insert_hashes`] prefetches: enough
+/// inserts to cover a miss to memory, few enough that the lines are still
+/// in cache when their turn comes.
+const INSERT_LOOKAHEAD: usize = 16;
 
 impl Remove for QuotientFilter {
     /// Removes one copy of the key: [`Error::NotPresent`] (nothing changed)

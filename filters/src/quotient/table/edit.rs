@@ -34,17 +34,6 @@ impl Table {
         }
     }
 
-    /// Moves the values and run-end bits of slots `from..to` one slot on,
-    /// last first.
-    #[inline(always)]
-    fn shift_right(&mut self, from: usize, to: usize) {
-        for s in (from..to).rev() {
-            let (value, end) = (self.value(s), self.runend(s));
-            self.set_value(s + 1, value);
-            self.set_runend(s + 1, end);
-        }
-    }
-
     /// Inserts `(x, v)`: after the values of `x`'s run that are at most
     /// `v`. [`Error::Full`] (nothing changed) when no slot is free after
     /// the run.
@@ -66,9 +55,24 @@ impl Table {
         debug_assert!(x < self.canonical() && v <= low_mask(self.width));
         let b = x / BLOCK;
         let occupied = self.occupied(b);
-        let base = b * BLOCK + self.offset(b);
+        let offset = self.offset(b);
         let d = (occupied & super::upto(x)).count_ones();
-        let has_run = occupied >> (x % BLOCK) & 1 != 0;
+        // Slot `x` is free when the runs of its block's quotients up to `x`
+        // all end after the runs from earlier blocks and before `x`: as
+        // many run ends in `offset..x` as occupied quotients up to `x` (a
+        // run end there is one of theirs: later quotients' runs start
+        // after `x`). Then the entry goes there and nothing moves; at
+        // loads near half, most inserts end here, with no select.
+        let i = x % BLOCK;
+        if offset <= i && d == (self.runends(b) & (super::upto(x) >> 1) >> offset << offset).count_ones() {
+            self.set_value(x, v);
+            self.set_runend(x, true);
+            self.set_occupied_bit(x, true);
+            self.len += 1;
+            return Ok(());
+        }
+        let base = b * BLOCK + offset;
+        let has_run = occupied >> i & 1 != 0;
         // `pos`: where the entry goes; `search`: the first slot that may be
         // empty; `appends_to`: the run end the entry takes over.
         let (pos, search, appends_to) = if has_run {
@@ -87,12 +91,7 @@ impl Table {
             let pos = x.max((prev_end + 1) as usize);
             (pos, pos, None)
         };
-        let empty = if !has_run && pos == x {
-            // The runs up to `x` end before it: slot `x` is free.
-            x
-        } else {
-            self.first_empty_from(sel, search).ok_or(Error::Full)?
-        };
+        let empty = self.first_empty_from(sel, search).ok_or(Error::Full)?;
         self.shift_right(pos, empty);
         self.set_value(pos, v);
         self.set_runend(pos, !has_run || appends_to.is_some());
@@ -123,24 +122,37 @@ impl Table {
     pub(crate) fn remove_at(&mut self, x: usize, s: usize) {
         let run = self.run(x).expect("remove_at: quotient has a run");
         debug_assert!(run.contains(&s));
-        self.remove_slot(Broadword, x, *run.start(), *run.end(), s);
+        self.remove_slot(Broadword, x, run.start() == run.end(), *run.end(), s);
     }
 
     /// Removes one entry `(x, v)`, if there is one, with `sel`'s select:
-    /// whether there was.
+    /// whether there was. The run is searched from its end back, as
+    /// [`contains_by`](Table::contains_by) does.
     #[inline(always)]
     pub(crate) fn remove_by<S: Select>(&mut self, sel: S, x: usize, v: u64) -> bool {
-        let Some(run) = self.run_by(sel, x) else {
+        let b = x / BLOCK;
+        let occupied = self.occupied(b);
+        if occupied >> (x % BLOCK) & 1 == 0 {
             return false;
-        };
-        let (start, end) = (*run.start(), *run.end());
-        match (start..=end).find(|&s| self.value(s) == v) {
-            Some(s) => {
-                self.remove_slot(sel, x, start, end, s);
-                true
-            }
-            None => false,
         }
+        let base = b * BLOCK + self.offset(b);
+        let d = (occupied & super::upto(x)).count_ones();
+        let end = self.nth_runend_by(sel, base, d - 1);
+        let first = |t: &Self, s: usize| s == x || t.runend(s - 1);
+        let mut s = end;
+        loop {
+            let w = self.value(s);
+            if w == v {
+                break;
+            }
+            if w < v || first(self, s) {
+                return false;
+            }
+            s -= 1;
+        }
+        let alone = s == end && first(self, s);
+        self.remove_slot(sel, x, alone, end, s);
+        true
     }
 
     /// Removes the entry of quotient `x`'s run with the highest
@@ -165,42 +177,38 @@ impl Table {
         }
         let (_, s) = best?;
         let v = self.value(s);
-        self.remove_slot(sel, x, start, end, s);
+        self.remove_slot(sel, x, start == end, end, s);
         Some(v)
     }
 
-    /// Removes the entry in slot `s` of quotient `x`'s run `start..=end`.
-    /// The entries after it move back one slot up to the first run that
+    /// Removes the entry in slot `s` of quotient `x`'s run, which ends at
+    /// `end` and holds only that entry when `alone`. The entries after it move back one slot up to the first run that
     /// sits at its own quotient (or an empty slot); the offset of every
     /// block whose first slot lies after `x` and up to the last slot that
     /// moved shrinks by one where it was not 0 (the runs of the quotients
     /// before it end one slot earlier).
     #[inline(always)]
-    fn remove_slot<S: Select>(&mut self, sel: S, x: usize, start: usize, end: usize, s: usize) {
-        // The last slot that moves back: the rest of `x`'s run, then every
-        // following run of the cluster that sits after its own quotient.
+    fn remove_slot<S: Select>(&mut self, sel: S, x: usize, alone: bool, end: usize, s: usize) {
+        // The last slot that moves back: the end of the runs of the
+        // quotients up to `end`, then up to that, and so on until it stays
+        // put; the entries between sit after their own quotients. A run
+        // that ends in its own quotient's slot is that one slot, and no
+        // entry after it is shifted: nothing moves back.
         let mut last = end;
-        let mut y = x;
-        loop {
-            let next = last + 1;
-            if next >= self.slots || self.last_end_by(sel, next) < next as isize {
-                break;
+        if end != x {
+            loop {
+                let e = self.last_end_by(sel, last);
+                if e <= last as isize {
+                    break;
+                }
+                last = e as usize;
             }
-            y = self.next_occupied(y + 1);
-            if y >= next {
-                break;
-            }
-            last = self.nth_runend_by(sel, next, 0);
         }
         let removed_end = self.runend(s);
-        for t in s..last {
-            let (value, end) = (self.value(t + 1), self.runend(t + 1));
-            self.set_value(t, value);
-            self.set_runend(t, end);
-        }
+        self.shift_left(s, last);
         self.set_value(last, 0);
         self.set_runend(last, false);
-        if start == end {
+        if alone {
             self.set_occupied_bit(x, false);
         } else if removed_end {
             // The run's last entry went: the one before it ends the run now.

@@ -43,6 +43,7 @@
 
 mod edit;
 mod parts;
+mod shift;
 #[cfg(test)]
 mod tests;
 
@@ -278,31 +279,36 @@ impl Table {
         self.occupied(x / BLOCK) >> (x % BLOCK) & 1 != 0
     }
 
-    /// Where slot `s`'s value starts: its byte, and the bit in that byte.
+    /// Where slot `s`'s value starts: the byte of the 64-bit word of its
+    /// block's value area that holds its first bit, and that bit's place in
+    /// the word. Every read and write of the area goes through whole words
+    /// at these bytes (a multiple of 8 from the area's start), so a read
+    /// that follows a write of the same word is served from the store, as
+    /// it would not be if the two started at different bytes.
     #[inline(always)]
     fn value_at(&self, s: usize) -> (usize, u32) {
         let bit = (s % BLOCK) * self.width as usize;
-        (s / BLOCK * self.stride() + HEADER + bit / 8, (bit % 8) as u32)
+        (s / BLOCK * self.stride() + HEADER + bit / 64 * 8, (bit % 64) as u32)
     }
 
-    /// The value in slot `s`.
+    /// The value in slot `s`: the word that holds its first bit and the
+    /// one after (inside the table: the next block's header or the tail).
     #[inline(always)]
     pub(crate) fn value(&self, s: usize) -> u64 {
         let (at, shift) = self.value_at(s);
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&self.bytes[at..at + 16]);
-        (u128::from_le_bytes(b) >> shift) as u64 & self.mask
+        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(at + 8)) << 64;
+        (pair >> shift) as u64 & self.mask
     }
 
     #[inline(always)]
     fn set_value(&mut self, s: usize, v: u64) {
         let (at, shift) = self.value_at(s);
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&self.bytes[at..at + 16]);
+        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(at + 8)) << 64;
         let mask = u128::from(self.mask) << shift;
-        let word = (u128::from_le_bytes(b) & !mask) | (u128::from(v) << shift & mask);
-        // The bytes past the field (maybe the next block's) go back as read.
-        self.bytes[at..at + 16].copy_from_slice(&word.to_le_bytes());
+        let pair = (pair & !mask) | (u128::from(v) << shift & mask);
+        // The bits past the field (maybe the next block's) go back as read.
+        self.set_word_at(at, pair as u64);
+        self.set_word_at(at + 8, (pair >> 64) as u64);
     }
 
     /// Block `b`'s exact offset (see the module docs; a saturated byte is
@@ -443,26 +449,38 @@ impl Table {
         }
     }
 
-    /// Whether quotient `x`'s run holds value `v` (its values are sorted:
-    /// the scan stops at the first that is not smaller).
+    /// Whether quotient `x`'s run holds value `v`.
     #[cfg(test)]
     pub(crate) fn contains(&self, x: usize, v: u64) -> bool {
         self.contains_by(Broadword, x, v)
     }
 
     /// [`contains`](Self::contains) with `sel`'s select.
+    ///
+    /// The run is read from its end back (its start is never computed): a
+    /// run of one entry, the commonest, costs one value read; the scan
+    /// stops at the first value not above `v` (the run is sorted), at slot
+    /// `x`, or after the run end of the run before.
     #[inline(always)]
     pub(crate) fn contains_by<S: Select>(&self, sel: S, x: usize, v: u64) -> bool {
-        let Some(run) = self.run_by(sel, x) else {
+        let b = x / BLOCK;
+        let occupied = self.occupied(b);
+        if occupied >> (x % BLOCK) & 1 == 0 {
             return false;
-        };
-        for s in run {
+        }
+        let base = b * BLOCK + self.offset(b);
+        let d = (occupied & upto(x)).count_ones();
+        let mut s = self.nth_runend_by(sel, base, d - 1);
+        loop {
             let w = self.value(s);
-            if w >= v {
+            if w <= v {
                 return w == v;
             }
+            if s == x || self.runend(s - 1) {
+                return false;
+            }
+            s -= 1;
         }
-        false
     }
 
     /// Whether some value `v` of quotient `x`'s run has `hit(v)`, with
