@@ -152,7 +152,12 @@ fn main() -> ExitCode {
     if !failed.is_empty() {
         eprintln!("FALSE NEGATIVES in: {failed:?}");
     }
-    let churn_failed: Vec<_> = churn.iter().flatten().filter(|r| r.failures > 0).map(|r| r.name).collect();
+    let churn_failed: Vec<_> = churn
+        .iter()
+        .flatten()
+        .filter(|r| r.failures > 0)
+        .map(|r| r.name)
+        .collect();
     if !churn_failed.is_empty() {
         eprintln!("REFUSED INSERTS OR MISSED REMOVES in: {churn_failed:?}");
     }

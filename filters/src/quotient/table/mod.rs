@@ -288,7 +288,10 @@ impl Table {
     #[inline(always)]
     fn value_at(&self, s: usize) -> (usize, u32) {
         let bit = (s % BLOCK) * self.width as usize;
-        (s / BLOCK * self.stride() + HEADER + bit / 64 * 8, (bit % 64) as u32)
+        (
+            s / BLOCK * self.stride() + HEADER + bit / 64 * 8,
+            (bit % 64) as u32,
+        )
     }
 
     /// The value in slot `s`: the word that holds its first bit and the

@@ -57,8 +57,16 @@ impl Table {
         let mut t = (to - 1) / 64;
         let mut word = self.word_at(area + 8 * t);
         loop {
-            let below = if t == 0 { 0 } else { self.word_at(area + 8 * (t - 1)) };
-            let shifted = if w == 64 { below } else { word << w | below >> (64 - w) };
+            let below = if t == 0 {
+                0
+            } else {
+                self.word_at(area + 8 * (t - 1))
+            };
+            let shifted = if w == 64 {
+                below
+            } else {
+                word << w | below >> (64 - w)
+            };
             let mask = word_mask(t, from, to);
             self.set_word_at(area + 8 * t, (word & !mask) | (shifted & mask));
             if t == first {
@@ -85,8 +93,16 @@ impl Table {
         let mut word = self.word_at(area + 8 * t);
         loop {
             // The area's last word takes nothing from above it.
-            let above = if t + 1 == w { 0 } else { self.word_at(area + 8 * (t + 1)) };
-            let shifted = if w == 64 { above } else { word >> w | above << (64 - w) };
+            let above = if t + 1 == w {
+                0
+            } else {
+                self.word_at(area + 8 * (t + 1))
+            };
+            let shifted = if w == 64 {
+                above
+            } else {
+                word >> w | above << (64 - w)
+            };
             let mask = word_mask(t, from, to);
             self.set_word_at(area + 8 * t, (word & !mask) | (shifted & mask));
             if t == last {
