@@ -349,9 +349,11 @@ impl Filter for QuotientFilter {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
         let (x, v) = self.split(hash);
-        // Most absent keys stop at the occupied bit: read it here, before
-        // the call into the kernel.
-        self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v)
+        // No test of the occupied bit here before the call, though most
+        // absent keys stop at it: a caller's loop with that test inlined
+        // (an LTO build) measured twice as slow on tables larger than the
+        // caches, the misses of consecutive queries no longer overlapping.
+        self.kernel.contains(&self.table, x, v)
     }
 
     /// Loads the block of every key of a group of 32 first (header and
@@ -362,7 +364,7 @@ impl Filter for QuotientFilter {
             hashes,
             out,
             |h| self.split(h),
-            |x, v| self.table.is_occupied(x) && self.kernel.contains(&self.table, x, v),
+            |x, v| self.kernel.contains(&self.table, x, v),
         );
     }
 
@@ -397,6 +399,11 @@ impl Insert for QuotientFilter {
     /// once the filter holds [`capacity`](QuotientFilter::capacity) keys, or
     /// sooner when the run of a quotient near the end would pass the last
     /// slot (a key repeated hundreds of times there).
+    // Out of line on purpose: inlined into a caller's loop of inserts (an
+    // LTO build does that), it measured up to twice as slow on tables
+    // larger than the caches, the misses of consecutive inserts no longer
+    // overlapping; called, it is as fast as in a build without LTO.
+    #[inline(never)]
     fn insert_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
         if self.table.len() >= self.capacity() {
             return Err(Error::Full);

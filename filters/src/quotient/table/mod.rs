@@ -294,24 +294,36 @@ impl Table {
         )
     }
 
-    /// The value in slot `s`: the word that holds its first bit and the
-    /// one after (inside the table: the next block's header or the tail).
+    /// The bytes of the words that hold slot `s`'s value: the word of its
+    /// first bit, and the next word if the value runs into it, else the
+    /// same word again (never a word the value does not touch, which may
+    /// lie on a cache line the query would otherwise not load); and the
+    /// value's place in the first.
+    #[inline(always)]
+    fn value_words(&self, s: usize) -> (usize, usize, u32) {
+        let (at, shift) = self.value_at(s);
+        let spills = shift + self.width > 64;
+        (at, at + 8 * usize::from(spills), shift)
+    }
+
+    /// The value in slot `s`.
     #[inline(always)]
     pub(crate) fn value(&self, s: usize) -> u64 {
-        let (at, shift) = self.value_at(s);
-        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(at + 8)) << 64;
+        let (at, next, shift) = self.value_words(s);
+        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(next)) << 64;
         (pair >> shift) as u64 & self.mask
     }
 
     #[inline(always)]
     fn set_value(&mut self, s: usize, v: u64) {
-        let (at, shift) = self.value_at(s);
-        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(at + 8)) << 64;
+        let (at, next, shift) = self.value_words(s);
+        let pair = u128::from(self.word_at(at)) | u128::from(self.word_at(next)) << 64;
         let mask = u128::from(self.mask) << shift;
         let pair = (pair & !mask) | (u128::from(v) << shift & mask);
-        // The bits past the field (maybe the next block's) go back as read.
+        // The high word first: when it is the same word as the low one, it
+        // holds the old bits, and the low word's write must come last.
+        self.set_word_at(next, (pair >> 64) as u64);
         self.set_word_at(at, pair as u64);
-        self.set_word_at(at + 8, (pair >> 64) as u64);
     }
 
     /// Block `b`'s exact offset (see the module docs; a saturated byte is
