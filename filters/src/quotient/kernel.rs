@@ -60,6 +60,12 @@ impl core::fmt::Debug for Kernel {
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 fn portable_contains(t: &Table, x: usize, v: u64) -> bool {
+    t.is_occupied(x) && portable_contains_occupied(t, x, v)
+}
+
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[inline(never)]
+fn portable_contains_occupied(t: &Table, x: usize, v: u64) -> bool {
     t.contains_by(Broadword, x, v)
 }
 
@@ -115,8 +121,17 @@ unsafe fn popcnt_remove_longest(t: &mut Table, x: usize, key: u64) -> Option<u64
 /// # Safety
 /// The CPU must support `popcnt`.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-#[target_feature(enable = "popcnt")]
 unsafe fn popcnt_contains(t: &Table, x: usize, v: u64) -> bool {
+    // SAFETY: the caller's promise.
+    t.is_occupied(x) && unsafe { popcnt_contains_occupied(t, x, v) }
+}
+
+/// # Safety
+/// The CPU must support `popcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+#[target_feature(enable = "popcnt")]
+#[inline(never)]
+unsafe fn popcnt_contains_occupied(t: &Table, x: usize, v: u64) -> bool {
     t.contains_by(Broadword, x, v)
 }
 
@@ -153,11 +168,24 @@ impl super::table::Select for Pdep {
     }
 }
 
+/// A query: the occupied bit first, in a function that saves no
+/// registers, so that most absent keys cost a call and a load; the rest of
+/// the query in one that does.
+///
+/// # Safety
+/// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+unsafe fn bmi2_contains(t: &Table, x: usize, v: u64) -> bool {
+    // SAFETY: the caller's promise.
+    t.is_occupied(x) && unsafe { bmi2_contains_occupied(t, x, v) }
+}
+
 /// # Safety
 /// The CPU must support `popcnt`, `bmi1`, `bmi2` and `lzcnt`.
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-unsafe fn bmi2_contains(t: &Table, x: usize, v: u64) -> bool {
+#[inline(never)]
+unsafe fn bmi2_contains_occupied(t: &Table, x: usize, v: u64) -> bool {
     t.contains_by(Pdep(()), x, v)
 }
 
