@@ -24,13 +24,14 @@ fn word_mask(t: usize, from: usize, to: usize) -> u64 {
     bits_between(lo, hi)
 }
 
-/// The bits `i..j` of a word (`i ≤ j ≤ 64`).
+/// The bits `i..j` of a word (`j ≤ 64`; none when `i ≥ j`, which includes
+/// `i = 64`).
 #[inline(always)]
 fn bits_between(i: usize, j: usize) -> u64 {
-    if j - i == 64 {
-        u64::MAX
+    if i >= j {
+        0
     } else {
-        ((1u64 << (j - i)) - 1) << i
+        (u64::MAX >> (64 - (j - i))) << i
     }
 }
 
