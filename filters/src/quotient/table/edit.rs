@@ -138,6 +138,8 @@ impl Table {
         let base = b * BLOCK + self.offset(b);
         let d = (occupied & super::upto(x)).count_ones();
         let end = self.nth_runend_by(sel, base, d - 1);
+        // Whether slot `s` starts the run: it is `x`'s own, or a run ends
+        // just before it.
         let first = |t: &Self, s: usize| s == x || t.runend(s - 1);
         let mut s = end;
         loop {
@@ -182,8 +184,9 @@ impl Table {
     }
 
     /// Removes the entry in slot `s` of quotient `x`'s run, which ends at
-    /// `end` and holds only that entry when `alone`. The entries after it move back one slot up to the first run that
-    /// sits at its own quotient (or an empty slot); the offset of every
+    /// `end` and holds only that entry when `alone`. The entries after it
+    /// move back one slot up to the first run that sits at its own
+    /// quotient (or an empty slot); the offset of every
     /// block whose first slot lies after `x` and up to the last slot that
     /// moved shrinks by one where it was not 0 (the runs of the quotients
     /// before it end one slot earlier).
