@@ -413,8 +413,8 @@ impl Insert for QuotientFilter {
     }
 
     /// The same entries as [`insert_hash`](Insert::insert_hash) on each in
-    /// order, with the block of the key [`INSERT_LOOKAHEAD`] places ahead
-    /// prefetched before each insert, so that the cache misses of a batch
+    /// order, with the block of the key 16 places ahead prefetched before
+    /// each insert, so that the cache misses of a batch
     /// overlap; stops at the first error (the keys before it are in, none
     /// after it).
     ///
