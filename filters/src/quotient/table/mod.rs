@@ -85,8 +85,9 @@ impl Select for Broadword {
 const HEADER: usize = 17;
 /// The offset byte that means "254 or more: recompute".
 const SATURATED: u8 = 255;
-/// Zero bytes after the last block, so a value is always read as 16 bytes
-/// in bounds.
+/// Zero bytes after the last block, counted in the table's heap bytes but
+/// not in its format. No read reaches them: a value is read through the
+/// words of its own block's value area, which it never runs past.
 pub(crate) const TAIL: usize = 16;
 
 /// Slots past the `N` canonical ones, so that the runs of the last
