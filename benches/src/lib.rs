@@ -137,6 +137,7 @@ pub fn bloom_filters(v: &mut impl Visitor) {
     use adapters::sbbf::SplitBlockBloom;
     v.visit::<amq::StandardBloom>();
     v.visit::<amq::BlockedBloom>();
+    v.visit::<amq::SplitBlockBloom>();
     v.visit::<FastBloom10>();
     v.visit::<SplitBlockBloom>();
     v.visit::<BloomfilterOnePercent>();

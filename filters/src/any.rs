@@ -12,8 +12,8 @@ use crate::format;
 use crate::quotient::{ExpandingQuotientFilter, QuotientFilter};
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
-    FilterKind, FromBytes, HashScheme, Insert, KeyHash, PreparedHash, Remove, Ribbon, StandardBloom, Xor16,
-    Xor8,
+    FilterKind, FromBytes, HashScheme, Insert, KeyHash, PreparedHash, Remove, Ribbon, SplitBlockBloom,
+    StandardBloom, Xor16, Xor8,
 };
 
 /// A filter of any kind driven by amq's [`KeyHash`]. Decode one with
@@ -64,6 +64,8 @@ pub enum AnyFilter {
     QuotientFilter(QuotientFilter),
     /// An [`ExpandingQuotientFilter`].
     ExpandingQuotientFilter(ExpandingQuotientFilter),
+    /// A [`SplitBlockBloom`].
+    SplitBlockBloom(SplitBlockBloom),
 }
 
 /// The variant of every kind, once: `dispatch!` (every variant's filter
@@ -142,6 +144,7 @@ kinds!(
     BinaryFuse32,
     QuotientFilter,
     ExpandingQuotientFilter,
+    SplitBlockBloom,
 );
 
 impl AnyFilter {
@@ -245,6 +248,7 @@ impl Insert for AnyFilter {
             AnyFilter::CuckooFilter(f) => f.insert_hash(hash),
             AnyFilter::QuotientFilter(f) => f.insert_hash(hash),
             AnyFilter::ExpandingQuotientFilter(f) => f.insert_hash(hash),
+            AnyFilter::SplitBlockBloom(f) => f.insert_hash(hash),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -258,6 +262,7 @@ impl Insert for AnyFilter {
             AnyFilter::CuckooFilter(f) => f.insert_hashes(hashes),
             AnyFilter::QuotientFilter(f) => f.insert_hashes(hashes),
             AnyFilter::ExpandingQuotientFilter(f) => f.insert_hashes(hashes),
+            AnyFilter::SplitBlockBloom(f) => f.insert_hashes(hashes),
             other => Err(unsupported(other.kind(), "insert")),
         }
     }
@@ -401,6 +406,7 @@ mod tests {
                 AnyFilter::BinaryFuse32(x) => AnyFilter::from(x),
                 AnyFilter::QuotientFilter(x) => AnyFilter::from(x),
                 AnyFilter::ExpandingQuotientFilter(x) => AnyFilter::from(x),
+                AnyFilter::SplitBlockBloom(x) => AnyFilter::from(x),
             };
             assert_eq!(again, f);
             assert_eq!(again.kind(), kind);

@@ -12,7 +12,8 @@ use alloc::vec::Vec;
 
 use crate::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, Ribbon, StandardBloom, Xor16, Xor8,
+    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, Ribbon, SplitBlockBloom, StandardBloom, Xor16,
+    Xor8,
 };
 
 impl AnyFilter {
@@ -54,7 +55,7 @@ impl AnyFilter {
     pub fn build(kind: FilterKind, hashes: &[KeyHash], sizing: FilterSizing) -> Result<AnyFilter, Error> {
         let sizing = sizing.validate()?;
         Ok(match kind {
-            FilterKind::StandardBloom | FilterKind::BlockedBloom => {
+            FilterKind::StandardBloom | FilterKind::BlockedBloom | FilterKind::SplitBlockBloom => {
                 let mut f = AnyFilter::new(kind, hashes.len().max(1), sizing)?;
                 f.insert_hashes(hashes)?;
                 f
@@ -115,6 +116,7 @@ impl AnyFilter {
         Ok(match kind {
             FilterKind::StandardBloom => StandardBloom::new(n, sizing)?.into(),
             FilterKind::BlockedBloom => BlockedBloom::new(n, sizing)?.into(),
+            FilterKind::SplitBlockBloom => SplitBlockBloom::new(n, sizing)?.into(),
             FilterKind::CountingBloom => CountingBloom::new(n, sizing)?.into(),
             FilterKind::CuckooFilter => CuckooFilter::new(n, sizing)?.into(),
             FilterKind::QuotientFilter => QuotientFilter::new(n, sizing)?.into(),

@@ -55,6 +55,9 @@ pub enum FilterKind {
     /// filter over ordered `u64` keys ([`HashScheme::OrderedU64`]), like
     /// [`GrafiteRange`](FilterKind::GrafiteRange).
     MementoFilter = 15,
+    /// [`SplitBlockBloom`](crate::SplitBlockBloom): eight probes, one per
+    /// 32-bit word of one 256-bit block.
+    SplitBlockBloom = 16,
 }
 
 impl FilterKind {
@@ -83,6 +86,7 @@ impl FilterKind {
         FilterKind::QuotientFilter,
         FilterKind::ExpandingQuotientFilter,
         FilterKind::MementoFilter,
+        FilterKind::SplitBlockBloom,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers

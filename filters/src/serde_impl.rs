@@ -64,6 +64,7 @@ via_bytes!(
     crate::StandardBloom,
     crate::BlockedBloom,
     crate::AtomicBlockedBloom,
+    crate::SplitBlockBloom,
     crate::CountingBloom,
     crate::CuckooFilter,
     crate::Ribbon,

@@ -12,7 +12,8 @@
 //! (`tests/views.rs`) check that for random filters and keys.
 //!
 //! Kinds with a view: [`StandardBloom`](crate::StandardBloom),
-//! [`BlockedBloom`](crate::BlockedBloom), [`Xor8`](crate::Xor8),
+//! [`BlockedBloom`](crate::BlockedBloom), [`SplitBlockBloom`](crate::SplitBlockBloom),
+//! [`Xor8`](crate::Xor8),
 //! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32
 //! and [`Ribbon`](crate::Ribbon). The others ([`CountingBloom`](crate::CountingBloom),
 //! [`CuckooFilter`](crate::CuckooFilter), [`ParquetBloom`](crate::ParquetBloom))
@@ -43,7 +44,7 @@
 
 use alloc::vec::Vec;
 
-use crate::bloom::{BlockedBloomView, StandardBloomView};
+use crate::bloom::{BlockedBloomView, SplitBlockBloomView, StandardBloomView};
 use crate::format::{self, Checksum};
 use crate::ribbon::RibbonView;
 use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
@@ -81,6 +82,8 @@ pub enum FilterView<'a> {
     BinaryFuse32(BinaryFuse32View<'a>),
     /// A [`RibbonView`].
     Ribbon(RibbonView<'a>),
+    /// A [`SplitBlockBloomView`].
+    SplitBlockBloom(SplitBlockBloomView<'a>),
 }
 
 macro_rules! dispatch {
@@ -94,6 +97,7 @@ macro_rules! dispatch {
             FilterView::BinaryFuse16($v) => $body,
             FilterView::BinaryFuse32($v) => $body,
             FilterView::Ribbon($v) => $body,
+            FilterView::SplitBlockBloom($v) => $body,
         }
     };
 }
@@ -122,6 +126,7 @@ impl<'a> FilterView<'a> {
             FilterKind::BinaryFuse16 => FilterView::BinaryFuse16(BinaryFuse16View::trusted(bytes)?),
             FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
             FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
+            FilterKind::SplitBlockBloom => FilterView::SplitBlockBloom(SplitBlockBloomView::trusted(bytes)?),
             FilterKind::CountingBloom
             | FilterKind::CuckooFilter
             | FilterKind::QuotientFilter

@@ -8,7 +8,7 @@ use amq::hash::ParquetHash;
 use amq::{
     AnyFilter, AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom,
     CuckooFilter, Filter, FilterSizing, FuseParams, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams,
-    StandardBloom, Xor16, Xor8,
+    SplitBlockBloom, StandardBloom, Xor16, Xor8,
 };
 
 /// The system allocator, counting the live bytes each thread allocated
@@ -109,6 +109,15 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
             f
         },
         |b| BlockedBloom::from_bytes(b).unwrap(),
+    );
+    check(
+        "SplitBlockBloom",
+        || {
+            let mut f = SplitBlockBloom::new(keys.len(), FilterSizing::Fpr(0.01)).unwrap();
+            insert(&mut |h| f.insert_hash(h).unwrap());
+            f
+        },
+        |b| SplitBlockBloom::from_bytes(b).unwrap(),
     );
     check(
         "AtomicBlockedBloom",

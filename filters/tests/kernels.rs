@@ -131,6 +131,7 @@ fn insert_is_generic_over_every_dynamic_filter() {
         fill_and_check(StandardBloom::new(n, sizing).unwrap(), &keys),
         fill_and_check(BlockedBloom::new(n, sizing).unwrap(), &keys),
         fill_and_check(AtomicBlockedBloom::new(n, sizing).unwrap(), &keys),
+        fill_and_check(amq::SplitBlockBloom::new(n, sizing).unwrap(), &keys),
         fill_and_check(CountingBloom::new(n, sizing).unwrap(), &keys),
         fill_and_check(CuckooFilter::new(n, sizing).unwrap(), &keys),
         fill_and_check(amq::quotient::QuotientFilter::new(n, sizing).unwrap(), &keys),

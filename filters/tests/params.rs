@@ -3,7 +3,7 @@
 
 use amq::{
     math, AnyFilter, AtomicBlockedBloom, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
-    FilterKind, FilterSizing, StandardBloom,
+    FilterKind, FilterSizing, SplitBlockBloom, StandardBloom,
 };
 
 /// Every Bloom constructor that takes a target FPR, by name, reduced to
@@ -17,7 +17,7 @@ fn boxed<F: Filter + 'static>(r: Result<F, Error>) -> Result<Box<dyn Filter>, Er
     r.map(|f| Box::new(f) as Box<dyn Filter>)
 }
 
-const WITH_FPR: [(&str, FprCtor); 4] = [
+const WITH_FPR: [(&str, FprCtor); 5] = [
     ("StandardBloom::new(Fpr)", |n, p| {
         boxed(StandardBloom::new(n, FilterSizing::Fpr(p)))
     }),
@@ -27,12 +27,15 @@ const WITH_FPR: [(&str, FprCtor); 4] = [
     ("AtomicBlockedBloom::new(Fpr)", |n, p| {
         boxed(AtomicBlockedBloom::new(n, FilterSizing::Fpr(p)))
     }),
+    ("SplitBlockBloom::new(Fpr)", |n, p| {
+        boxed(SplitBlockBloom::new(n, FilterSizing::Fpr(p)))
+    }),
     ("CountingBloom::new(Fpr)", |n, p| {
         boxed(CountingBloom::new(n, FilterSizing::Fpr(p)))
     }),
 ];
 
-const WITH_BITS: [(&str, BitsCtor); 4] = [
+const WITH_BITS: [(&str, BitsCtor); 5] = [
     ("StandardBloom::new(BitsPerKey)", |n, b| {
         boxed(StandardBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
@@ -41,6 +44,9 @@ const WITH_BITS: [(&str, BitsCtor); 4] = [
     }),
     ("AtomicBlockedBloom::new(BitsPerKey)", |n, b| {
         boxed(AtomicBlockedBloom::new(n, FilterSizing::BitsPerKey(b)))
+    }),
+    ("SplitBlockBloom::new(BitsPerKey)", |n, b| {
+        boxed(SplitBlockBloom::new(n, FilterSizing::BitsPerKey(b)))
     }),
     ("CountingBloom::new(BitsPerKey)", |n, b| {
         boxed(CountingBloom::new(n, FilterSizing::BitsPerKey(b)))
@@ -150,6 +156,7 @@ fn bits_per_key_domain_is_the_same_through_every_door() {
         for (kind, err) in [
             ("StandardBloom", StandardBloom::new(1000, sizing).map(|_| ())),
             ("BlockedBloom", BlockedBloom::new(1000, sizing).map(|_| ())),
+            ("SplitBlockBloom", SplitBlockBloom::new(1000, sizing).map(|_| ())),
             ("CuckooFilter", CuckooFilter::new(1000, sizing).map(|_| ())),
         ] {
             assert_eq!(err, own, "{kind}::new(1000, BitsPerKey({b}))");

@@ -499,7 +499,7 @@ fn new_filter_matches_the_plan_for_every_insertable_kind() {
         .inserts_after_build(true)
         .rank()
         .unwrap();
-    assert_eq!(r.plans().len(), 6);
+    assert_eq!(r.plans().len(), 7);
     for plan in r.plans() {
         let mut f = plan.new_filter().unwrap();
         assert_eq!(f.kind(), plan.kind());

@@ -29,6 +29,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::QuotientFilter => "decode_quotient",
         FilterKind::ExpandingQuotientFilter => "decode_expanding",
         FilterKind::MementoFilter => "decode_memento",
+        FilterKind::SplitBlockBloom => "decode_split_block_bloom",
         _ => "decode_any",
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use amq::{
     hash_key, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
     Filter, FilterSizing, FromBytes, Insert, KeyHash, ParquetBloom, Remove, Ribbon, RibbonParams,
-    StandardBloom, StaticFilter, Xor16, Xor8,
+    SplitBlockBloom, StandardBloom, StaticFilter, Xor16, Xor8,
 };
 use arbitrary::Arbitrary;
 
@@ -50,7 +50,7 @@ fn round_trip<F: Filter + FromBytes>(f: &F) -> F {
     g
 }
 
-/// Standard and blocked Bloom: inserts, unions with a filter of the same
+/// Standard, blocked and split-block Bloom: inserts, unions with a filter of the same
 /// shape, round trips; the model is a set.
 fn bloom_ops<F: Insert + FromBytes>(
     input: DynInput,
@@ -97,6 +97,10 @@ pub fn standard_bloom(input: DynInput) {
 
 pub fn blocked_bloom(input: DynInput) {
     bloom_ops(input, BlockedBloom::new, BlockedBloom::union);
+}
+
+pub fn split_block_bloom(input: DynInput) {
+    bloom_ops(input, SplitBlockBloom::new, SplitBlockBloom::union);
 }
 
 /// Parquet's split-block Bloom filter, driven by values (each key an INT32

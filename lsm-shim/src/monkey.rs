@@ -75,7 +75,10 @@ pub struct Allocation {
 pub fn supports(kind: FilterKind) -> bool {
     matches!(
         kind,
-        FilterKind::StandardBloom | FilterKind::BlockedBloom | FilterKind::Ribbon
+        FilterKind::StandardBloom
+            | FilterKind::BlockedBloom
+            | FilterKind::SplitBlockBloom
+            | FilterKind::Ribbon
     )
 }
 
@@ -185,7 +188,7 @@ fn cost(
 pub fn allocate(kind: FilterKind, bits_per_key: f64, levels: &[LevelShape]) -> Result<Allocation> {
     if !supports(kind) {
         return Err(Error::InvalidOptions(
-            "Monkey needs a filter kind whose FPR can be set freely: StandardBloom, BlockedBloom or Ribbon",
+            "Monkey needs a filter kind whose FPR can be set freely: StandardBloom, BlockedBloom, SplitBlockBloom or Ribbon",
         ));
     }
     FilterSizing::BitsPerKey(bits_per_key).validate()?;

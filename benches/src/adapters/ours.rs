@@ -1,9 +1,11 @@
-//! amq's Bloom filters as [`Subject`](crate::Subject)s: the standard and
-//! blocked filters at the Bloom comparison's 10 bits/key, and the counting
+//! amq's Bloom filters as [`Subject`](crate::Subject)s: the standard,
+//! blocked and split-block filters at the Bloom comparison's 10 bits/key, and the counting
 //! filter (a [`Deletable`]) sized for 1% in the deletable
 //! comparison.
 
-use amq::{BlockedBloom, CountingBloom, FilterSizing, Insert, KeyHash, Remove, StandardBloom};
+use amq::{
+    BlockedBloom, CountingBloom, FilterSizing, Insert, KeyHash, Remove, SplitBlockBloom, StandardBloom,
+};
 
 use crate::Deletable;
 
@@ -22,6 +24,13 @@ amq_subject!(StandardBloom, "amq-StandardBloom", |keys| {
 // it against the one-at-a-time `insert_hash` and `sbbf-rs`.
 amq_subject!(BlockedBloom, "amq-BlockedBloom", |keys| {
     BlockedBloom::new(keys.len(), FilterSizing::BitsPerKey(BLOOM_BITS_PER_KEY)).and_then(|mut f| {
+        f.insert_hashes(keys)?;
+        Ok(f)
+    })
+});
+
+amq_subject!(SplitBlockBloom, "amq-SplitBlockBloom", |keys| {
+    SplitBlockBloom::new(keys.len(), FilterSizing::BitsPerKey(BLOOM_BITS_PER_KEY)).and_then(|mut f| {
         f.insert_hashes(keys)?;
         Ok(f)
     })

@@ -1,11 +1,12 @@
 //! The Bloom family: [`StandardBloom`], [`BlockedBloom`] (and its concurrent
-//! twin [`AtomicBlockedBloom`]) and [`CountingBloom`].
+//! twin [`AtomicBlockedBloom`]), [`SplitBlockBloom`] and [`CountingBloom`].
 //!
 //! What they share lives here: parameter validation and sizing, and the
 //! double-hashing probe sequence of the standard and counting filters.
 
 pub(crate) mod blocked;
 pub(crate) mod counting;
+pub(crate) mod split_block;
 pub(crate) mod standard;
 
 #[cfg(target_has_atomic = "64")]
@@ -15,6 +16,7 @@ pub use blocked::{
     BlockedBloomView, BlockedProbe, PreparedHash,
 };
 pub use counting::CountingBloom;
+pub use split_block::{SplitBlockBloom, SplitBlockBloomView};
 pub use standard::{ProbePositions, StandardBloom, StandardBloomView};
 
 use crate::error::invalid;

@@ -22,6 +22,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
     match kind {
         FilterKind::StandardBloom => of::<StandardBloom>(),
         FilterKind::BlockedBloom => of::<BlockedBloom>(),
+        FilterKind::SplitBlockBloom => of::<crate::SplitBlockBloom>(),
         FilterKind::CountingBloom => of::<CountingBloom>(),
         FilterKind::CuckooFilter => of::<CuckooFilter>(),
         FilterKind::Xor8 => of::<Xor8>(),

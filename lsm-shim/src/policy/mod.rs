@@ -297,7 +297,7 @@ impl FilterPolicy {
     pub fn monkey(kind: FilterKind, bits_per_key: f64) -> Result<Self> {
         if !crate::monkey::supports(kind) {
             return Err(Error::InvalidOptions(
-                "Monkey needs a filter kind whose FPR can be set freely: StandardBloom, BlockedBloom or Ribbon",
+                "Monkey needs a filter kind whose FPR can be set freely: StandardBloom, BlockedBloom, SplitBlockBloom or Ribbon",
             ));
         }
         let mut p = FilterPolicy::per_level(vec![LevelFilter::new(

@@ -1,13 +1,13 @@
-//! AVX2 kernel for [`ParquetBloom`](super::ParquetBloom): a Parquet block
-//! is 256 bits, one AVX2 register, and its eight words are the eight lanes.
+//! AVX2 kernel of the split-block layout: a block is 256 bits, one AVX2
+//! register, and its eight words are the eight lanes.
 //! The mask of a hash is one `vpmulld` by the salts, one shift by 27 and one
 //! `vpsllvd`; a query is then one aligned load and one `vptest` (`testc`: is
 //! every mask bit set in the block?), an insert one load, `vpor` and store.
-//! The portable kernel ([`super::block_matches`], [`super::block_insert`])
+//! The portable kernel (`block_matches`, `block_insert` in `block.rs`)
 //! is its oracle in the tests of `kernel.rs`.
 //!
 //! Layout bridge: word `i` of a block is lane `i` (the block is `[u32; 8]`
-//! in memory, little-endian on x86-64), exactly the Parquet bitset's order.
+//! in memory, little-endian on x86-64), the order of the serialized bytes.
 //!
 //! Every function here is `unsafe` only because it needs AVX2: the
 //! [`Kernel`](super::kernel::Kernel) that hands them out checks the CPU once,
@@ -19,7 +19,7 @@ use core::arch::x86_64::{
     _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_store_si256, _mm256_testc_si256,
 };
 
-use super::{Block, SALT};
+use super::block::{self, Block, SALT};
 
 /// The block mask of `x` (the hash's low 32 bits): lane `i` holds
 /// `1 << ((x · SALT[i]) >> 27)`.
@@ -84,7 +84,7 @@ pub(super) unsafe fn block_insert(block: &mut Block, hash: u64) {
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn contains(blocks: &[Block], hash: u64) -> bool {
-    let block = &blocks[super::block_of(hash, blocks.len())];
+    let block = &blocks[block::block_of(hash, blocks.len())];
     // SAFETY: this function has AVX2.
     unsafe { block_matches(block, hash) }
 }
@@ -96,7 +96,7 @@ pub(super) unsafe fn contains(blocks: &[Block], hash: u64) -> bool {
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn contains_many(blocks: &[Block], hashes: &[u64], out: &mut [bool]) {
     // SAFETY (for the closure's call): this function has AVX2.
-    super::batched(blocks, hashes, out, |b, h| unsafe { block_matches(b, h) });
+    block::batched(blocks, hashes, out, |b, h| unsafe { block_matches(b, h) });
 }
 
 /// A single insert.
@@ -105,7 +105,7 @@ pub(super) unsafe fn contains_many(blocks: &[Block], hashes: &[u64], out: &mut [
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn insert(blocks: &mut [Block], hash: u64) {
-    let i = super::block_of(hash, blocks.len());
+    let i = block::block_of(hash, blocks.len());
     // SAFETY: this function has AVX2.
     unsafe { block_insert(&mut blocks[i], hash) }
 }
@@ -117,5 +117,5 @@ pub(super) unsafe fn insert(blocks: &mut [Block], hash: u64) {
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn insert_many(blocks: &mut [Block], hashes: &[u64]) {
     // SAFETY (for the closure's call): this function has AVX2.
-    super::batched_insert(blocks, hashes, |b, h| unsafe { block_insert(b, h) });
+    block::batched_insert(blocks, hashes, |b, h| unsafe { block_insert(b, h) });
 }

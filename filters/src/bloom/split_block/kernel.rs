@@ -1,6 +1,7 @@
-//! The kernel a [`ParquetBloom`](super::ParquetBloom) uses for queries and
-//! inserts, chosen once for the running CPU when the filter is made: AVX2
-//! (`avx2.rs`) if the CPU has it and `AMQ_KERNEL` allows it, else portable.
+//! The kernel a split-block filter ([`SplitBlockBloom`](super::SplitBlockBloom),
+//! [`ParquetBloom`](crate::ParquetBloom)) uses for queries and inserts,
+//! chosen once for the running CPU when the filter is made: AVX2 (`avx2.rs`)
+//! if the CPU has it and `AMQ_KERNEL` allows it, else portable.
 //!
 //! The same pattern as `BlockedBloom`'s kernel (`bloom/blocked/kernel.rs`):
 //! a SIMD function compiled with `#[target_feature]` cannot inline into
@@ -13,7 +14,7 @@
 //! portable kernel is called directly and inlined, with no pointer at all.
 #![allow(unsafe_code)]
 
-use super::Block;
+use super::block::{self, Block};
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 type OneFn = unsafe fn(&[Block], u64) -> bool;
@@ -32,7 +33,7 @@ type InsertManyFn = unsafe fn(&mut [Block], &[u64]);
 /// what the portable one does, so the choice never changes an answer or a
 /// bit, only the speed.
 #[derive(Clone, Copy)]
-pub(super) struct Kernel {
+pub(crate) struct Kernel {
     name: &'static str,
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     one: OneFn,
@@ -63,18 +64,18 @@ impl Kernel {
     const PORTABLE: Kernel = Kernel {
         name: "portable",
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        one: super::contains_portable,
+        one: block::contains_portable,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        many: super::contains_many_portable,
+        many: block::contains_many_portable,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        insert: super::insert_portable,
+        insert: block::insert_portable,
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        insert_many: super::insert_many_portable,
+        insert_many: block::insert_many_portable,
     };
 
     /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap
     /// ([`crate::simd`]: `portable` forces the portable kernel).
-    pub(super) fn detect() -> Kernel {
+    pub(crate) fn detect() -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         return crate::simd::choose(&Self::candidates(), Self::PORTABLE, crate::simd::cap());
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
@@ -98,50 +99,50 @@ impl Kernel {
     }
 
     /// `"avx2"` or `"portable"`.
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         self.name
     }
 
     /// Whether the mask of `hash` is set in its block.
     #[inline(always)]
-    pub(super) fn contains(self, blocks: &[Block], hash: u64) -> bool {
+    pub(crate) fn contains(self, blocks: &[Block], hash: u64) -> bool {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: the pointer came from `candidates`, which offers the AVX2
         // kernel only when the CPU has AVX2 (the type's invariant); the
         // kernels index `blocks` with safe, bounds-checked indexing.
         return unsafe { (self.one)(blocks, hash) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::contains_portable(blocks, hash)
+        block::contains_portable(blocks, hash)
     }
 
     /// [`contains`](Self::contains) for every hash (`hashes.len() == out.len()`).
     #[inline(always)]
-    pub(super) fn contains_many(self, blocks: &[Block], hashes: &[u64], out: &mut [bool]) {
+    pub(crate) fn contains_many(self, blocks: &[Block], hashes: &[u64], out: &mut [bool]) {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`.
         return unsafe { (self.many)(blocks, hashes, out) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::contains_many_portable(blocks, hashes, out)
+        block::contains_many_portable(blocks, hashes, out)
     }
 
     /// Sets the mask of `hash` in its block.
     #[inline(always)]
-    pub(super) fn insert(self, blocks: &mut [Block], hash: u64) {
+    pub(crate) fn insert(self, blocks: &mut [Block], hash: u64) {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`.
         return unsafe { (self.insert)(blocks, hash) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::insert_portable(blocks, hash)
+        block::insert_portable(blocks, hash)
     }
 
     /// [`insert`](Self::insert) for every hash.
     #[inline(always)]
-    pub(super) fn insert_many(self, blocks: &mut [Block], hashes: &[u64]) {
+    pub(crate) fn insert_many(self, blocks: &mut [Block], hashes: &[u64]) {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`.
         return unsafe { (self.insert_many)(blocks, hashes) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        super::insert_many_portable(blocks, hashes)
+        block::insert_many_portable(blocks, hashes)
     }
 }
 
@@ -149,7 +150,7 @@ impl Kernel {
 mod tests {
     use alloc::vec::Vec;
 
-    use super::super::{block_matches, block_of, Block};
+    use super::super::block::{block_matches, block_of, Block};
     use super::*;
     use crate::hash::remix;
 
@@ -202,7 +203,7 @@ mod tests {
         let mut oracle = alloc::vec![Block::default(); 101];
         Kernel::PORTABLE.insert_many(&mut oracle, &[]);
         for &h in &hashes {
-            super::super::insert_portable(&mut oracle, h);
+            super::block::insert_portable(&mut oracle, h);
         }
         for kernel in kernels() {
             let mut one = alloc::vec![Block::default(); 101];
