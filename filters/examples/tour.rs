@@ -16,7 +16,7 @@ use amq::hash::{remix, ParquetHash};
 use amq::{
     AtomicBlockedBloom, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter,
     Error, Filter, FilterSizing, FuseParams, Insert, KeyHash, ParquetBloom, Ribbon, RibbonParams,
-    StandardBloom, Xor16, Xor8,
+    SplitBlockBloom, StandardBloom, Xor16, Xor8,
 };
 
 /// Builds one amq filter over `keys`, checks it, and prints its row.
@@ -120,6 +120,9 @@ fn main() -> Result<(), Error> {
     })?;
     row("BlockedBloom 10 bits/key", k, a, q, |k| {
         filled(BlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?, k)
+    })?;
+    row("SplitBlockBloom 10 bits/key", k, a, q, |k| {
+        filled(SplitBlockBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?, k)
     })?;
     row("AtomicBlockedBloom 10 b/key", k, a, q, |k| {
         let f = AtomicBlockedBloom::new(k.len(), FilterSizing::BitsPerKey(10.0))?;
