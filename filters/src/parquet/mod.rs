@@ -40,7 +40,9 @@
 //! same bitset plus the exact insert count.
 //!
 //! **Speed.** Queries and inserts go through a kernel chosen when the filter
-//! is made (`parquet/kernel.rs`): AVX2, where a block is one register (one
+//! is made (`bloom/split_block/kernel.rs`, shared with
+//! [`SplitBlockBloom`](crate::SplitBlockBloom), the same layout driven by
+//! amq's key hash): AVX2, where a block is one register (one
 //! multiply, shift and variable shift make the mask, one `vptest` checks it),
 //! else portable, which is the oracle in the tests. Batch queries and inserts
 //! ([`ParquetBloom::contains_hashes`], [`ParquetBloom::contains_values`],
