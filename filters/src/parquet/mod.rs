@@ -77,7 +77,7 @@ pub use value::ParquetValue;
 
 pub use crate::bloom::split_block::{BLOCK_BYTES, SALT};
 
-use crate::bloom::split_block::{Block, Kernel, BATCH};
+use crate::bloom::split_block::{fewest_blocks, Block, Kernel, BATCH};
 use crate::format::{self, ByteWriter, Frame};
 use crate::hash::ParquetHash;
 use crate::sizing::{check_bits_per_key, check_fpr, check_keys, count_as_usize, max_keys, units_for};
@@ -158,23 +158,8 @@ impl ParquetBloom {
     fn for_fpr(expected_values: usize, fpr: f64) -> Result<Self, Error> {
         check_keys(expected_values)?;
         check_fpr(fpr)?;
-        let n = expected_values as u64;
-        let meets = |z: usize| math::split_block_bloom_fpr(z as u64, n) <= fpr;
-        if !meets(MAX_BLOCKS) {
-            return Err(Error::TooLarge);
-        }
-        // The FPR falls as blocks are added: find the first count that meets
-        // the target (`meets(hi)` always holds).
-        let (mut lo, mut hi) = (1usize, MAX_BLOCKS);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if meets(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        Self::with_blocks(lo)
+        let blocks = fewest_blocks(expected_values as u64, fpr, MAX_BLOCKS as u64).ok_or(Error::TooLarge)?;
+        Self::with_blocks(blocks as usize)
     }
 
     fn for_bits_per_key(expected_values: usize, bits_per_key: f64) -> Result<Self, Error> {

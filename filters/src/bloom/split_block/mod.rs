@@ -121,32 +121,36 @@ pub(crate) fn size(n: usize, sizing: FilterSizing) -> Result<u64, Error> {
         }
         FilterSizing::Fpr(p) => {
             check_fpr(p)?;
-            let keys = n as u64;
-            let meets = |z: u64| math::split_block_bloom_fpr(z, keys) <= p;
             // The most blocks a target may take: 1000 bits per key.
             let most = units_for(n, 1000.0, BLOCK_BITS, BLOCK_BYTES as u64, u64::MAX).unwrap_or(u64::MAX);
-            let hi = most.min(MAX_BLOCKS);
-            if !meets(hi) {
-                return Err(if most > MAX_BLOCKS {
-                    Error::TooLarge
-                } else {
-                    UNREACHABLE_FPR
-                });
-            }
-            // The FPR falls as blocks are added: find the first count that
-            // meets the target (`meets(hi)` holds).
-            let (mut lo, mut hi) = (1u64, hi);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if meets(mid) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            Ok(lo)
+            let too_many = if most > MAX_BLOCKS {
+                Error::TooLarge
+            } else {
+                UNREACHABLE_FPR
+            };
+            fewest_blocks(n as u64, p, most.min(MAX_BLOCKS)).ok_or(too_many)
         }
     }
+}
+
+/// The fewest blocks (at most `most`) for which
+/// [`math::split_block_bloom_fpr`] of `n` keys meets `fpr`, if any does: a
+/// binary search, since the FPR falls as blocks are added.
+pub(crate) fn fewest_blocks(n: u64, fpr: f64, most: u64) -> Option<u64> {
+    let meets = |z: u64| math::split_block_bloom_fpr(z, n) <= fpr;
+    if !meets(most) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1u64, most);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }
 
 impl SplitBlockBloom {
