@@ -144,7 +144,8 @@ pub fn bloom_filters(v: &mut impl Visitor) {
 }
 
 /// The static-filter comparison: ours beside `xorf`, each width next to its
-/// counterpart, and our Ribbon (r = 7) last.
+/// counterpart, then our binary fuse with 10-bit packed fingerprints (no
+/// counterpart) and our Ribbon (r = 7) last.
 pub fn static_filters(v: &mut impl Visitor) {
     v.visit::<amq::Xor8>();
     v.visit::<xorf::Xor8>();
@@ -156,6 +157,7 @@ pub fn static_filters(v: &mut impl Visitor) {
     v.visit::<xorf::BinaryFuse16>();
     v.visit::<amq::BinaryFuse32>();
     v.visit::<xorf::BinaryFuse32>();
+    v.visit::<adapters::ours_static::PackedFuse10>();
     v.visit::<adapters::ours_static::Ribbon7>();
 }
 

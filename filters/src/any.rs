@@ -12,8 +12,8 @@ use crate::format;
 use crate::quotient::{ExpandingQuotientFilter, QuotientFilter};
 use crate::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error, Filter,
-    FilterKind, FromBytes, HashScheme, Insert, KeyHash, PreparedHash, Remove, Ribbon, SplitBlockBloom,
-    StandardBloom, Xor16, Xor8,
+    FilterKind, FromBytes, HashScheme, Insert, KeyHash, PackedBinaryFuse, PreparedHash, Remove, Ribbon,
+    SplitBlockBloom, StandardBloom, Xor16, Xor8,
 };
 
 /// A filter of any kind driven by amq's [`KeyHash`]. Decode one with
@@ -66,6 +66,8 @@ pub enum AnyFilter {
     ExpandingQuotientFilter(ExpandingQuotientFilter),
     /// A [`SplitBlockBloom`].
     SplitBlockBloom(SplitBlockBloom),
+    /// A [`PackedBinaryFuse`].
+    PackedBinaryFuse(PackedBinaryFuse),
 }
 
 /// The variant of every kind, once: `dispatch!` (every variant's filter
@@ -145,6 +147,7 @@ kinds!(
     QuotientFilter,
     ExpandingQuotientFilter,
     SplitBlockBloom,
+    PackedBinaryFuse,
 );
 
 impl AnyFilter {
@@ -407,6 +410,7 @@ mod tests {
                 AnyFilter::QuotientFilter(x) => AnyFilter::from(x),
                 AnyFilter::ExpandingQuotientFilter(x) => AnyFilter::from(x),
                 AnyFilter::SplitBlockBloom(x) => AnyFilter::from(x),
+                AnyFilter::PackedBinaryFuse(x) => AnyFilter::from(x),
             };
             assert_eq!(again, f);
             assert_eq!(again.kind(), kind);

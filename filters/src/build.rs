@@ -12,8 +12,8 @@ use alloc::vec::Vec;
 
 use crate::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, Ribbon, SplitBlockBloom, StandardBloom, Xor16,
-    Xor8,
+    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, PackedBinaryFuse, Ribbon, SplitBlockBloom,
+    StandardBloom, Xor16, Xor8,
 };
 
 impl AnyFilter {
@@ -73,6 +73,9 @@ impl AnyFilter {
             FilterKind::BinaryFuse16 => AnyFilter::BinaryFuse16(BinaryFuse16::build(hashes)?),
             FilterKind::BinaryFuse32 => AnyFilter::BinaryFuse32(BinaryFuse32::build(hashes)?),
             FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build(hashes, sizing)?),
+            FilterKind::PackedBinaryFuse => {
+                AnyFilter::PackedBinaryFuse(PackedBinaryFuse::build(hashes, sizing)?)
+            }
             FilterKind::QuotientFilter => AnyFilter::QuotientFilter(QuotientFilter::build(hashes, sizing)?),
             FilterKind::ExpandingQuotientFilter => {
                 let mut f = AnyFilter::new(kind, hashes.len().max(1), sizing)?;

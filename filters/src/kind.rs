@@ -58,6 +58,9 @@ pub enum FilterKind {
     /// [`SplitBlockBloom`](crate::SplitBlockBloom): eight probes, one per
     /// 32-bit word of one 256-bit block.
     SplitBlockBloom = 16,
+    /// [`PackedBinaryFuse`](crate::PackedBinaryFuse): binary fuse with
+    /// bit-packed fingerprints of any width from 1 to 32.
+    PackedBinaryFuse = 17,
 }
 
 impl FilterKind {
@@ -87,6 +90,7 @@ impl FilterKind {
         FilterKind::ExpandingQuotientFilter,
         FilterKind::MementoFilter,
         FilterKind::SplitBlockBloom,
+        FilterKind::PackedBinaryFuse,
     ];
 
     /// The hash scheme that drives filters of this kind, as their headers

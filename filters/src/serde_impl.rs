@@ -73,6 +73,7 @@ via_bytes!(
     crate::BinaryFuse8,
     crate::BinaryFuse16,
     crate::BinaryFuse32,
+    crate::PackedBinaryFuse,
     crate::ParquetBloom,
     crate::AnyFilter,
     crate::range::GrafiteRange,

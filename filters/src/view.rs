@@ -14,7 +14,8 @@
 //! Kinds with a view: [`StandardBloom`](crate::StandardBloom),
 //! [`BlockedBloom`](crate::BlockedBloom), [`SplitBlockBloom`](crate::SplitBlockBloom),
 //! [`Xor8`](crate::Xor8),
-//! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32
+//! [`Xor16`](crate::Xor16), [`BinaryFuse8`](crate::BinaryFuse8) / 16 / 32,
+//! [`PackedBinaryFuse`](crate::PackedBinaryFuse)
 //! and [`Ribbon`](crate::Ribbon). The others ([`CountingBloom`](crate::CountingBloom),
 //! [`CuckooFilter`](crate::CuckooFilter), [`ParquetBloom`](crate::ParquetBloom))
 //! give [`Error::Unsupported`], and so does the range filter
@@ -47,7 +48,9 @@ use alloc::vec::Vec;
 use crate::bloom::{BlockedBloomView, SplitBlockBloomView, StandardBloomView};
 use crate::format::{self, Checksum};
 use crate::ribbon::RibbonView;
-use crate::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, Xor16View, Xor8View};
+use crate::xor::{
+    BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, PackedBinaryFuseView, Xor16View, Xor8View,
+};
 use crate::{Error, Filter, FilterKind, KeyHash, PreparedHash};
 
 /// A filter of any kind that has a view, read in place from its bytes.
@@ -84,6 +87,8 @@ pub enum FilterView<'a> {
     Ribbon(RibbonView<'a>),
     /// A [`SplitBlockBloomView`].
     SplitBlockBloom(SplitBlockBloomView<'a>),
+    /// A [`PackedBinaryFuseView`].
+    PackedBinaryFuse(PackedBinaryFuseView<'a>),
 }
 
 macro_rules! dispatch {
@@ -98,6 +103,7 @@ macro_rules! dispatch {
             FilterView::BinaryFuse32($v) => $body,
             FilterView::Ribbon($v) => $body,
             FilterView::SplitBlockBloom($v) => $body,
+            FilterView::PackedBinaryFuse($v) => $body,
         }
     };
 }
@@ -127,6 +133,9 @@ impl<'a> FilterView<'a> {
             FilterKind::BinaryFuse32 => FilterView::BinaryFuse32(BinaryFuse32View::trusted(bytes)?),
             FilterKind::Ribbon => FilterView::Ribbon(RibbonView::trusted(bytes)?),
             FilterKind::SplitBlockBloom => FilterView::SplitBlockBloom(SplitBlockBloomView::trusted(bytes)?),
+            FilterKind::PackedBinaryFuse => {
+                FilterView::PackedBinaryFuse(PackedBinaryFuseView::trusted(bytes)?)
+            }
             FilterKind::CountingBloom
             | FilterKind::CuckooFilter
             | FilterKind::QuotientFilter

@@ -359,7 +359,7 @@ fn assert_all_fail_with(bytes: &[u8], want: FormatError) {
 fn unknown_kind_version_and_hash_scheme_are_typed_errors() {
     for (frame_kind, bytes) in all_tiny_bytes() {
         // Kind bytes this build does not know.
-        for id in [0u8, 17, 100, 255] {
+        for id in [0u8, 18, 100, 255] {
             assert_eq!(FilterKind::from_id(id), None);
             let mut b = bytes.clone();
             b[6] = id;

@@ -178,6 +178,11 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
         || BinaryFuse32::build(&keys).unwrap(),
         |b| BinaryFuse32::from_bytes(b).unwrap(),
     );
+    check(
+        "PackedBinaryFuse",
+        || amq::PackedBinaryFuse::build(&keys, FilterSizing::Fpr(0.001)).unwrap(),
+        |b| amq::PackedBinaryFuse::from_bytes(b).unwrap(),
+    );
     for params in [
         RibbonParams::with_fpr(0.01).unwrap(),
         RibbonParams::with_result_bits(7).unwrap(),

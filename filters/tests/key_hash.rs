@@ -153,12 +153,17 @@ proptest! {
             .flat_map(|&k| [hash_u64(k), hash_u64(k ^ (1 << 63))])
             .collect();
         let three = FuseParams::THREE_WISE;
-        let checks: [(&str, usize); 7] = [
+        let packed = amq::xor::PackedFuseParams::with_bits(11);
+        let checks: [(&str, usize); 8] = [
             ("Xor8", common::check_static_model::<Xor8>(&hashes, &probes, &()).num_keys()),
             ("Xor16", common::check_static_model::<Xor16>(&hashes, &probes, &()).num_keys()),
             ("BinaryFuse8", common::check_static_model::<BinaryFuse8>(&hashes, &probes, &three).num_keys()),
             ("BinaryFuse16", common::check_static_model::<BinaryFuse16>(&hashes, &probes, &three).num_keys()),
             ("BinaryFuse32", common::check_static_model::<BinaryFuse32>(&hashes, &probes, &three).num_keys()),
+            (
+                "PackedBinaryFuse 11 bits",
+                common::check_static_model::<amq::PackedBinaryFuse>(&hashes, &probes, &packed).num_keys(),
+            ),
             (
                 "Ribbon 1%",
                 common::check_static_model::<Ribbon>(&hashes, &probes, &RibbonParams::with_fpr(0.01).unwrap())

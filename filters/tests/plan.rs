@@ -355,7 +355,8 @@ proptest! {
         prop_assert_eq!(&kinds[..], FilterKind::ALL);
         let is_static = |k: FilterKind| {
             matches!(k, FilterKind::Xor8 | FilterKind::Xor16 | FilterKind::BinaryFuse8
-                | FilterKind::BinaryFuse16 | FilterKind::BinaryFuse32 | FilterKind::Ribbon)
+                | FilterKind::BinaryFuse16 | FilterKind::BinaryFuse32 | FilterKind::Ribbon
+                | FilterKind::PackedBinaryFuse)
         };
         for p in r.plans() {
             if inserts || streaming {

@@ -30,6 +30,7 @@ fn target_name(kind: FilterKind) -> &'static str {
         FilterKind::ExpandingQuotientFilter => "decode_expanding",
         FilterKind::MementoFilter => "decode_memento",
         FilterKind::SplitBlockBloom => "decode_split_block_bloom",
+        FilterKind::PackedBinaryFuse => "decode_packed_binary_fuse",
         _ => "decode_any",
     }
 }

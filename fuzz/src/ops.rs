@@ -353,6 +353,17 @@ pub fn binary_fuse16(input: StaticInput) {
 pub fn binary_fuse32(input: StaticInput) {
     static_ops::<BinaryFuse32>(&input, &amq::FuseParams::default());
 }
+/// Any width and either arity, from the input's parameter byte.
+pub fn packed_binary_fuse(input: StaticInput) {
+    use amq::xor::{FuseArity, PackedFuseParams};
+    let bits = u32::from(input.param >> 1) % 32 + 1;
+    let arity = if input.param & 1 == 0 {
+        FuseArity::Three
+    } else {
+        FuseArity::Four
+    };
+    static_ops::<amq::PackedBinaryFuse>(&input, &PackedFuseParams::with_bits(bits).arity(arity));
+}
 
 pub fn ribbon(input: StaticInput) {
     let p = input.param;

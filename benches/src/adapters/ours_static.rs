@@ -12,6 +12,14 @@ amq_subject!(BinaryFuse8, "amq-BinaryFuse8", |keys| BinaryFuse8::build(keys));
 amq_subject!(BinaryFuse16, "amq-BinaryFuse16", |keys| BinaryFuse16::build(keys));
 amq_subject!(BinaryFuse32, "amq-BinaryFuse32", |keys| BinaryFuse32::build(keys));
 
+/// amq's binary fuse filter with 10-bit packed fingerprints (FPR 2^-10,
+/// the width `FilterSizing::Fpr(0.001)` takes).
+pub struct PackedFuse10(amq::PackedBinaryFuse);
+
+amq_subject!(newtype PackedFuse10, "amq-PackedBinaryFuse10", |keys| {
+    amq::PackedBinaryFuse::build_with(keys, &amq::xor::PackedFuseParams::with_bits(10)).map(PackedFuse10)
+});
+
 /// amq's standard Ribbon filter with r = 7 result bits.
 pub struct Ribbon7(amq::Ribbon);
 
@@ -49,6 +57,7 @@ mod tests {
             (bits_per_key::<BinaryFuse16>(&keys), 20.0),
             (bits_per_key::<BinaryFuse32>(&keys), 40.0),
             (bits_per_key::<Ribbon7>(&keys), 8.0),
+            (bits_per_key::<PackedFuse10>(&keys), 12.5),
         ] {
             assert!(bits < limit, "{bits} bits/key, limit {limit}");
         }

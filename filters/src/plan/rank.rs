@@ -31,6 +31,7 @@ pub(super) fn model(kind: FilterKind) -> Option<(Traits, ShapeFn)> {
         FilterKind::BinaryFuse16 => of::<BinaryFuse16>(),
         FilterKind::BinaryFuse32 => of::<BinaryFuse32>(),
         FilterKind::Ribbon => of::<Ribbon>(),
+        FilterKind::PackedBinaryFuse => of::<crate::PackedBinaryFuse>(),
         FilterKind::QuotientFilter => of::<crate::quotient::QuotientFilter>(),
         FilterKind::ExpandingQuotientFilter => of::<crate::quotient::ExpandingQuotientFilter>(),
         FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => None,

@@ -45,7 +45,7 @@ use libm::{ceil, floor, log};
 use super::fingerprint::{self, Fingerprint, LeTable};
 use super::peel::{self, Geometry};
 use super::query;
-use crate::format::{self, ByteWriter, Frame};
+use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::hash::reduce;
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, KeyHash, StaticFilter};
 
@@ -172,7 +172,7 @@ impl Segments {
     }
 
     /// Slots in the table: `(c + A - 1)·L`, or 0 when `c = 0`.
-    fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         if self.segment_count == 0 {
             0
         } else {
@@ -181,7 +181,7 @@ impl Segments {
     }
 
     /// The layout for `n` distinct keys (see the module docs).
-    fn for_keys(n: usize, arity: FuseArity) -> Result<Self, Error> {
+    pub(crate) fn for_keys(n: usize, arity: FuseArity) -> Result<Self, Error> {
         let max_load = match arity {
             FuseArity::Three => MAX_START_LOAD,
             FuseArity::Four => f64::INFINITY,
@@ -450,11 +450,44 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
 }
 
 /// A validated binary fuse frame's parameters (its table stays in place).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FuseParts {
     pub(crate) seed: u64,
     pub(crate) segments: Segments,
     pub(crate) num_keys: u64,
+}
+
+/// Reads a binary fuse layout's parameters (seed, arity, segment length,
+/// start segments, key count) and checks the arity and segment length; the
+/// key count against the slots is the table's check. Shared by the
+/// fixed-width and the packed filters.
+pub(crate) fn read_parts(params: &mut Reader<'_>) -> Result<FuseParts, Error> {
+    let seed = params.u64()?;
+    let arity = params.u8()?;
+    let segment_len = params.u32()? as u64;
+    let segment_count = params.u32()? as u64;
+    let num_keys = params.u64()?;
+    let arity = FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
+    if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
+        return Err(
+            FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into(),
+        );
+    }
+    Ok(FuseParts {
+        seed,
+        segments: Segments::new(arity, segment_len, segment_count),
+        num_keys,
+    })
+}
+
+/// Writes what [`read_parts`] reads.
+pub(crate) fn write_parts(p: &mut ByteWriter, parts: &FuseParts) {
+    let s = &parts.segments;
+    p.u64(parts.seed)
+        .u8(s.arity.slots() as u8)
+        .u32(s.segment_len as u32)
+        .u32(s.segment_count as u32)
+        .u64(parts.num_keys);
 }
 
 /// Checks a binary fuse frame: arity, segment shape, key count, payload
@@ -462,29 +495,11 @@ pub(crate) struct FuseParts {
 pub(crate) fn parse_frame<F: FuseFingerprint>(
     mut frame: Frame<'_>,
 ) -> Result<(FuseParts, LeTable<'_, F>), Error> {
-    let seed = frame.params.u64()?;
-    let arity = frame.params.u8()?;
-    let segment_len = frame.params.u32()? as u64;
-    let segment_count = frame.params.u32()? as u64;
-    let num_keys = frame.params.u64()?;
+    let parts = read_parts(&mut frame.params)?;
     frame.params.finish()?;
-    let arity = FuseArity::from_slots(arity).ok_or(FormatError::InvalidParameters("arity must be 3 or 4"))?;
-    if !segment_len.is_power_of_two() || segment_len > MAX_SEGMENT_LEN as u64 {
-        return Err(
-            FormatError::InvalidParameters("segment length must be a power of two up to 2^18").into(),
-        );
-    }
-    let segments = Segments::new(arity, segment_len, segment_count);
     // `segments.len()` < 2^51: both factors came from u32s.
-    let table = fingerprint::check_table(frame.payload, segments.len(), num_keys)?;
-    Ok((
-        FuseParts {
-            seed,
-            segments,
-            num_keys,
-        },
-        table,
-    ))
+    let table = fingerprint::check_table(frame.payload, parts.segments.len(), parts.num_keys)?;
+    Ok((parts, table))
 }
 
 impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
@@ -526,13 +541,13 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
     /// segments `c` (u32), key count (u64). Payload: `(c + arity - 1)·L`
     /// fingerprints, little-endian.
     fn to_bytes(&self) -> Vec<u8> {
-        let s = &self.segments;
         let mut p = ByteWriter::default();
-        p.u64(self.seed)
-            .u8(s.arity.slots() as u8)
-            .u32(s.segment_len as u32)
-            .u32(s.segment_count as u32)
-            .u64(self.num_keys);
+        let parts = FuseParts {
+            seed: self.seed,
+            segments: self.segments,
+            num_keys: self.num_keys,
+        };
+        write_parts(&mut p, &parts);
         format::encode(F::FUSE_KIND, &p.into_vec(), self.size_in_bytes(), |w| {
             fingerprint::write_all(w, &self.fingerprints);
         })

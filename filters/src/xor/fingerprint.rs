@@ -128,6 +128,13 @@ pub(crate) trait Table<F: Fingerprint> {
     fn at(&self, i: usize) -> F;
     /// Starts loading slot `i < num_slots()`.
     fn prefetch(&self, i: usize);
+    /// The fingerprint a key with (seeded) hash `mixed` must match:
+    /// [`Fingerprint::from_hash`], or fewer of its bits for a table that
+    /// stores fewer (a bit-packed one).
+    #[inline(always)]
+    fn key_fingerprint(&self, mixed: u64) -> F {
+        F::from_hash(mixed)
+    }
 }
 
 impl<F: Fingerprint> Table<F> for [F] {

@@ -48,7 +48,7 @@ where
     F: Fingerprint,
     T: Table<F> + ?Sized,
 {
-    let mut x = F::from_hash(mixed);
+    let mut x = fingerprints.key_fingerprint(mixed);
     for &s in slots {
         x = x ^ fingerprints.at(s);
     }
