@@ -153,6 +153,9 @@ fn main() -> Result<(), Error> {
         BinaryFuse8::build_with(k, &FuseParams::FOUR_WISE)
     })?;
     row("BinaryFuse16", k, a, q, BinaryFuse16::build)?;
+    row("PackedBinaryFuse 0.1%", k, a, q, |k| {
+        amq::PackedBinaryFuse::build(k, FilterSizing::Fpr(0.001))
+    })?;
     row("BinaryFuse32", k, a, q, BinaryFuse32::build)?;
     row("Ribbon r=7", k, a, q, |k| {
         Ribbon::build_with(k, &RibbonParams::with_result_bits(7)?)

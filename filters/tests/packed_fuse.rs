@@ -113,6 +113,8 @@ fn sizing_and_errors() {
     )
     .unwrap();
     assert!(wider.bits_per_key() > 12.0);
+    let empty = PackedBinaryFuse::build(&[], FilterSizing::BitsPerKey(10.0)).unwrap();
+    assert_eq!((empty.num_keys(), empty.fingerprint_bits()), (0, 8));
     let empty = PackedBinaryFuse::build(&[], FilterSizing::Fpr(0.01)).unwrap();
     assert_eq!((empty.num_keys(), empty.expected_fpr()), (0, 0.0));
     assert!(!empty.contains(b"x"));

@@ -171,7 +171,12 @@ pub fn packed_fingerprint_bits(n: usize, sizing: FilterSizing) -> Result<u32, Er
         }
         FilterSizing::BitsPerKey(b) => {
             check_bits_per_key(b)?;
-            let per_key = binary_fuse::slots_for(n.max(1), FuseArity::Three)? as f64 / n.max(1) as f64;
+            // No keys take no slots: any width fits; size as the large-n
+            // layout would.
+            let per_key = match n {
+                0 => 1.125,
+                _ => binary_fuse::slots_for(n, FuseArity::Three)? as f64 / n as f64,
+            };
             libm::floor(b / per_key)
         }
     };
