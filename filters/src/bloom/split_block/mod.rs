@@ -21,7 +21,7 @@
 //! [`math::blocked_bloom_fpr`]), and a target FPR costs more bits: 10.53
 //! against 9.90 bits/key at 1% (6% more), 16.89 against 15.50 at 0.1% (9%),
 //! 26.34 against 21.92 at 0.01% (20%). The time saved is compute, not
-//! memory: while the filter is in cache a query takes about 15% less time
+//! memory: while the filter is in cache a query takes 10–15% less time
 //! than the blocked filter's, and once it is far larger than the cache both
 //! wait on one cache miss and take about as long. Pick it for filters that
 //! stay in cache and are probed often; the planner puts both in the same
