@@ -20,20 +20,21 @@ use crate::{Error, FilterSizing};
 ///
 /// Ordered from cheapest to dearest. Measured at 1M keys (`docs/results-amq.md`
 /// has the report's command and both tables), a query of each class took
-/// 7.6–7.9, 7.6–18 and 15–61 ns. The class counts cache lines, which does
-/// not depend on the host; the times do: at 10M keys `BinaryFuse8` (medium)
-/// answered faster than the blocked Bloom filter (low) on one host and
-/// slower on another.
+/// 3.3–4.2, 5.1–8.1 and 10.1–18.8 ns. The class counts cache lines, which
+/// does not depend on the host; the times do: at 10M keys `BinaryFuse8`
+/// (medium) answered faster than the blocked Bloom filter (low) in one run
+/// and slower in another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum QueryCost {
-    /// One 64-byte cache line: the blocked Bloom filter.
+    /// One cache line: the blocked and split-block Bloom filters.
     Low,
     /// Two or three independent cache lines: cuckoo (two buckets), xor and
     /// binary fuse (three slots).
     Medium,
     /// More: a standard or counting Bloom filter reads one line per probe (7
     /// at 1% FPR); Ribbon reads its shard from a cached table and a band of up to four
-    /// lines, and computes a parity per result bit.
+    /// lines, and computes a parity per result bit; the packed binary fuse
+    /// filter reads three lines, but unpacks each slot (measured with these).
     High,
 }
 
