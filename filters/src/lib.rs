@@ -127,6 +127,7 @@ pub mod ribbon;
 mod serde_impl;
 mod simd;
 mod sizing;
+pub mod streamed;
 pub mod succinct;
 mod view;
 pub mod xor;

@@ -1,6 +1,6 @@
-//! Building a Ribbon filter: keys grouped by shard, each shard banded with
-//! a seed and solved into its blocks (or lines), a failed shard retried with
-//! a fresh seed and, every few attempts, more room.
+//! Building a Ribbon filter, from a slice or a stream of key hashes: the
+//! keys counted per shard, the column rule chosen, then every shard solved
+//! (`runs.rs`); and the blocked layout's banding and solution of a shard.
 
 use alloc::vec::Vec;
 
@@ -8,12 +8,14 @@ use super::banding::Banding;
 use super::config::RibbonParams;
 use super::config::SHARD_KEYS;
 use super::layout::Columns;
-use super::order::Grouped;
+use super::lines::{LineSolver, LINE_SHARD_KEYS};
+use super::order::count_shards;
 use super::row::{coeff_of, result_of, seeded, spread, start_of, unmixed, Row, ROW_WIDTH};
-use super::solution::padding;
-use super::solution::{solve_into, BLOCK_SLOTS};
-use super::table::{shard_table, MAX_ATTEMPTS};
+use super::runs::{self, Solver};
+use super::solution::{padding_words, solve_into, BLOCK_SLOTS};
+use super::table::shard_table;
 use super::{lines, Kernel, Layout, Ribbon, Shards};
+use crate::streamed::StreamedBuild;
 use crate::{Error, FilterSizing, KeyHash};
 
 /// The low `columns` bits (`columns` in `1..=32`).
@@ -44,18 +46,6 @@ fn band_shard(
             result: result_of(a) & column_mask(columns.of_key(first + start / BLOCK_SLOTS)),
         }
     })))
-}
-
-/// Grows `v` by `n` zeros, reserving exactly that much if it lacks room
-/// ([`Error::TooLarge`] if the allocator refuses).
-fn grow_exact(v: &mut Vec<u64>, n: usize) -> Result<(), Error> {
-    let capacity = v.capacity();
-    v.try_reserve_exact(n).map_err(|_| Error::TooLarge)?;
-    if v.capacity() != capacity {
-        crate::zeroed::advise_huge_pages(v);
-    }
-    v.resize(v.len() + n, 0);
-    Ok(())
 }
 
 impl Ribbon {
@@ -104,101 +94,153 @@ impl Ribbon {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn build_with(hashes: &[KeyHash], params: &RibbonParams) -> Result<Self, Error> {
-        let hashes = crate::hash::raw(hashes);
-        if params.two_lines() {
-            let (shards, num_keys) = lines::build(hashes, params.slots_per_key())?;
-            return Ok(Ribbon {
-                words: Vec::new(),
-                layout: Layout::Lines(shards),
-                num_keys,
-                kernel: Kernel::detect(true),
-            });
-        }
-        let num_shards = hashes.len().div_ceil(SHARD_KEYS);
-        let grouped = Grouped::new(hashes, num_shards)?;
-        let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
-        let mut planned_total = 0usize;
-        for (s, p) in planned.iter_mut().enumerate() {
-            let keys = grouped.shard(s).len();
-            let blocks = if keys == 0 { 0 } else { params.blocks(keys, 0)? };
-            planned_total = planned_total
-                .checked_add(blocks)
-                .filter(|&t| t <= u32::MAX as usize)
-                .ok_or(Error::TooLarge)?;
-            *p = blocks as u32;
-        }
-        let columns = params.columns(grouped.num_distinct(), num_shards, |s| planned[s] as usize);
-        drop(planned);
-        let mut words = Vec::new();
-        let estimate = columns
-            .checked_word_of(planned_total)
-            .and_then(|w| w.checked_add(padding(&columns, num_shards)))
-            .filter(|&w| w <= isize::MAX as usize / 8);
-        words
-            .try_reserve_exact(estimate.ok_or(Error::TooLarge)?)
-            .map_err(|_| Error::TooLarge)?;
-        // Before the first write, so the page faults take huge pages (as
-        // every table of the crate does with the `huge-pages` feature).
-        crate::zeroed::advise_huge_pages(&mut words);
-        let (mut starts, mut seeds) = shard_table(num_shards)?;
-        if num_shards > 0 {
-            starts.push(0u32);
-        }
-        let mut banding = Banding::new(0)?;
-        for s in 0..num_shards {
-            let keys = grouped.shard(s);
-            let first = words_end(&starts);
-            if keys.is_empty() {
-                starts.push(first as u32);
-                seeds.push(0);
-                continue;
-            }
-            let mut solved = false;
-            for attempt in 0..MAX_ATTEMPTS {
-                let num_blocks = params.blocks(keys.len(), attempt)?;
-                let end = first
-                    .checked_add(num_blocks)
-                    .filter(|&e| e <= u32::MAX as usize)
-                    .ok_or(Error::TooLarge)?;
-                let seed = attempt as u8;
-                if band_shard(&mut banding, keys, &columns, first, num_blocks, seed)? {
-                    let from = words.len();
-                    let to = columns
-                        .checked_word_of(end)
-                        .filter(|&w| w <= isize::MAX as usize / 8)
-                        .ok_or(Error::TooLarge)?;
-                    grow_exact(&mut words, to - from)?;
-                    solve_into(&banding, &columns, first, num_blocks, &mut words[from..]);
-                    starts.push(end as u32);
-                    seeds.push(seed);
-                    solved = true;
-                    break;
-                }
-            }
-            if !solved {
-                return Err(Error::BuildFailed {
-                    attempts: MAX_ATTEMPTS,
-                });
-            }
-        }
-        let num_keys = grouped.num_distinct() as u64;
-        drop((banding, grouped));
-        grow_exact(&mut words, padding(&columns, num_shards))?;
-        words.shrink_to_fit();
-        Ok(Ribbon {
-            words,
-            layout: Layout::Compact(Shards {
-                columns,
-                starts,
-                seeds,
-            }),
-            num_keys,
-            kernel: Kernel::detect(false),
-        })
+        build_from(
+            &|| hashes.iter().copied(),
+            hashes.len(),
+            params,
+            &StreamedBuild::in_memory(),
+        )
+    }
+
+    /// Builds the filter from a source of key hashes read a few times
+    /// (`source()` must yield the same hashes, duplicates allowed, each
+    /// time), holding at most [`StreamedBuild::memory`] bytes of them at
+    /// once, on [`StreamedBuild::threads`] threads. The filter is the one
+    /// [`build_with`](Self::build_with) returns for the same keys: the same
+    /// shards, seeds and bytes, queried as fast.
+    ///
+    /// The source is read `2 + passes × threads` times: to count the keys,
+    /// to count them per shard, then once per pass by each thread, for its
+    /// shards. A pass holds `memory / 8` keys (at least one shard). Peak
+    /// memory is the finished filter (its words grow as shards are solved),
+    /// one pass's hashes, each thread's solved shards until they are
+    /// appended, and 0.3 MB of working space per thread. A source that
+    /// yields a different number of hashes for a shard on a later read is
+    /// [`Error::InvalidParameter`].
+    ///
+    /// ```
+    /// use amq::streamed::StreamedBuild;
+    /// use amq::{hash_u64, Filter, KeyHash, Ribbon, RibbonParams};
+    ///
+    /// // Keys made on the fly, never held in a vector.
+    /// let source = || (0..50_000u64).map(|i| hash_u64(i * 7));
+    /// let params = RibbonParams::with_fpr(0.01)?;
+    /// // 64 KB of hashes at a time: about 8,000 keys per pass.
+    /// let options = StreamedBuild::new().with_memory(64 << 10);
+    /// let f = Ribbon::build_streamed(source, &params, &options)?;
+    /// assert!(source().all(|h| f.contains_hash(h)));
+    ///
+    /// let keys: Vec<KeyHash> = source().collect();
+    /// assert_eq!(f.to_bytes(), Ribbon::build_with(&keys, &params)?.to_bytes());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build_streamed<F, I>(
+        source: F,
+        params: &RibbonParams,
+        options: &StreamedBuild,
+    ) -> Result<Self, Error>
+    where
+        F: Fn() -> I + Sync,
+        I: IntoIterator<Item = KeyHash>,
+    {
+        let n = source().into_iter().count();
+        build_from(&source, n, params, options)
     }
 }
 
-/// The block after the last shard placed so far.
-fn words_end(starts: &[u32]) -> usize {
-    starts.last().map_or(0, |&b| b as usize)
+/// Builds a filter of the `n` hashes `source` yields.
+fn build_from<F, I>(
+    source: &F,
+    n: usize,
+    params: &RibbonParams,
+    options: &StreamedBuild,
+) -> Result<Ribbon, Error>
+where
+    F: Fn() -> I + Sync,
+    I: IntoIterator<Item = KeyHash>,
+{
+    if params.two_lines() {
+        let counts = count_shards(source(), n.div_ceil(LINE_SHARD_KEYS))?;
+        let (run, num_keys) = runs::solve(&LineSolver(params.slots_per_key()), source, &counts, options)?;
+        return Ok(Ribbon {
+            words: Vec::new(),
+            layout: Layout::Lines(lines::finish(run)?),
+            num_keys,
+            kernel: Kernel::detect(true),
+        });
+    }
+    let num_shards = n.div_ceil(SHARD_KEYS);
+    let counts = count_shards(source(), num_shards)?;
+    let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
+    for (p, &keys) in planned.iter_mut().zip(&counts) {
+        // Fits: `runs::solve` refuses a total of 2^32 blocks or more.
+        let blocks = if keys == 0 {
+            0
+        } else {
+            params.blocks(keys as usize, 0)?
+        };
+        *p = u32::try_from(blocks).map_err(|_| Error::TooLarge)?;
+    }
+    let columns = params.columns(n, num_shards, |s| planned[s] as usize);
+    drop(planned);
+    let solver = BlockSolver { params, columns };
+    let (run, num_keys) = runs::solve(&solver, source, &counts, options)?;
+    let (mut starts, _) = shard_table(num_shards)?;
+    if num_shards > 0 {
+        starts.push(0u32);
+        starts.extend_from_slice(&run.ends);
+    }
+    Ok(Ribbon {
+        words: run.storage,
+        layout: Layout::Compact(Shards {
+            columns: solver.columns,
+            starts,
+            seeds: run.seeds,
+        }),
+        num_keys,
+        kernel: Kernel::detect(false),
+    })
+}
+
+/// The blocked layout's shard sizes, banding and solution, for the
+/// construction loop of `runs.rs`.
+struct BlockSolver<'a> {
+    params: &'a RibbonParams,
+    columns: Columns,
+}
+
+impl Solver for BlockSolver<'_> {
+    type Unit = u64;
+    const POSITIONAL: bool = true;
+
+    fn units(&self, keys: usize, attempt: u32) -> Result<usize, Error> {
+        self.params.blocks(keys, attempt)
+    }
+
+    fn storage(&self, from: usize, to: usize) -> Result<usize, Error> {
+        self.columns
+            .checked_word_of(to)
+            .filter(|&w| w <= isize::MAX as usize / 8)
+            .map(|w| w - self.columns.word_of(from))
+            .ok_or(Error::TooLarge)
+    }
+
+    fn padding(&self) -> usize {
+        padding_words(self.columns.max_columns())
+    }
+
+    fn band(
+        &self,
+        banding: &mut Banding,
+        keys: &[u64],
+        first: usize,
+        blocks: usize,
+        seed: u8,
+    ) -> Result<bool, Error> {
+        band_shard(banding, keys, &self.columns, first, blocks, seed)
+    }
+
+    fn store(&self, banding: &Banding, first: usize, blocks: usize, out: &mut [u64]) {
+        solve_into(banding, &self.columns, first, blocks, out);
+    }
 }

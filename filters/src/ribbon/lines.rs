@@ -52,8 +52,8 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
-use super::order::Grouped;
 use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
+use super::runs::{Run, Solver};
 use super::solution::parities;
 use super::table::{shard_table, u32_at, ATTEMPTS_PER_SIZE, MAX_ATTEMPTS};
 use crate::prefetch::prefetch;
@@ -276,88 +276,57 @@ pub(crate) fn lines_for(keys: usize, ratio: f64, attempt: u32) -> Result<usize, 
     Ok((lines as usize).max(keys.div_ceil(LINE_SLOTS)).max(1))
 }
 
-/// Builds the two-line layout: returns the shards and the distinct key
-/// count.
-pub(crate) fn build(hashes: &[u64], slots_per_key: f64) -> Result<(LineShards, u64), Error> {
-    let ratio = slots_per_key;
-    let num_shards = hashes.len().div_ceil(LINE_SHARD_KEYS);
-    let grouped = Grouped::new(hashes, num_shards)?;
-    let mut planned = 0usize;
-    for s in 0..num_shards {
-        let keys = grouped.shard(s).len();
-        if keys > 0 {
-            planned = planned
-                .checked_add(lines_for(keys, ratio, 0)?)
-                .filter(|&t| t <= u32::MAX as usize)
-                .ok_or(Error::TooLarge)?;
-        }
+/// The two-line layout's shard sizes, banding and solution, for the
+/// construction loop of `runs.rs`: `slots_per_key` slots per key.
+pub(crate) struct LineSolver(pub(crate) f64);
+
+impl Solver for LineSolver {
+    type Unit = Line;
+    const POSITIONAL: bool = false;
+
+    fn units(&self, keys: usize, attempt: u32) -> Result<usize, Error> {
+        lines_for(keys, self.0, attempt)
     }
-    let mut lines: Vec<Line> = Vec::new();
-    lines
-        .try_reserve_exact(planned + (num_shards > 0) as usize)
-        .map_err(|_| Error::TooLarge)?;
-    crate::zeroed::advise_huge_pages(&mut lines);
-    let (mut starts, mut seeds) = shard_table(num_shards)?;
-    if num_shards > 0 {
-        starts.push(0u32);
+
+    fn storage(&self, from: usize, to: usize) -> Result<usize, Error> {
+        Ok(to - from)
     }
-    let mut banding = Banding::new(0)?;
-    for s in 0..num_shards {
-        let keys = grouped.shard(s);
-        let first = lines.len();
-        if keys.is_empty() {
-            starts.push(first as u32);
-            seeds.push(0);
-            continue;
-        }
-        let mut solved = false;
-        for attempt in 0..MAX_ATTEMPTS {
-            let num_lines = lines_for(keys.len(), ratio, attempt)?;
-            let end = first
-                .checked_add(num_lines)
-                .filter(|&e| e <= u32::MAX as usize)
-                .ok_or(Error::TooLarge)?;
-            let seed = attempt as u8;
-            if band_shard(&mut banding, keys, num_lines, seed)? {
-                grow_exact(&mut lines, end)?;
-                solve_lines(&banding, &mut lines[first..end]);
-                starts.push(end as u32);
-                seeds.push(seed);
-                solved = true;
-                break;
-            }
-        }
-        if !solved {
-            return Err(Error::BuildFailed {
-                attempts: MAX_ATTEMPTS,
-            });
-        }
+
+    fn padding(&self) -> usize {
+        1
     }
-    let num_keys = grouped.num_distinct() as u64;
-    drop((banding, grouped));
-    if num_shards > 0 {
-        let len = lines.len() + 1;
-        grow_exact(&mut lines, len)?;
+
+    fn band(
+        &self,
+        banding: &mut Banding,
+        keys: &[u64],
+        _: usize,
+        lines: usize,
+        seed: u8,
+    ) -> Result<bool, Error> {
+        band_shard(banding, keys, lines, seed)
     }
-    lines.shrink_to_fit();
-    Ok((LineShards { starts, seeds, lines }, num_keys))
+
+    fn store(&self, banding: &Banding, _: usize, _: usize, out: &mut [Line]) {
+        solve_lines(banding, out);
+    }
 }
 
-/// Grows `lines` to `len` zero lines, reserving exactly what it lacks, and
-/// asks again for huge pages when that moved the allocation (a shard solved
-/// only after its size grew needs more lines than were planned: one shard in
-/// 24,415 at 100M keys did, and without the renewed advice the whole table
-/// lost its huge pages).
-fn grow_exact(lines: &mut Vec<Line>, len: usize) -> Result<(), Error> {
-    let capacity = lines.capacity();
-    lines
-        .try_reserve_exact(len.saturating_sub(lines.len()))
-        .map_err(|_| Error::TooLarge)?;
-    if lines.capacity() != capacity {
-        crate::zeroed::advise_huge_pages(lines);
+/// The two-line layout of a solved run of every shard (whose lines end
+/// with the zero line queries may read).
+pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
+    let Run {
+        ends,
+        seeds,
+        storage: lines,
+        ..
+    } = run;
+    let (mut starts, _) = shard_table(ends.len())?;
+    if !ends.is_empty() {
+        starts.push(0);
+        starts.extend_from_slice(&ends);
     }
-    lines.resize(len, Line::default());
-    Ok(())
+    Ok(LineShards { starts, seeds, lines })
 }
 
 /// Bands one shard of `num_lines` lines with seed `seed`; `false` if the

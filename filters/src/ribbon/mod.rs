@@ -220,6 +220,7 @@ mod order;
 mod predict;
 mod query;
 mod row;
+mod runs;
 mod shard;
 mod solution;
 mod table;

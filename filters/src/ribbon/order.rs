@@ -1,78 +1,109 @@
-//! Linear-time ordering of the keys by shard and start slot, with duplicate
-//! hashes removed.
+//! Keys grouped by shard, in linear time, with duplicate hashes removed:
+//! from any source of key hashes that can be read more than once, one run
+//! of shards at a time (all of them, for a build from a slice).
 //!
 //! The shard is monotone in a key's first step `a` (see [`row`](super::row)),
-//! so sorting the `a` values groups the keys by shard; within a shard the
-//! order is by `a`, not by start slot (starts come from a seeded remix, so
-//! that a retry can redraw them), and banding accepts rows in any order. The
-//! first step is a bijection of the hash, so equal `a` values are exactly
-//! duplicate hashes, and dedup is one pass over each sorted shard. (Ordering
-//! each shard by start as well might make banding more cache-friendly; it is
-//! not measured.)
+//! so the keys of a shard are the `a` values of one interval. A first read
+//! of the source counts the keys of every shard ([`count_shards`]); a run's
+//! read then places each of its keys straight at its shard's next free slot
+//! ([`Group::fill`]), a counting sort on the shard index with the counts
+//! known in advance. Each shard is then sorted and deduplicated when it is
+//! built ([`Group::take_shard`]): the first step is a bijection of the hash,
+//! so equal `a` values are exactly duplicate hashes. Within a shard the order
+//! is by `a`, not by start slot (starts come from a seeded remix, so that a
+//! retry can redraw them), and banding accepts rows in any order.
 //!
-//! The sort is a counting-sort pass on the shard index (one stream per shard,
-//! a few thousand keys each), then a comparison sort inside each shard, whose
-//! size is bounded by the sharding rule: O(n) plus O(n log shard size), so
-//! linear in n. It needs one array of 8 bytes per key and one count per shard.
+//! O(n) plus O(n log shard size), so linear in n; a run needs 8 bytes per
+//! key of the run and one count per shard.
 
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use super::row::{mixed, shard_of};
+use crate::streamed::source_changed;
 use crate::zeroed::zeroed_vec;
-use crate::Error;
+use crate::{Error, KeyHash};
 
-/// The distinct first remixes of a key set, grouped by shard, each group
-/// ascending.
-#[derive(Debug)]
-pub(crate) struct Grouped {
-    values: Vec<u64>,
-    /// Shard `s` is `values[begin[s] .. end[s]]`.
-    begin: Vec<usize>,
-    end: Vec<usize>,
+/// Keys per shard of `source` (all of its hashes, duplicates included)
+/// over `num_shards` shards. [`Error::TooLarge`] if a shard would hold
+/// 2^32 keys or the counts cannot be allocated.
+pub(crate) fn count_shards<I>(source: I, num_shards: usize) -> Result<Vec<u32>, Error>
+where
+    I: IntoIterator<Item = KeyHash>,
+{
+    let mut counts: Vec<u32> = zeroed_vec(num_shards)?;
+    if num_shards == 0 {
+        return match source.into_iter().next() {
+            None => Ok(counts),
+            Some(_) => Err(source_changed()),
+        };
+    }
+    for h in source {
+        let c = &mut counts[shard_of(mixed(h.get()), num_shards as u64)];
+        *c = c.checked_add(1).ok_or(Error::TooLarge)?;
+    }
+    Ok(counts)
 }
 
-impl Grouped {
-    /// Groups `mixed(h)` over `hashes` into `num_shards` shards.
-    /// [`Error::TooLarge`] if its arrays cannot be allocated.
-    pub(crate) fn new(hashes: &[u64], num_shards: usize) -> Result<Self, Error> {
-        let shards = num_shards as u64;
-        let mut begin: Vec<usize> = zeroed_vec(num_shards.checked_add(1).ok_or(Error::TooLarge)?)?;
-        for &h in hashes {
-            begin[shard_of(mixed(h), shards) + 1] += 1;
+/// The first steps `a` of the keys of a run of shards, grouped by shard.
+#[derive(Debug)]
+pub(crate) struct Group {
+    values: Vec<u64>,
+    /// Shard `shards.start + i` is `values[begin[i] .. begin[i + 1]]`.
+    begin: Vec<usize>,
+    shards: Range<usize>,
+}
+
+impl Group {
+    /// Reads `source` and keeps the keys of `shards` (out of `num_shards`),
+    /// whose counts `counts` (indexed by shard) gave. A source that yields
+    /// other keys than it did when counted is an error
+    /// ([`Error::InvalidParameter`]), never a filter missing keys.
+    pub(crate) fn fill<I>(
+        source: I,
+        num_shards: usize,
+        shards: Range<usize>,
+        counts: &[u32],
+    ) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = KeyHash>,
+    {
+        let mut begin: Vec<usize> = zeroed_vec(shards.len() + 1)?;
+        for (i, s) in shards.clone().enumerate() {
+            begin[i + 1] = begin[i] + counts[s] as usize;
         }
-        for s in 1..begin.len() {
-            begin[s] += begin[s - 1];
+        let mut values: Vec<u64> = zeroed_vec(begin[shards.len()])?;
+        // `next[i]` walks shard `shards.start + i` from its beginning.
+        let mut next: Vec<usize> = zeroed_vec(shards.len())?;
+        next.copy_from_slice(&begin[..shards.len()]);
+        for h in source {
+            let a = mixed(h.get());
+            let i = shard_of(a, num_shards as u64).wrapping_sub(shards.start);
+            if i < next.len() {
+                if next[i] == begin[i + 1] {
+                    return Err(source_changed());
+                }
+                values[next[i]] = a;
+                next[i] += 1;
+            }
         }
-        let mut values: Vec<u64> = zeroed_vec(hashes.len())?;
-        // `next[s]` walks shard s from its beginning to its end.
-        let mut next: Vec<usize> = zeroed_vec(begin.len())?;
-        next.copy_from_slice(&begin);
-        for &h in hashes {
-            let a = mixed(h);
-            let slot = &mut next[shard_of(a, shards)];
-            values[*slot] = a;
-            *slot += 1;
+        if next[..] != begin[1..] {
+            return Err(source_changed());
         }
-        begin.pop();
-        // `next` becomes `end`: shard s ends after its distinct values.
-        let mut end = next;
-        end.pop();
-        for s in 0..num_shards {
-            let group = &mut values[begin[s]..end[s]];
-            group.sort_unstable();
-            end[s] = begin[s] + dedup_sorted(group);
-        }
-        Ok(Grouped { values, begin, end })
+        Ok(Group {
+            values,
+            begin,
+            shards,
+        })
     }
 
-    /// The sorted, distinct first remixes of shard `s`.
-    pub(crate) fn shard(&self, s: usize) -> &[u64] {
-        &self.values[self.begin[s]..self.end[s]]
-    }
-
-    /// Total distinct keys.
-    pub(crate) fn num_distinct(&self) -> usize {
-        self.begin.iter().zip(&self.end).map(|(b, e)| e - b).sum()
+    /// The sorted, distinct first steps of shard `s` (in the group's run).
+    pub(crate) fn take_shard(&mut self, s: usize) -> &[u64] {
+        let i = s - self.shards.start;
+        let group = &mut self.values[self.begin[i]..self.begin[i + 1]];
+        group.sort_unstable();
+        let kept = dedup_sorted(group);
+        &group[..kept]
     }
 }
 
@@ -91,22 +122,56 @@ fn dedup_sorted(v: &mut [u64]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KeyHash;
 
     #[test]
     fn groups_sorts_and_dedups_like_the_obvious_way() {
         for (n, shards) in [(0usize, 1usize), (1, 1), (2, 3), (1000, 1), (5000, 7)] {
-            let mut hashes: Vec<u64> = (0..n as u64).map(|i| crate::hash::remix(i % 700, 5)).collect();
+            let mut hashes: Vec<KeyHash> = (0..n as u64)
+                .map(|i| KeyHash::from_well_mixed(crate::hash::remix(i % 700, 5)))
+                .collect();
             hashes.extend_from_slice(&hashes.clone()[..n / 3]);
-            let g = Grouped::new(&hashes, shards).unwrap();
-            let mut want: Vec<u64> = hashes.iter().map(|&h| mixed(h)).collect();
+            let counts = count_shards(hashes.iter().copied(), shards).unwrap();
+            assert_eq!(counts.iter().map(|&c| c as usize).sum::<usize>(), hashes.len());
+            let mut want: Vec<u64> = hashes.iter().map(|h| mixed(h.get())).collect();
             want.sort_unstable();
             want.dedup();
-            let got: Vec<u64> = (0..shards).flat_map(|s| g.shard(s).to_vec()).collect();
-            assert_eq!(got, want, "n = {n}");
-            assert_eq!(g.num_distinct(), want.len());
-            for s in 0..shards {
-                assert!(g.shard(s).iter().all(|&a| shard_of(a, shards as u64) == s));
+            // Whole, and in runs of one shard.
+            for runs in [alloc::vec![0..shards], (0..shards).map(|s| s..s + 1).collect()] {
+                let mut got = Vec::new();
+                for run in runs {
+                    let mut g = Group::fill(hashes.iter().copied(), shards, run.clone(), &counts).unwrap();
+                    for s in run {
+                        let keys = g.take_shard(s);
+                        assert!(keys.iter().all(|&a| shard_of(a, shards as u64) == s));
+                        got.extend_from_slice(keys);
+                    }
+                }
+                assert_eq!(got, want, "n = {n}");
             }
         }
+    }
+
+    #[test]
+    fn a_source_that_changes_is_an_error() {
+        let hashes: Vec<KeyHash> = (0..3000u64).map(crate::hash_u64).collect();
+        let counts = count_shards(hashes.iter().copied(), 3).unwrap();
+        let changed = Err(source_changed());
+        // One key fewer, one more, one replaced.
+        let fewer = &hashes[1..];
+        assert_eq!(
+            Group::fill(fewer.iter().copied(), 3, 0..3, &counts).map(|_| ()),
+            changed
+        );
+        let more = hashes.iter().copied().chain([crate::hash_u64(1 << 40)]);
+        assert_eq!(Group::fill(more, 3, 0..3, &counts).map(|_| ()), changed);
+        let mut other = hashes.clone();
+        other[7] = crate::hash_u64(1 << 41);
+        let moved = shard_of(mixed(other[7].get()), 3) != shard_of(mixed(hashes[7].get()), 3);
+        let r = Group::fill(other.iter().copied(), 3, 0..3, &counts).map(|_| ());
+        assert_eq!(r.is_err(), moved);
+        // No shards but keys.
+        assert_eq!(count_shards(hashes.iter().copied(), 0).map(|_| ()), changed);
+        assert_eq!(count_shards(core::iter::empty(), 0), Ok(Vec::new()));
     }
 }
