@@ -64,6 +64,7 @@ mod kernel;
 mod prepared;
 mod probe;
 mod sizing;
+mod streamed;
 mod view;
 
 #[cfg(target_has_atomic = "64")]
