@@ -27,7 +27,8 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use crate::Error;
+use crate::zeroed::zeroed_vec;
+use crate::{Error, KeyHash};
 
 /// How a streamed build may use memory and threads
 /// ([`Ribbon::build_streamed`](crate::Ribbon::build_streamed),
@@ -200,6 +201,93 @@ where
         });
     }
     jobs.into_iter().map(job).collect()
+}
+
+/// Keys per shard of `source`: `shard_of(hash)` for each of its hashes
+/// (duplicates included), over `num_shards` shards. [`Error::TooLarge`] if
+/// a shard would hold 2^32 keys or the counts cannot be allocated.
+pub(crate) fn count_shards<I>(
+    source: I,
+    num_shards: usize,
+    shard_of: impl Fn(u64) -> usize,
+) -> Result<Vec<u32>, Error>
+where
+    I: IntoIterator<Item = KeyHash>,
+{
+    let mut counts: Vec<u32> = zeroed_vec(num_shards)?;
+    if num_shards == 0 {
+        return match source.into_iter().next() {
+            None => Ok(counts),
+            Some(_) => Err(source_changed()),
+        };
+    }
+    for h in source {
+        let c = &mut counts[shard_of(h.get())];
+        *c = c.checked_add(1).ok_or(Error::TooLarge)?;
+    }
+    Ok(counts)
+}
+
+/// The keys of a run of shards, grouped by shard: a counting sort on the
+/// shard index, with the counts known in advance, so each key goes straight
+/// to its shard's next free slot.
+#[derive(Debug)]
+pub(crate) struct Group {
+    values: Vec<u64>,
+    /// Shard `shards.start + i` is `values[begin[i] .. begin[i + 1]]`.
+    begin: Vec<usize>,
+    shards: Range<usize>,
+}
+
+impl Group {
+    /// Reads `source` and keeps the keys of `shards`, whose counts `counts`
+    /// (indexed by shard) gave; `place(hash)` is a key's shard and the value
+    /// kept for it. A source that yields other keys than it did when counted
+    /// is an error ([`Error::InvalidParameter`]), never a filter missing
+    /// keys.
+    pub(crate) fn fill<I>(
+        source: I,
+        shards: Range<usize>,
+        counts: &[u32],
+        place: impl Fn(u64) -> (usize, u64),
+    ) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = KeyHash>,
+    {
+        let mut begin: Vec<usize> = zeroed_vec(shards.len() + 1)?;
+        for (i, s) in shards.clone().enumerate() {
+            begin[i + 1] = begin[i] + counts[s] as usize;
+        }
+        let mut values: Vec<u64> = zeroed_vec(begin[shards.len()])?;
+        // `next[i]` walks shard `shards.start + i` from its beginning.
+        let mut next: Vec<usize> = zeroed_vec(shards.len())?;
+        next.copy_from_slice(&begin[..shards.len()]);
+        for h in source {
+            let (s, value) = place(h.get());
+            let i = s.wrapping_sub(shards.start);
+            if i < next.len() {
+                if next[i] == begin[i + 1] {
+                    return Err(source_changed());
+                }
+                values[next[i]] = value;
+                next[i] += 1;
+            }
+        }
+        if next[..] != begin[1..] {
+            return Err(source_changed());
+        }
+        Ok(Group {
+            values,
+            begin,
+            shards,
+        })
+    }
+
+    /// The values of shard `s` (one of the group's), in the order read.
+    pub(crate) fn shard_mut(&mut self, s: usize) -> &mut [u64] {
+        let i = s - self.shards.start;
+        &mut self.values[self.begin[i]..self.begin[i + 1]]
+    }
 }
 
 /// The error of a source that yielded other keys on a later pass than on

@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use amq::ribbon::{LINE_SHARD_KEYS, SHARD_KEYS};
 use amq::streamed::StreamedBuild;
-use amq::{BlockedBloom, Error, Filter, FilterSizing, Insert, KeyHash, Ribbon, RibbonParams};
+use amq::xor::{FuseParams, FUSE_SHARD_KEYS};
+use amq::{
+    BinaryFuse8, BlockedBloom, Error, Filter, FilterSizing, FromBytes, Insert, KeyHash, Ribbon, RibbonParams,
+};
 use common::{assert_no_false_negatives, hashes};
 use proptest::prelude::*;
 
@@ -153,6 +156,30 @@ fn blocked_bloom_equals_inserting_every_key() {
         BlockedBloom::build_streamed(|| hashes(1, 10), FilterSizing::Fpr(2.0), &StreamedBuild::new())
             .is_err()
     );
+}
+
+#[test]
+fn binary_fuse_is_one_table_up_to_the_shard_size_and_shards_beyond() {
+    let keys = hashes(2, 40_000);
+    for params in [FuseParams::THREE_WISE, FuseParams::FOUR_WISE] {
+        let f = BinaryFuse8::build_streamed(|| keys.iter().copied(), &params, &options(8 * 100, 2)).unwrap();
+        assert_eq!(f, BinaryFuse8::build_with(&keys, &params).unwrap());
+        assert_eq!(f.num_shards(), 1);
+    }
+    // Just past the shard size: two shards, built on two threads, from
+    // keys never held in a vector.
+    let n = FUSE_SHARD_KEYS as u64 + 1000;
+    let source = || (0..n).map(|i| amq::hash_u64(2 * i));
+    let f = BinaryFuse8::build_streamed(source, &FuseParams::THREE_WISE, &options(64 << 20, 2)).unwrap();
+    assert_eq!((f.num_shards(), f.num_keys()), (2, n as usize));
+    assert!(source().all(|h| f.contains_hash(h)));
+    assert!(f.bits_per_key() < 9.1, "{}", f.bits_per_key());
+    let fp = (0..400_000u64)
+        .filter(|&i| f.contains_hash(amq::hash_u64(2 * i + 1)))
+        .count();
+    let fpr = fp as f64 / 400_000.0;
+    assert!((fpr * 256.0 - 1.0).abs() < 0.1, "{fpr}");
+    assert_eq!(BinaryFuse8::from_bytes(&f.to_bytes()).unwrap(), f);
 }
 
 proptest! {

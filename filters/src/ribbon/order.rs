@@ -6,9 +6,9 @@
 //! so the keys of a shard are the `a` values of one interval. A first read
 //! of the source counts the keys of every shard ([`count_shards`]); a run's
 //! read then places each of its keys straight at its shard's next free slot
-//! ([`Group::fill`]), a counting sort on the shard index with the counts
+//! ([`fill`]), a counting sort on the shard index with the counts
 //! known in advance. Each shard is then sorted and deduplicated when it is
-//! built ([`Group::take_shard`]): the first step is a bijection of the hash,
+//! built ([`sorted_distinct`]): the first step is a bijection of the hash,
 //! so equal `a` values are exactly duplicate hashes. Within a shard the order
 //! is by `a`, not by start slot (starts come from a seeded remix, so that a
 //! retry can redraw them), and banding accepts rows in any order.
@@ -20,91 +20,37 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::row::{mixed, shard_of};
-use crate::streamed::source_changed;
-use crate::zeroed::zeroed_vec;
+use crate::streamed::{self, Group};
 use crate::{Error, KeyHash};
 
 /// Keys per shard of `source` (all of its hashes, duplicates included)
-/// over `num_shards` shards. [`Error::TooLarge`] if a shard would hold
-/// 2^32 keys or the counts cannot be allocated.
+/// over `num_shards` shards.
 pub(crate) fn count_shards<I>(source: I, num_shards: usize) -> Result<Vec<u32>, Error>
 where
     I: IntoIterator<Item = KeyHash>,
 {
-    let mut counts: Vec<u32> = zeroed_vec(num_shards)?;
-    if num_shards == 0 {
-        return match source.into_iter().next() {
-            None => Ok(counts),
-            Some(_) => Err(source_changed()),
-        };
-    }
-    for h in source {
-        let c = &mut counts[shard_of(mixed(h.get()), num_shards as u64)];
-        *c = c.checked_add(1).ok_or(Error::TooLarge)?;
-    }
-    Ok(counts)
+    streamed::count_shards(source, num_shards, |h| shard_of(mixed(h), num_shards as u64))
 }
 
-/// The first steps `a` of the keys of a run of shards, grouped by shard.
-#[derive(Debug)]
-pub(crate) struct Group {
-    values: Vec<u64>,
-    /// Shard `shards.start + i` is `values[begin[i] .. begin[i + 1]]`.
-    begin: Vec<usize>,
-    shards: Range<usize>,
+/// The first steps `a` of the keys of `shards` (out of `counts.len()`),
+/// read from `source` and grouped by shard.
+pub(crate) fn fill<I>(source: I, shards: Range<usize>, counts: &[u32]) -> Result<Group, Error>
+where
+    I: IntoIterator<Item = KeyHash>,
+{
+    let num_shards = counts.len() as u64;
+    Group::fill(source, shards, counts, |h| {
+        let a = mixed(h);
+        (shard_of(a, num_shards), a)
+    })
 }
 
-impl Group {
-    /// Reads `source` and keeps the keys of `shards` (out of `num_shards`),
-    /// whose counts `counts` (indexed by shard) gave. A source that yields
-    /// other keys than it did when counted is an error
-    /// ([`Error::InvalidParameter`]), never a filter missing keys.
-    pub(crate) fn fill<I>(
-        source: I,
-        num_shards: usize,
-        shards: Range<usize>,
-        counts: &[u32],
-    ) -> Result<Self, Error>
-    where
-        I: IntoIterator<Item = KeyHash>,
-    {
-        let mut begin: Vec<usize> = zeroed_vec(shards.len() + 1)?;
-        for (i, s) in shards.clone().enumerate() {
-            begin[i + 1] = begin[i] + counts[s] as usize;
-        }
-        let mut values: Vec<u64> = zeroed_vec(begin[shards.len()])?;
-        // `next[i]` walks shard `shards.start + i` from its beginning.
-        let mut next: Vec<usize> = zeroed_vec(shards.len())?;
-        next.copy_from_slice(&begin[..shards.len()]);
-        for h in source {
-            let a = mixed(h.get());
-            let i = shard_of(a, num_shards as u64).wrapping_sub(shards.start);
-            if i < next.len() {
-                if next[i] == begin[i + 1] {
-                    return Err(source_changed());
-                }
-                values[next[i]] = a;
-                next[i] += 1;
-            }
-        }
-        if next[..] != begin[1..] {
-            return Err(source_changed());
-        }
-        Ok(Group {
-            values,
-            begin,
-            shards,
-        })
-    }
-
-    /// The sorted, distinct first steps of shard `s` (in the group's run).
-    pub(crate) fn take_shard(&mut self, s: usize) -> &[u64] {
-        let i = s - self.shards.start;
-        let group = &mut self.values[self.begin[i]..self.begin[i + 1]];
-        group.sort_unstable();
-        let kept = dedup_sorted(group);
-        &group[..kept]
-    }
+/// The sorted, distinct first steps of shard `s` of `group`.
+pub(crate) fn sorted_distinct(group: &mut Group, s: usize) -> &[u64] {
+    let keys = group.shard_mut(s);
+    keys.sort_unstable();
+    let kept = dedup_sorted(keys);
+    &keys[..kept]
 }
 
 /// Moves the distinct values of sorted `v` to its front; returns their count.
@@ -140,9 +86,9 @@ mod tests {
             for runs in [alloc::vec![0..shards], (0..shards).map(|s| s..s + 1).collect()] {
                 let mut got = Vec::new();
                 for run in runs {
-                    let mut g = Group::fill(hashes.iter().copied(), shards, run.clone(), &counts).unwrap();
+                    let mut g = fill(hashes.iter().copied(), run.clone(), &counts).unwrap();
                     for s in run {
-                        let keys = g.take_shard(s);
+                        let keys = sorted_distinct(&mut g, s);
                         assert!(keys.iter().all(|&a| shard_of(a, shards as u64) == s));
                         got.extend_from_slice(keys);
                     }
@@ -156,19 +102,16 @@ mod tests {
     fn a_source_that_changes_is_an_error() {
         let hashes: Vec<KeyHash> = (0..3000u64).map(crate::hash_u64).collect();
         let counts = count_shards(hashes.iter().copied(), 3).unwrap();
-        let changed = Err(source_changed());
+        let changed = Err(crate::streamed::source_changed());
         // One key fewer, one more, one replaced.
         let fewer = &hashes[1..];
-        assert_eq!(
-            Group::fill(fewer.iter().copied(), 3, 0..3, &counts).map(|_| ()),
-            changed
-        );
+        assert_eq!(fill(fewer.iter().copied(), 0..3, &counts).map(|_| ()), changed);
         let more = hashes.iter().copied().chain([crate::hash_u64(1 << 40)]);
-        assert_eq!(Group::fill(more, 3, 0..3, &counts).map(|_| ()), changed);
+        assert_eq!(fill(more, 0..3, &counts).map(|_| ()), changed);
         let mut other = hashes.clone();
         other[7] = crate::hash_u64(1 << 41);
         let moved = shard_of(mixed(other[7].get()), 3) != shard_of(mixed(hashes[7].get()), 3);
-        let r = Group::fill(other.iter().copied(), 3, 0..3, &counts).map(|_| ());
+        let r = fill(other.iter().copied(), 0..3, &counts).map(|_| ());
         assert_eq!(r.is_err(), moved);
         // No shards but keys.
         assert_eq!(count_shards(hashes.iter().copied(), 0).map(|_| ()), changed);

@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::banding::Banding;
-use super::order::Group;
+use super::order::{fill, sorted_distinct};
 use super::table::MAX_ATTEMPTS;
 use crate::streamed::{run_jobs, StreamedBuild};
 use crate::{Error, KeyHash};
@@ -195,11 +195,11 @@ where
     F: Fn() -> I,
     I: IntoIterator<Item = KeyHash>,
 {
-    let mut group = Group::fill(source(), counts.len(), shards.clone(), counts)?;
+    let mut group = fill(source(), shards.clone(), counts)?;
     let mut banding = Banding::new(0)?;
     let mut distinct = 0u64;
     for s in shards {
-        let keys = group.take_shard(s);
+        let keys = sorted_distinct(&mut group, s);
         distinct += keys.len() as u64;
         solve_shard(solver, keys, &mut banding, run)?;
     }

@@ -45,6 +45,7 @@ use libm::{ceil, floor, log};
 use super::fingerprint::{self, Fingerprint, LeTable};
 use super::peel::{self, Geometry};
 use super::query;
+use super::sharded::{fuse_query, read_shards, write_shards, LeSeeds, ShardSeeds};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::hash::reduce;
 use crate::{Error, Filter, FilterKind, FormatError, FromBytes, KeyHash, StaticFilter};
@@ -288,8 +289,11 @@ fn size_factor(n: usize, arity: FuseArity) -> f64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BinaryFuse<F: FuseFingerprint> {
     fingerprints: Vec<F>,
+    /// The table's layout; in a sharded filter, each shard's.
     segments: Segments,
     seed: u64,
+    /// Empty for a single table; else each shard's seed (`sharded.rs`).
+    shard_seeds: Vec<u64>,
     num_keys: u64,
 }
 
@@ -385,8 +389,26 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
             fingerprints: built.fingerprints,
             segments: built.geometry,
             seed: built.seed,
+            shard_seeds: Vec::new(),
             num_keys: built.num_keys as u64,
         })
+    }
+
+    /// A sharded filter: `seeds.len()` tables of layout `segments`, end to
+    /// end in `fingerprints`.
+    pub(crate) fn from_shards(
+        fingerprints: Vec<F>,
+        segments: Segments,
+        seeds: Vec<u64>,
+        num_keys: u64,
+    ) -> Self {
+        BinaryFuse {
+            fingerprints,
+            segments,
+            seed: 0,
+            shard_seeds: seeds,
+            num_keys,
+        }
     }
 
     /// Whether the key with this hash may be in the set.
@@ -398,17 +420,25 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     /// than the same code inlined).
     #[inline(always)]
     fn query(&self, hash: u64) -> bool {
-        match self.segments.arity {
-            FuseArity::Three => {
+        match (self.segments.arity, self.shard_seeds.is_empty()) {
+            (FuseArity::Three, true) => {
                 query::contains::<F, _, _, 3>(&self.fingerprints, &self.segments, self.seed, hash)
             }
-            FuseArity::Four => self.contains_hash_four_wise(hash),
+            _ => self.contains_hash_other(hash),
         }
     }
 
+    /// The 4-wise and the sharded queries.
     #[inline(never)]
-    fn contains_hash_four_wise(&self, hash: u64) -> bool {
-        query::contains::<F, _, _, 4>(&self.fingerprints, &self.segments, self.seed, hash)
+    fn contains_hash_other(&self, hash: u64) -> bool {
+        fuse_query!(
+            contains,
+            &self.fingerprints,
+            &self.segments,
+            &self.shard_seeds[..],
+            self.seed,
+            hash
+        )
     }
 
     /// Slots per key.
@@ -433,17 +463,32 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     }
 
     /// The seed that the successful construction attempt mixed into every
-    /// key hash.
+    /// key hash (0 for a sharded filter, whose shards have their own).
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
+    /// Tables the filter is made of: 1, or the shard count of a filter of
+    /// more than [`FUSE_SHARD_KEYS`](super::FUSE_SHARD_KEYS) keys built by
+    /// [`build_streamed`](Self::build_streamed).
+    ///
+    /// ```
+    /// let keys: Vec<amq::KeyHash> = (0..100u64).map(amq::hash_u64).collect();
+    /// assert_eq!(amq::BinaryFuse8::build(&keys)?.num_shards(), 1);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn num_shards(&self) -> usize {
+        self.shard_seeds.len().max(1)
+    }
+
     pub(crate) fn from_frame(frame: Frame<'_>) -> Result<Self, Error> {
-        let (parts, table) = parse_frame::<F>(frame)?;
+        let (parts, seeds, table) = parse_frame::<F>(frame)?;
+        let shard_seeds = (0..seeds.count()).map(|s| seeds.seed(s)).collect();
         Ok(BinaryFuse {
             fingerprints: table.to_vec()?,
             segments: parts.segments,
             seed: parts.seed,
+            shard_seeds,
             num_keys: parts.num_keys,
         })
     }
@@ -490,16 +535,28 @@ pub(crate) fn write_parts(p: &mut ByteWriter, parts: &FuseParts) {
         .u64(parts.num_keys);
 }
 
-/// Checks a binary fuse frame: arity, segment shape, key count, payload
-/// length.
+/// Checks a binary fuse frame: arity, segment shape, shards, key count,
+/// payload length.
 pub(crate) fn parse_frame<F: FuseFingerprint>(
     mut frame: Frame<'_>,
-) -> Result<(FuseParts, LeTable<'_, F>), Error> {
+) -> Result<(FuseParts, LeSeeds<'_>, LeTable<'_, F>), Error> {
     let parts = read_parts(&mut frame.params)?;
+    let seeds = read_shards(&mut frame.params)?;
     frame.params.finish()?;
-    // `segments.len()` < 2^51: both factors came from u32s.
-    let table = fingerprint::check_table(frame.payload, parts.segments.len(), parts.num_keys)?;
-    Ok((parts, table))
+    // `segments.len()` < 2^51 (both factors came from u32s) and the shard
+    // count < 2^32: the product is checked, and `check_table` refuses more
+    // than 2^32 slots.
+    let shards = seeds.count().max(1) as u64;
+    let slots = parts
+        .segments
+        .len()
+        .checked_mul(shards)
+        .ok_or(FormatError::InvalidParameters("more than 2^32 slots"))?;
+    if shards > 1 && parts.segments.len() == 0 {
+        return Err(FormatError::InvalidParameters("a sharded binary fuse filter has empty shards").into());
+    }
+    let table = fingerprint::check_table(frame.payload, slots, parts.num_keys)?;
+    Ok((parts, seeds, table))
 }
 
 impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
@@ -509,20 +566,28 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
     }
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         let hashes = crate::hash::raw(hashes);
-        let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
-        match self.segments.arity {
-            FuseArity::Three => query::contains_many::<F, _, _, 3>(fps, segs, seed, hashes, out),
-            FuseArity::Four => query::contains_many::<F, _, _, 4>(fps, segs, seed, hashes, out),
-        }
+        let seeds = &self.shard_seeds[..];
+        fuse_query!(
+            contains_many,
+            &self.fingerprints,
+            &self.segments,
+            seeds,
+            self.seed,
+            hashes,
+            out
+        )
     }
     #[inline]
     fn prefetch_hash(&self, hash: KeyHash) {
-        let hash = hash.get();
-        let (fps, segs, seed) = (&self.fingerprints, &self.segments, self.seed);
-        match self.segments.arity {
-            FuseArity::Three => query::prefetch_slots::<F, _, _, 3>(fps, segs, seed, hash),
-            FuseArity::Four => query::prefetch_slots::<F, _, _, 4>(fps, segs, seed, hash),
-        }
+        let seeds = &self.shard_seeds[..];
+        fuse_query!(
+            prefetch_slots,
+            &self.fingerprints,
+            &self.segments,
+            seeds,
+            self.seed,
+            hash.get()
+        )
     }
     fn size_in_bytes(&self) -> usize {
         self.fingerprints.len() * F::BYTES
@@ -538,8 +603,10 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
         F::FUSE_KIND
     }
     /// Parameters: seed (u64), arity (u8), segment length `L` (u32), start
-    /// segments `c` (u32), key count (u64). Payload: `(c + arity - 1)·L`
-    /// fingerprints, little-endian.
+    /// segments `c` (u32), key count (u64); for a sharded filter, then the
+    /// shard count `S` (u32, at least 2) and `S` seeds (u64). Payload:
+    /// `S·(c + arity - 1)·L` fingerprints (`S = 1` for a single table),
+    /// little-endian.
     fn to_bytes(&self) -> Vec<u8> {
         let mut p = ByteWriter::default();
         let parts = FuseParts {
@@ -548,6 +615,7 @@ impl<F: FuseFingerprint> Filter for BinaryFuse<F> {
             num_keys: self.num_keys,
         };
         write_parts(&mut p, &parts);
+        write_shards(&mut p, &self.shard_seeds);
         format::encode(F::FUSE_KIND, &p.into_vec(), self.size_in_bytes(), |w| {
             fingerprint::write_all(w, &self.fingerprints);
         })

@@ -66,6 +66,7 @@ mod fingerprint;
 mod packed;
 pub(crate) mod peel;
 mod query;
+mod sharded;
 mod view;
 // The file is named after the filter, as its sibling `binary_fuse.rs` is.
 #[allow(clippy::module_inception)]
@@ -79,6 +80,7 @@ pub use fingerprint::Fingerprint;
 pub use packed::{
     packed_fingerprint_bits, PackedBinaryFuse, PackedBinaryFuseView, PackedFuseParams, MAX_FINGERPRINT_BITS,
 };
+pub use sharded::FUSE_SHARD_KEYS;
 pub use view::{
     BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, BinaryFuseView, Xor16View, Xor8View, XorView,
 };

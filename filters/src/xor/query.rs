@@ -4,6 +4,23 @@ use super::fingerprint::{Fingerprint, Table};
 use super::peel::Geometry;
 use crate::hash::remix;
 
+/// Where a key's slots lie, from its hash: what a query needs of a layout.
+pub(crate) trait Locate<const A: usize> {
+    /// The key's mixed hash (its fingerprint's source) and its `A` slots,
+    /// for a filter built with `seed`.
+    fn locate(&self, seed: u64, hash: u64) -> (u64, [usize; A]);
+}
+
+/// A single table: the hash remixed with the filter's seed, then placed by
+/// the geometry construction peeled with.
+impl<G: Geometry<A>, const A: usize> Locate<A> for G {
+    #[inline(always)]
+    fn locate(&self, seed: u64, hash: u64) -> (u64, [usize; A]) {
+        let mixed = remix(hash, seed);
+        (mixed, self.slots(mixed))
+    }
+}
+
 /// Keys in flight in [`contains_many`]: at 3–4 lines per key, about as many
 /// lines as the CPU keeps outstanding. Chosen by measurement at 100M keys
 /// (`benches/examples/batch_depth.rs`).
@@ -17,13 +34,13 @@ pub(crate) fn contains<F, T, G, const A: usize>(fingerprints: &T, geometry: &G, 
 where
     F: Fingerprint,
     T: Table<F> + ?Sized,
-    G: Geometry<A>,
+    G: Locate<A> + ?Sized,
 {
     if fingerprints.num_slots() == 0 {
         return false;
     }
-    let mixed = remix(hash, seed);
-    matches(fingerprints, &geometry.slots(mixed), mixed)
+    let (mixed, slots) = geometry.locate(seed, hash);
+    matches(fingerprints, &slots, mixed)
 }
 
 /// Starts loading the slots [`contains`] will read for `hash`.
@@ -32,12 +49,12 @@ pub(crate) fn prefetch_slots<F, T, G, const A: usize>(fingerprints: &T, geometry
 where
     F: Fingerprint,
     T: Table<F> + ?Sized,
-    G: Geometry<A>,
+    G: Locate<A> + ?Sized,
 {
     if fingerprints.num_slots() == 0 {
         return;
     }
-    for s in geometry.slots(remix(hash, seed)) {
+    for s in geometry.locate(seed, hash).1 {
         fingerprints.prefetch(s);
     }
 }
@@ -71,7 +88,7 @@ pub(crate) fn contains_many<F, T, G, const A: usize>(
 ) where
     F: Fingerprint,
     T: Table<F> + ?Sized,
-    G: Geometry<A>,
+    G: Locate<A> + ?Sized,
 {
     assert_eq!(hashes.len(), out.len(), "contains_many: length mismatch");
     if fingerprints.num_slots() == 0 {
@@ -82,8 +99,7 @@ pub(crate) fn contains_many<F, T, G, const A: usize>(
         hashes,
         out,
         |h| {
-            let mixed = remix(h, seed);
-            let slots = geometry.slots(mixed);
+            let (mixed, slots) = geometry.locate(seed, h);
             for &s in &slots {
                 fingerprints.prefetch(s);
             }

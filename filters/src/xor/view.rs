@@ -10,9 +10,10 @@ use alloc::vec::Vec;
 
 use super::binary_fuse::{self, BinaryFuse, FuseFingerprint, FuseParts};
 use super::fingerprint::LeTable;
+use super::fingerprint_fpr;
 use super::query;
+use super::sharded::{fuse_query, LeSeeds};
 use super::xor::{self as xor_filter, Xor, XorFingerprint, XorParts};
-use super::{fingerprint_fpr, FuseArity};
 use crate::format::{self, Checksum};
 use crate::{Error, Filter, FilterKind, KeyHash};
 
@@ -127,6 +128,7 @@ pub struct BinaryFuseView<'a, F: FuseFingerprint> {
     frame: &'a [u8],
     table: LeTable<'a, F>,
     parts: FuseParts,
+    seeds: LeSeeds<'a>,
 }
 
 /// A [`BinaryFuse8`](crate::BinaryFuse8) read in place.
@@ -150,11 +152,12 @@ impl<'a, F: FuseFingerprint> BinaryFuseView<'a, F> {
 
     fn parse(bytes: &'a [u8], checksum: Checksum) -> Result<Self, Error> {
         let frame = format::decode_kind_with(bytes, F::FUSE_KIND, checksum)?;
-        let (parts, table) = binary_fuse::parse_frame::<F>(frame)?;
+        let (parts, seeds, table) = binary_fuse::parse_frame::<F>(frame)?;
         Ok(BinaryFuseView {
             frame: bytes,
             table,
             parts,
+            seeds,
         })
     }
 
@@ -171,29 +174,18 @@ impl<'a, F: FuseFingerprint> BinaryFuseView<'a, F> {
 impl<F: FuseFingerprint> Filter for BinaryFuseView<'_, F> {
     #[inline]
     fn contains_hash(&self, hash: KeyHash) -> bool {
-        let hash = hash.get();
         let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
-        match s.arity() {
-            FuseArity::Three => query::contains::<F, _, _, 3>(t, s, seed, hash),
-            FuseArity::Four => query::contains::<F, _, _, 4>(t, s, seed, hash),
-        }
+        fuse_query!(contains, t, s, &self.seeds, seed, hash.get())
     }
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         let hashes = crate::hash::raw(hashes);
         let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
-        match s.arity() {
-            FuseArity::Three => query::contains_many::<F, _, _, 3>(t, s, seed, hashes, out),
-            FuseArity::Four => query::contains_many::<F, _, _, 4>(t, s, seed, hashes, out),
-        }
+        fuse_query!(contains_many, t, s, &self.seeds, seed, hashes, out)
     }
     #[inline]
     fn prefetch_hash(&self, hash: KeyHash) {
-        let hash = hash.get();
         let (t, s, seed) = (&self.table, &self.parts.segments, self.parts.seed);
-        match s.arity() {
-            FuseArity::Three => query::prefetch_slots::<F, _, _, 3>(t, s, seed, hash),
-            FuseArity::Four => query::prefetch_slots::<F, _, _, 4>(t, s, seed, hash),
-        }
+        fuse_query!(prefetch_slots, t, s, &self.seeds, seed, hash.get())
     }
     fn size_in_bytes(&self) -> usize {
         self.table.byte_len()

@@ -1,0 +1,357 @@
+//! Binary fuse filters in shards, built from a stream of key hashes in
+//! bounded memory and on several threads ([`BinaryFuse::build_streamed`]).
+//!
+//! # Why shards
+//!
+//! A binary fuse filter is one system of equations over its whole table:
+//! building it needs every key hash at once (8 bytes per key) and peeling's
+//! working set (about 24 bytes per key), 32 GB at 10^9 keys. So a filter of
+//! more than [`FUSE_SHARD_KEYS`] keys is built as `S` independent binary
+//! fuse tables ("shards"), each of at most about that many keys, laid end to
+//! end in one fingerprint array:
+//!
+//! ```text
+//!   shard(h) = reduce(h, S)              (the key hash's top bits)
+//!   slots    = shard(h) · T + fuse slots of remix(h, seed[shard(h)])
+//! ```
+//!
+//! Every shard has the same segment layout, the one of the largest shard
+//! (`T` slots), so where a shard starts is one multiplication, not a table
+//! lookup. Shards hold `n / S` keys give or take a few standard deviations
+//! (`√(n/S)`, 0.03% at 2^23 keys), so sizing all of them for the largest
+//! costs about 0.1% of space. Each shard keeps the seed it peeled with (8
+//! bytes per shard, 1 KB at 10^9 keys, which stays in the L1 cache): a shard
+//! that fails to peel is retried alone.
+//!
+//! A query costs one multiplication and one cached load more than a single
+//! table's; the fingerprint reads are the same three (or four).
+//!
+//! # Format
+//!
+//! A sharded frame is a binary fuse frame whose parameters go on after the
+//! key count with the shard count `S` (`u32`, at least 2) and `S` seeds
+//! (`u64`); the segment layout is one shard's, and the payload is the `S`
+//! tables in shard order. A single table's frame has no such fields.
+
+use alloc::vec::Vec;
+
+use super::binary_fuse::{BinaryFuse, FuseArity, FuseFingerprint, FuseParams, Segments};
+use super::peel::{self, Geometry};
+use super::query::Locate;
+use crate::format::{ByteWriter, Reader};
+use crate::hash::{reduce, remix};
+use crate::streamed::{count_shards, run_jobs, Group, StreamedBuild};
+use crate::{Error, FormatError, KeyHash};
+
+/// Keys per shard of a streamed binary fuse build: filters of up to 2^23
+/// keys are one table, larger ones `⌈n / 2^23⌉` shards. A shard's build
+/// needs about 32 bytes per key (268 MB) per thread.
+pub const FUSE_SHARD_KEYS: usize = 1 << 23;
+
+/// The seeds of a sharded table, owned or read in place.
+pub(crate) trait ShardSeeds {
+    /// Number of shards.
+    fn count(&self) -> usize;
+    /// Shard `s`'s seed (`s < count()`).
+    fn seed(&self, s: usize) -> u64;
+}
+
+impl ShardSeeds for [u64] {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn seed(&self, s: usize) -> u64 {
+        self[s]
+    }
+}
+
+/// Seeds stored as little-endian `u64`s in a frame's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LeSeeds<'a>(&'a [u8]);
+
+impl ShardSeeds for LeSeeds<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len() / 8
+    }
+    #[inline(always)]
+    fn seed(&self, s: usize) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.0[8 * s..8 * s + 8]);
+        u64::from_le_bytes(b)
+    }
+}
+
+/// Where a key's slots lie in a sharded table: its shard from the top bits
+/// of its hash, then that shard's fuse slots, moved to the shard's start.
+pub(crate) struct Sharded<'a, T: ?Sized> {
+    pub(crate) segments: &'a Segments,
+    pub(crate) seeds: &'a T,
+}
+
+impl<T: ShardSeeds + ?Sized, const A: usize> Locate<A> for Sharded<'_, T>
+where
+    Segments: Geometry<A>,
+{
+    /// `seed` is unused: each shard has its own.
+    #[inline(always)]
+    fn locate(&self, _seed: u64, hash: u64) -> (u64, [usize; A]) {
+        let s = reduce(hash, self.seeds.count() as u64) as usize;
+        let mixed = remix(hash, self.seeds.seed(s));
+        let base = s * self.segments.len() as usize;
+        let mut slots = Geometry::<A>::slots(self.segments, mixed);
+        for slot in &mut slots {
+            *slot += base;
+        }
+        (mixed, slots)
+    }
+}
+
+/// Runs `query::$call::<_, _, _, A>($table, layout, $seed, $rest...)` with
+/// the layout of a binary fuse filter of `$segments` and `$seeds`
+/// ([`ShardSeeds`]; none for a single table) and its arity `A`.
+macro_rules! fuse_query {
+    ($call:ident, $table:expr, $segments:expr, $seeds:expr, $seed:expr, $($rest:expr),+) => {{
+        use $crate::xor::binary_fuse::FuseArity;
+        use $crate::xor::query;
+        use $crate::xor::sharded::{ShardSeeds, Sharded};
+        let (table, segments, seeds, seed) = ($table, $segments, $seeds, $seed);
+        match (segments.arity(), seeds.count() == 0) {
+            (FuseArity::Three, true) => query::$call::<_, _, _, 3>(table, segments, seed, $($rest),+),
+            (FuseArity::Four, true) => query::$call::<_, _, _, 4>(table, segments, seed, $($rest),+),
+            (FuseArity::Three, false) => {
+                query::$call::<_, _, _, 3>(table, &Sharded { segments, seeds }, seed, $($rest),+)
+            }
+            (FuseArity::Four, false) => {
+                query::$call::<_, _, _, 4>(table, &Sharded { segments, seeds }, seed, $($rest),+)
+            }
+        }
+    }};
+}
+pub(crate) use fuse_query;
+
+/// Writes the shard fields of a sharded frame's parameters (nothing for a
+/// single table).
+pub(crate) fn write_shards(p: &mut ByteWriter, seeds: &[u64]) {
+    if !seeds.is_empty() {
+        p.u32(seeds.len() as u32);
+        for &s in seeds {
+            p.u64(s);
+        }
+    }
+}
+
+/// Reads the shard fields after a binary fuse frame's key count: no seeds
+/// for a single table (no bytes left), else at least two.
+pub(crate) fn read_shards<'a>(params: &mut Reader<'a>) -> Result<LeSeeds<'a>, Error> {
+    if params.remaining() == 0 {
+        return Ok(LeSeeds(&[]));
+    }
+    let count = params.u32()? as usize;
+    if count < 2 {
+        return Err(
+            FormatError::InvalidParameters("a sharded binary fuse filter has at least two shards").into(),
+        );
+    }
+    let bytes = params.take(count.checked_mul(8).ok_or(FormatError::Truncated)?)?;
+    Ok(LeSeeds(bytes))
+}
+
+impl<F: FuseFingerprint> BinaryFuse<F> {
+    /// Builds the filter from a source of key hashes (`source()` must yield
+    /// the same hashes, duplicates allowed, each time), in bounded memory,
+    /// on [`StreamedBuild::threads`] threads.
+    ///
+    /// Up to [`FUSE_SHARD_KEYS`] keys, the filter is the one
+    /// [`build_with`](Self::build_with) makes. More keys are split by hash
+    /// into `⌈n / 2^23⌉` shards, each its own fuse table of one common
+    /// layout, built apart and laid end to end (see [`crate::xor`]'s
+    /// sharding notes: about 0.1% more space, one cached load more per
+    /// query). The source is read `2 + passes × threads` times, a pass
+    /// holding [`StreamedBuild::memory`] bytes of hashes (at least one
+    /// shard's). Peak memory is the filter, one pass's hashes and one
+    /// shard's peeling state (about 24 bytes per key) per thread.
+    ///
+    /// ```
+    /// use amq::streamed::StreamedBuild;
+    /// use amq::xor::FuseParams;
+    /// use amq::{hash_u64, BinaryFuse8, Filter, KeyHash};
+    ///
+    /// let source = || (0..30_000u64).map(hash_u64);
+    /// let f = BinaryFuse8::build_streamed(source, &FuseParams::THREE_WISE, &StreamedBuild::new())?;
+    /// assert!(source().all(|h| f.contains_hash(h)));
+    /// let keys: Vec<KeyHash> = source().collect();
+    /// assert_eq!(f, BinaryFuse8::build(&keys)?);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build_streamed<S, I>(
+        source: S,
+        params: &FuseParams,
+        options: &StreamedBuild,
+    ) -> Result<Self, Error>
+    where
+        S: Fn() -> I + Sync,
+        I: IntoIterator<Item = KeyHash>,
+    {
+        let n = source().into_iter().count();
+        Self::build_sharded(&source, n.div_ceil(FUSE_SHARD_KEYS), params, options)
+    }
+
+    /// Builds `num_shards` shards (one table for 0 or 1) of `source`'s keys.
+    pub(crate) fn build_sharded<S, I>(
+        source: &S,
+        num_shards: usize,
+        params: &FuseParams,
+        options: &StreamedBuild,
+    ) -> Result<Self, Error>
+    where
+        S: Fn() -> I + Sync,
+        I: IntoIterator<Item = KeyHash>,
+    {
+        if num_shards <= 1 {
+            let mut keys = Vec::new();
+            for h in source() {
+                keys.try_reserve(1).map_err(|_| Error::TooLarge)?;
+                keys.push(h);
+            }
+            return Self::build_with(&keys, params);
+        }
+        let shard_of = |h: u64| reduce(h, num_shards as u64) as usize;
+        let counts = count_shards(source(), num_shards, shard_of)?;
+        let largest = counts.iter().copied().max().unwrap_or(0) as usize;
+        let segments = Segments::for_keys(largest.max(2), params.arity)?;
+        let shard_slots = segments.len() as usize;
+        let total = shard_slots
+            .checked_mul(num_shards)
+            .filter(|&t| t <= u32::MAX as usize)
+            .ok_or(Error::TooLarge)?;
+        let mut fingerprints: Vec<F> = crate::zeroed::zeroed_vec(total)?;
+        let mut seeds: Vec<u64> = crate::zeroed::zeroed_vec(num_shards)?;
+        let mut num_keys = 0u64;
+        for pass in options.plan(&counts) {
+            // Each part gets its shards' tables and seeds to write.
+            let first = pass[0].start;
+            let mut tables = &mut fingerprints[first * shard_slots..];
+            let mut shard_seeds = &mut seeds[first..];
+            let mut jobs = Vec::with_capacity(pass.len());
+            for part in pass {
+                let (t, rest) = core::mem::take(&mut tables).split_at_mut(part.len() * shard_slots);
+                let (s, more) = core::mem::take(&mut shard_seeds).split_at_mut(part.len());
+                (tables, shard_seeds) = (rest, more);
+                jobs.push((part, t, s));
+            }
+            let built = run_jobs(jobs, |(part, tables, seeds)| {
+                let mut group = Group::fill(source(), part.clone(), &counts, |h| (shard_of(h), h))?;
+                let mut keys = 0u64;
+                let shards = tables.chunks_mut(shard_slots).zip(seeds.iter_mut());
+                for (s, (table, seed)) in part.zip(shards) {
+                    let hashes = group.shard_mut(s);
+                    if hashes.is_empty() {
+                        continue;
+                    }
+                    let layout = |_| Ok(segments);
+                    let shard = match segments.arity() {
+                        FuseArity::Three => peel::build::<F, _, 3>(hashes, layout)?,
+                        FuseArity::Four => peel::build::<F, _, 4>(hashes, layout)?,
+                    };
+                    table.copy_from_slice(&shard.fingerprints);
+                    *seed = shard.seed;
+                    keys += shard.num_keys as u64;
+                }
+                Ok::<_, Error>(keys)
+            });
+            for keys in built {
+                num_keys += keys?;
+            }
+        }
+        Ok(BinaryFuse::from_shards(fingerprints, segments, seeds, num_keys))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xor::{BinaryFuse16View, BinaryFuse8View};
+    use crate::{hash_u64, BinaryFuse16, BinaryFuse8, Filter, FromBytes};
+
+    fn key(i: u64) -> KeyHash {
+        hash_u64(2 * i)
+    }
+
+    /// The keys `key(0..n)`, as a source.
+    fn keys(n: u64) -> impl Fn() -> core::iter::Map<core::ops::Range<u64>, fn(u64) -> KeyHash> + Sync {
+        move || (0..n).map(key as fn(u64) -> KeyHash)
+    }
+
+    fn sharded<F: FuseFingerprint>(n: u64, shards: usize, arity: FuseArity, threads: usize) -> BinaryFuse<F> {
+        let options = StreamedBuild::new()
+            .with_memory(8 * 3000)
+            .with_threads(threads)
+            .unwrap();
+        BinaryFuse::<F>::build_sharded(&keys(n), shards, &FuseParams::with_arity(arity), &options).unwrap()
+    }
+
+    #[test]
+    fn shards_answer_like_a_set_at_the_fingerprint_fpr() {
+        for arity in [FuseArity::Three, FuseArity::Four] {
+            for (shards, threads) in [(2, 1), (7, 2), (13, 3)] {
+                let f = sharded::<u8>(20_000, shards, arity, threads);
+                assert_eq!((f.num_shards(), f.num_keys()), (shards, 20_000));
+                assert!(keys(20_000)().all(|h| f.contains_hash(h)));
+                // Space: the shards' tables, each sized for the largest.
+                let single = Segments::for_keys(20_000 / shards, arity).unwrap().len() as f64;
+                assert!(f.num_slots() as f64 <= 1.1 * single * shards as f64);
+                let absent: Vec<KeyHash> = (0..200_000u64).map(|i| hash_u64(2 * i + 1)).collect();
+                let fp = absent.iter().filter(|&&h| f.contains_hash(h)).count() as f64;
+                let fpr = fp / absent.len() as f64;
+                assert!((fpr * 256.0 - 1.0).abs() < 0.15, "{arity:?} {shards}: {fpr}");
+                let mut out = alloc::vec![false; absent.len()];
+                f.contains_hashes(&absent, &mut out);
+                assert!(absent.iter().zip(&out).all(|(&h, &o)| o == f.contains_hash(h)));
+            }
+        }
+    }
+
+    #[test]
+    fn sharded_bytes_round_trip_and_read_in_place() {
+        let f = sharded::<u16>(9_000, 3, FuseArity::Three, 2);
+        let bytes = f.to_bytes();
+        assert_eq!(BinaryFuse16::from_bytes(&bytes).unwrap(), f);
+        let view = BinaryFuse16View::new(&bytes).unwrap();
+        let probes: Vec<KeyHash> = (0..20_000u64).map(hash_u64).collect();
+        let mut out = alloc::vec![false; probes.len()];
+        view.contains_hashes(&probes, &mut out);
+        for (&h, &o) in probes.iter().zip(&out) {
+            assert_eq!(view.contains_hash(h), f.contains_hash(h));
+            assert_eq!(o, f.contains_hash(h));
+        }
+        assert_eq!(view.to_bytes(), bytes);
+        // A single table's frame is unchanged by the shard fields.
+        let single =
+            BinaryFuse8::build_sharded(&keys(500), 1, &FuseParams::THREE_WISE, &StreamedBuild::new())
+                .unwrap();
+        let all: Vec<KeyHash> = keys(500)().collect();
+        assert_eq!(single.to_bytes(), BinaryFuse8::build(&all).unwrap().to_bytes());
+        assert!(BinaryFuse8View::new(&single.to_bytes()).is_ok());
+    }
+
+    #[test]
+    fn bad_shard_fields_are_errors() {
+        let f = sharded::<u8>(5_000, 2, FuseArity::Three, 1);
+        let good = f.to_bytes();
+        // The shard count sits after the 25 bytes of fuse parameters, at
+        // byte 20 + 25 of the frame; rewrite it and reseal.
+        for count in [2u32, 0, 1, 3, 1 << 31] {
+            let mut bytes = good.clone();
+            bytes[45..49].copy_from_slice(&count.to_le_bytes());
+            let end = bytes.len() - 8;
+            let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+            bytes[end..].copy_from_slice(&sum.to_le_bytes());
+            // The true count, resealed, still decodes.
+            assert_eq!(BinaryFuse8::from_bytes(&bytes).is_ok(), count == 2, "{count}");
+            assert_eq!(BinaryFuse8View::new(&bytes).is_ok(), count == 2, "{count}");
+        }
+    }
+}
