@@ -7,7 +7,8 @@
 //! KIND is `ribbon` (FPR 1%, `RibbonParams::with_fpr(0.01)`), `ribbon7`
 //! (7 result bits, the two-line layout), `blocked` (`BlockedBloom` at 10
 //! bits per key), `fuse8` or `fuse16` (3-wise `BinaryFuse8`/`16`, in
-//! shards of up to 2^23 keys beyond that many). The keys are `hash_u64(2i)` for `i < N`; THREADS
+//! shards of up to 2^23 keys beyond that many), or `fuse8-slice` (one
+//! `BinaryFuse8` table built from a vector of every hash, for comparison). The keys are `hash_u64(2i)` for `i < N`; THREADS
 //! (default 1) and MEMORY_MIB (the pass budget, default 512) go to
 //! `StreamedBuild`. The FPR is measured over ABSENT (default 10^7) keys
 //! `hash_u64(2i + 1)`; query times are the median of 3 rounds over 4M of
@@ -51,9 +52,49 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `fuse8-vs-slice N`: a sharded `BinaryFuse8` (streamed) against one
+/// table (from a vector), queries timed in alternating rounds.
+fn fuse_versus_slice(n: u64, rounds: usize) {
+    let source = || (0..n).map(|i| hash_u64(2 * i));
+    let options = StreamedBuild::new().with_threads(2).expect("threads >= 1");
+    let sharded = BinaryFuse8::build_streamed(source, &FuseParams::THREE_WISE, &options).unwrap();
+    let keys: Vec<KeyHash> = source().collect();
+    let single = BinaryFuse8::build_with(&keys, &FuseParams::THREE_WISE).unwrap();
+    drop(keys);
+    let probes: Vec<KeyHash> = (0..4_000_000u64).map(|i| hash_u64(2 * (i * 7919) + 1)).collect();
+    let mut out = vec![false; probes.len()];
+    let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..rounds {
+        for (k, f) in [&sharded, &single].into_iter().enumerate() {
+            let c = cpu_seconds();
+            black_box(probes.iter().filter(|&&h| f.contains_hash(black_box(h))).count());
+            t[2 * k].push((cpu_seconds() - c) * 1e9 / probes.len() as f64);
+            let c = cpu_seconds();
+            for (p, o) in probes.chunks(1024).zip(out.chunks_mut(1024)) {
+                f.contains_hashes(p, o);
+            }
+            black_box(&out);
+            t[2 * k + 1].push((cpu_seconds() - c) * 1e9 / probes.len() as f64);
+        }
+    }
+    let [a, b, c, d] = t.map(median);
+    println!(
+        "BinaryFuse8 n={n}: {} shards, {:.3} bits/key: single {a:.1}, batch {b:.1} ns; one table, {:.3} bits/key: single {c:.1}, batch {d:.1} ns (medians of {rounds} rounds)",
+        sharded.num_shards(),
+        sharded.bits_per_key(),
+        single.bits_per_key()
+    );
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "ribbon".into());
+    if kind == "fuse8-vs-slice" {
+        let n = args
+            .next()
+            .map_or(100_000_000, |s| s.parse::<f64>().expect("a number") as u64);
+        return fuse_versus_slice(n, 7);
+    }
     let arg =
         |a: Option<String>, default: u64| a.map_or(default, |s| s.parse::<f64>().expect("a number") as u64);
     let n = arg(args.next(), 1_000_000);
@@ -78,10 +119,14 @@ fn main() {
             Box::new(BlockedBloom::build_streamed(source, FilterSizing::BitsPerKey(10.0), &options).unwrap())
         }
         "fuse8" => Box::new(BinaryFuse8::build_streamed(source, &FuseParams::THREE_WISE, &options).unwrap()),
+        "fuse8-slice" => {
+            let keys: Vec<KeyHash> = source().collect();
+            Box::new(BinaryFuse8::build_with(&keys, &FuseParams::THREE_WISE).unwrap())
+        }
         "fuse16" => {
             Box::new(BinaryFuse16::build_streamed(source, &FuseParams::THREE_WISE, &options).unwrap())
         }
-        other => panic!("unknown kind {other}: ribbon, ribbon7, blocked, fuse8 or fuse16"),
+        other => panic!("unknown kind {other}: ribbon, ribbon7, blocked, fuse8, fuse8-slice or fuse16"),
     };
     let build = t.elapsed().as_secs_f64();
     let peak = peak_rss();

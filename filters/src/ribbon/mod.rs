@@ -175,6 +175,15 @@
 //! (about 270 KB, reused for every shard). So about 8 bytes per key plus a
 //! constant.
 //!
+//! [`Ribbon::build_streamed`] bounds the 8 bytes per key: it reads the
+//! keys from a source, counts them per shard, then solves the shards in
+//! passes of consecutive shards whose keys fit a memory budget
+//! ([`StreamedBuild`](crate::streamed::StreamedBuild)), on one or more
+//! threads (each solving a run of the pass's shards, appended in order;
+//! `runs.rs`). The shards, seeds and words are the ones
+//! [`Ribbon::build_with`] makes: at 10^9 keys and 1% the filter is 862 MB
+//! and the build's peak memory 1.35 GB (`docs/results-amq.md`).
+//!
 //! # Invariants
 //!
 //! * A stored banding row at slot `i` has its leading 1 at `i` and no bit
@@ -198,6 +207,8 @@
 //!
 //! `row.rs` (a key's start, coefficients and result), `banding.rs` and
 //! `order.rs` (Gaussian elimination on the fly, keys grouped by shard),
+//! `runs.rs` (the construction loop: shards solved in runs, retried, put
+//! in order),
 //! `layout.rs` (the column rule of the blocked layouts), `solution.rs`
 //! (back-substitution into interleaved blocks, and the query's window),
 //! `lines.rs` (the two-line layout), `table.rs` (the shard table and the

@@ -6,8 +6,8 @@
 //! so the keys of a shard are the `a` values of one interval. A first read
 //! of the source counts the keys of every shard ([`count_shards`]); a run's
 //! read then places each of its keys straight at its shard's next free slot
-//! ([`fill`]), a counting sort on the shard index with the counts
-//! known in advance. Each shard is then sorted and deduplicated when it is
+//! ([`fill`], through `crate::streamed`'s grouping), a counting sort on
+//! the shard index with the counts known in advance. Each shard is then sorted and deduplicated when it is
 //! built ([`sorted_distinct`]): the first step is a bijection of the hash,
 //! so equal `a` values are exactly duplicate hashes. Within a shard the order
 //! is by `a`, not by start slot (starts come from a seeded remix, so that a

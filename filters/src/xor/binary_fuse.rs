@@ -413,11 +413,16 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
 
     /// Whether the key with this hash may be in the set.
     ///
-    /// Only the default 3-wise query is inlined into the caller; the 4-wise
-    /// one is a call. With both inlined the function grew past what callers'
-    /// inliners accept, so a query loop paid a call for every key whatever
-    /// the arity (the benchmark report measured 3-wise queries 20–40% slower
-    /// than the same code inlined).
+    /// Only the default 3-wise query of one table is inlined into the
+    /// caller; the 4-wise and sharded ones are a call. With both arities
+    /// inlined the function grew past what callers' inliners accept, so a
+    /// query loop paid a call for every key whatever the arity (the
+    /// benchmark report measured 3-wise queries 20–40% slower than the same
+    /// code inlined). Any second path here, even one more call, made
+    /// single-table queries at 10^6 keys 12–17% slower (inlining the sharded
+    /// 3-wise query would make sharded queries at 10^8 keys 1.2–1.3× a
+    /// single table's instead of 1.4–1.7×), so the sharded queries share
+    /// the one call.
     #[inline(always)]
     fn query(&self, hash: u64) -> bool {
         match (self.segments.arity, self.shard_seeds.is_empty()) {
