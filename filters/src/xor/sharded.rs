@@ -352,6 +352,25 @@ mod tests {
         assert!(BinaryFuse8View::new(&single.to_bytes()).is_ok());
     }
 
+    /// Pins the sharded frame: two shards of 40 keys' worth, 3-wise, 8-bit.
+    #[test]
+    fn golden_sharded_frame() {
+        let f = sharded::<u8>(40, 2, FuseArity::Three, 1);
+        let bytes = f.to_bytes();
+        let hex: alloc::string::String = bytes.iter().map(|b| alloc::format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN_SHARDED);
+        assert_eq!(BinaryFuse8::from_bytes(&bytes).unwrap(), f);
+    }
+
+    const GOLDEN_SHARDED: &str = concat!(
+        "414d5146020007012d000000800000000000000000000000000000000310000000020000002800000000000000020000",
+        "00efba76d7bf8ca3faefba76d7bf8ca3fa00000000000000000000000000000000000000000000000000000000000000",
+        "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "595c003800e5a4000000000000000000c80000a477a49e0000940030a800032900000000000000003700002be4940000",
+        "81000000000000000000000000005200a7009aa30c8d0000d300000000000000075000606c00000000b60331e300e500",
+        "f70000000000000000a300d30000008de581cd34671f7010",
+    );
+
     #[test]
     fn bad_shard_fields_are_errors() {
         let f = sharded::<u8>(5_000, 2, FuseArity::Three, 1);
