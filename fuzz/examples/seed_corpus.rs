@@ -62,6 +62,28 @@ fn main() {
             }
         }
     }
+    // A sharded binary fuse frame (2 shards; only builds of more than 2^23
+    // keys shard, too large for a seed), the golden frame of
+    // `filters/src/xor/sharded.rs`.
+    let sharded = concat!(
+        "414d5146020007012d000000800000000000000000000000000000000310000000020000002800000000000000020000",
+        "00efba76d7bf8ca3faefba76d7bf8ca3fa00000000000000000000000000000000000000000000000000000000000000",
+        "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "595c003800e5a4000000000000000000c80000a477a49e0000940030a800032900000000000000003700002be4940000",
+        "81000000000000000000000000005200a7009aa30c8d0000d300000000000000075000606c00000000b60331e300e500",
+        "f70000000000000000a300d30000008de581cd34671f7010",
+    );
+    let bytes: Vec<u8> = (0..sharded.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&sharded[i..i + 2], 16).unwrap())
+        .collect();
+    let mut input = vec![0u8];
+    input.extend_from_slice(&bytes);
+    for target in ["decode_binary_fuse8", "decode_any"] {
+        let dir = root.join(target);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("BinaryFuse8-sharded-{}", bytes.len())), &input).unwrap();
+    }
     // ParquetBloom is not built from key hashes: its seeds come from values,
     // for its amq-frame decoder and for the Parquet framing decoder.
     for n in [0u32, 1, 5, 40] {
