@@ -11,8 +11,11 @@
 //! (first-attempt) sizes give. What the two-line layout stores does not
 //! depend on where a shard starts, so its runs are only shifted. The
 //! blocked layout's column rule does ([`Solver::POSITIONAL`]): a run whose
-//! guess was wrong (a shard before it needed a larger retry, about one
-//! shard in 25,000) is solved again, in place.
+//! guess was wrong is solved again, in place. That happens after a shard
+//! that needed a larger retry (about one shard in 25,000) or held
+//! duplicate hashes (planned from all its hashes, sized by its distinct
+//! ones), so a key set full of duplicates builds the blocked layout on one
+//! thread's time, whatever the thread count.
 
 use alloc::vec::Vec;
 use core::ops::Range;
