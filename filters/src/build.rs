@@ -1,6 +1,7 @@
-//! [`FilterSizing`], and [`AnyFilter::build`] / [`AnyFilter::new`]: a filter
-//! of any kind, built from a whole set of key hashes in one call, or empty
-//! to take inserts.
+//! [`FilterSizing`], and [`AnyFilter::build`] / [`AnyFilter::new`] /
+//! [`AnyFilter::build_streamed`]: a filter of any kind, built from a whole
+//! set of key hashes in one call, empty to take inserts, or from a stream
+//! of hashes in bounded memory.
 //!
 //! This is the one place that knows how to size and fill every kind from a
 //! [`FilterKind`] chosen at run time (a storage engine's per-level filter
@@ -10,10 +11,12 @@
 use crate::quotient::{ExpandingQuotientFilter, QuotientFilter};
 use alloc::vec::Vec;
 
+use crate::streamed::StreamedBuild;
+use crate::xor::FuseParams;
 use crate::{
     AnyFilter, BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloom, CountingBloom, CuckooFilter, Error,
-    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, PackedBinaryFuse, Ribbon, SplitBlockBloom,
-    StandardBloom, Xor16, Xor8,
+    FilterKind, FilterSizing, HashScheme, Insert, KeyHash, PackedBinaryFuse, Ribbon, RibbonParams,
+    SplitBlockBloom, StandardBloom, Xor16, Xor8,
 };
 
 impl AnyFilter {
@@ -85,6 +88,67 @@ impl AnyFilter {
             FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => {
                 return Err(not_key_hashed(kind))
             }
+        })
+    }
+
+    /// Builds a filter of `kind` from a source of key hashes read a few
+    /// times (`source()` yields the same hashes each time), in bounded
+    /// memory and on [`StreamedBuild::threads`] threads: the kind's own
+    /// `build_streamed`, for the kinds that have one ([`Ribbon`] sized by
+    /// `sizing`, the binary fuse filters, [`BlockedBloom`]). The result is
+    /// what [`build`](Self::build) makes from the same hashes, but for a
+    /// binary fuse filter of more than
+    /// [`FUSE_SHARD_KEYS`](crate::xor::FUSE_SHARD_KEYS) keys, which is
+    /// sharded. Any other kind is [`Error::Unsupported`] (collect the
+    /// hashes and call [`build`](Self::build)); the kinds key hashes cannot
+    /// drive are [`Error::WrongHashScheme`].
+    ///
+    /// ```
+    /// use amq::streamed::StreamedBuild;
+    /// use amq::{hash_u64, AnyFilter, Error, Filter, FilterKind, FilterSizing, KeyHash};
+    /// let source = || (0..5_000u64).map(hash_u64);
+    /// let keys: Vec<KeyHash> = source().collect();
+    /// let options = StreamedBuild::new().with_memory(16 << 10);
+    /// for kind in [FilterKind::Ribbon, FilterKind::BinaryFuse8, FilterKind::BlockedBloom] {
+    ///     let f = AnyFilter::build_streamed(kind, source, FilterSizing::Fpr(0.01), &options)?;
+    ///     assert_eq!(f.to_bytes(), AnyFilter::build(kind, &keys, FilterSizing::Fpr(0.01))?.to_bytes());
+    /// }
+    /// let cuckoo = AnyFilter::build_streamed(FilterKind::CuckooFilter, source, FilterSizing::Fpr(0.01), &options);
+    /// assert!(matches!(cuckoo, Err(Error::Unsupported { .. })));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn build_streamed<S, I>(
+        kind: FilterKind,
+        source: S,
+        sizing: FilterSizing,
+        options: &StreamedBuild,
+    ) -> Result<AnyFilter, Error>
+    where
+        S: Fn() -> I + Sync,
+        I: IntoIterator<Item = KeyHash>,
+    {
+        let sizing = sizing.validate()?;
+        let fuse = FuseParams::THREE_WISE;
+        Ok(match kind {
+            FilterKind::BlockedBloom => BlockedBloom::build_streamed(source, sizing, options)?.into(),
+            FilterKind::Ribbon => AnyFilter::Ribbon(Ribbon::build_streamed(
+                source,
+                &RibbonParams::for_sizing(sizing)?,
+                options,
+            )?),
+            FilterKind::BinaryFuse8 => {
+                AnyFilter::BinaryFuse8(BinaryFuse8::build_streamed(source, &fuse, options)?)
+            }
+            FilterKind::BinaryFuse16 => {
+                AnyFilter::BinaryFuse16(BinaryFuse16::build_streamed(source, &fuse, options)?)
+            }
+            FilterKind::BinaryFuse32 => {
+                AnyFilter::BinaryFuse32(BinaryFuse32::build_streamed(source, &fuse, options)?)
+            }
+            FilterKind::ParquetBloom | FilterKind::GrafiteRange | FilterKind::MementoFilter => {
+                return Err(not_key_hashed(kind))
+            }
+            other => return Err(crate::error::unsupported(other, "build_streamed")),
         })
     }
 
