@@ -236,6 +236,9 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
         let shard_of = |h: u64| (h >> (64 - num_shards.trailing_zeros())) as usize;
         let counts = count_shards(source(), num_shards, shard_of)?;
         let largest = counts.iter().copied().max().unwrap_or(0) as usize;
+        if largest == 0 {
+            return Self::build_with(&[], params); // no keys: the empty filter
+        }
         let segments = Segments::for_keys(largest.max(2), params.arity)?;
         let shard_slots = segments.len() as usize;
         let total = shard_slots
@@ -352,6 +355,56 @@ mod tests {
         let all: Vec<KeyHash> = keys(500)().collect();
         assert_eq!(single.to_bytes(), BinaryFuse8::build(&all).unwrap().to_bytes());
         assert!(BinaryFuse8View::new(&single.to_bytes()).is_ok());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 24,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0017),
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// Any key set drawn from a small pool (so with duplicates), 2 to
+        /// 16 shards, either arity: every key found, the distinct keys
+        /// counted, batches and the view answering as single queries.
+        #[test]
+        fn sharded_filters_hold_any_key_set(
+            raw in proptest::collection::vec(0u64..4_000, 0..6_000usize),
+            log_shards in 1u32..5,
+            four in proptest::bool::ANY,
+        ) {
+            let hashes: Vec<KeyHash> = raw.iter().map(|&i| key(i)).collect();
+            let arity = if four { FuseArity::Four } else { FuseArity::Three };
+            let source = || hashes.iter().copied();
+            let f = BinaryFuse::<u16>::build_sharded(
+                &source,
+                1 << log_shards,
+                &FuseParams::with_arity(arity),
+                &StreamedBuild::new().with_memory(8 * 500),
+            ).unwrap();
+            let mut distinct = raw.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            proptest::prop_assert_eq!(f.num_keys(), distinct.len());
+            proptest::prop_assert!(hashes.iter().all(|&h| f.contains_hash(h)));
+            let probes: Vec<KeyHash> = (0..5_000u64).map(key).collect();
+            let bytes = f.to_bytes();
+            let view = crate::xor::BinaryFuse16View::new(&bytes).unwrap();
+            let mut out = alloc::vec![false; probes.len()];
+            f.contains_hashes(&probes, &mut out);
+            for (&h, &o) in probes.iter().zip(&out) {
+                proptest::prop_assert_eq!(o, f.contains_hash(h));
+                proptest::prop_assert_eq!(view.contains_hash(h), o);
+            }
+        }
+    }
+
+    #[test]
+    fn no_keys_give_the_empty_filter() {
+        let f =
+            BinaryFuse8::build_sharded(&keys(0), 4, &FuseParams::THREE_WISE, &StreamedBuild::new()).unwrap();
+        assert_eq!(f, BinaryFuse8::build(&[]).unwrap());
+        assert!(BinaryFuse8::from_bytes(&f.to_bytes()).is_ok());
     }
 
     /// Pins the sharded frame: two shards of 40 keys' worth, 3-wise, 8-bit.
