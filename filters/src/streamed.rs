@@ -12,10 +12,14 @@
 //! own shards). So peak memory is the finished filter, one pass's hashes and
 //! a small per-thread working set, whatever the key count.
 //!
-//! The shards are the ones the in-memory build makes, so the result is the
-//! same filter, queried as fast: [`Ribbon::build_streamed`] returns the
-//! filter [`Ribbon::build_with`] returns for the same keys, for any memory
-//! and thread count.
+//! [`Ribbon::build_streamed`] solves the shards the in-memory build makes,
+//! so it returns the filter [`Ribbon::build_with`] returns for the same
+//! keys, for any memory and thread count. [`BinaryFuse::build_streamed`]
+//! makes one table up to 2^23 keys and independent shards beyond (one
+//! table would need every hash at once). [`BlockedBloom::build_streamed`]
+//! holds no hashes at all: each thread sets the blocks it owns.
+//! [`AnyFilter::build_streamed`] picks among them for a kind chosen at run
+//! time.
 //!
 //! This module holds the options and the kind-independent planning (which
 //! shards go in which pass and to which thread); each kind's streamed build
@@ -23,6 +27,9 @@
 //!
 //! [`Ribbon::build_streamed`]: crate::Ribbon::build_streamed
 //! [`Ribbon::build_with`]: crate::Ribbon::build_with
+//! [`BinaryFuse::build_streamed`]: crate::xor::BinaryFuse::build_streamed
+//! [`BlockedBloom::build_streamed`]: crate::BlockedBloom::build_streamed
+//! [`AnyFilter::build_streamed`]: crate::AnyFilter::build_streamed
 
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -32,7 +39,9 @@ use crate::{Error, KeyHash};
 
 /// How a streamed build may use memory and threads
 /// ([`Ribbon::build_streamed`](crate::Ribbon::build_streamed),
-/// [`BlockedBloom::build_streamed`](crate::BlockedBloom::build_streamed)).
+/// [`BinaryFuse::build_streamed`](crate::xor::BinaryFuse::build_streamed),
+/// [`BlockedBloom::build_streamed`](crate::BlockedBloom::build_streamed),
+/// [`AnyFilter::build_streamed`](crate::AnyFilter::build_streamed)).
 ///
 /// ```
 /// use amq::streamed::StreamedBuild;

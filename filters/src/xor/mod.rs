@@ -73,8 +73,9 @@
 //! The shards are sized for the largest, about 0.1% more space than one
 //! table; a query reads the same three (or four) slots as one table's, and
 //! runs about ten more instructions, which far beyond the caches made
-//! single queries 1.4–1.5× slower at 10^8 keys and left batches as fast. Peak memory is the filter, one
-//! pass's hashes and one shard's peeling state per thread (`sharded.rs`;
+//! single queries 1.4–1.7× slower at 10^8 keys and batches within 1.1×.
+//! Peak memory is the filter, one pass's hashes and one shard's peeling
+//! state per thread (`sharded.rs`;
 //! the measurements at 10^9 keys are in `docs/results-amq.md`).
 
 mod binary_fuse;

@@ -28,9 +28,9 @@
 //! table's, plus the cached seed, and runs about ten more instructions (a
 //! shift, the seed's load, a multiplication and three additions). Far
 //! beyond the caches that is what it costs: a loop of single queries keeps
-//! fewer of them in flight, and measured 1.4–1.5× a single table's time at
+//! fewer of them in flight, and measured 1.4–1.7× a single table's time at
 //! 10^8 keys; batched queries ([`Filter::contains_hashes`](crate::Filter::contains_hashes)),
-//! which overlap their misses explicitly, measured the same.
+//! which overlap their misses explicitly, 1.03–1.12×.
 //!
 //! # Format
 //!
@@ -176,10 +176,10 @@ impl<F: FuseFingerprint> BinaryFuse<F> {
     /// top bits of their hash into `⌈n / 2^23⌉` shards (rounded up to a
     /// power of two), each its own fuse table of one common layout, built
     /// apart and laid end to end (see [`crate::xor`], "Sharded binary fuse
-    /// filters": about 0.1% more space; batched queries as fast, single ones
-    /// 1.4–1.5× slower far beyond the caches). The source is read `2 + passes × threads` times, a pass
-    /// holding [`StreamedBuild::memory`] bytes of hashes (at least one
-    /// shard's). Peak memory is the filter, one pass's hashes and one
+    /// filters": about 0.1% more space; batched queries within 1.1×, single
+    /// ones 1.4–1.7× slower far beyond the caches). The source is read
+    /// `2 + passes × threads` times, a pass holding
+    /// [`StreamedBuild::memory`] bytes of hashes (at least one shard's). Peak memory is the filter, one pass's hashes and one
     /// shard's peeling state (about 24 bytes per key) per thread.
     ///
     /// ```
