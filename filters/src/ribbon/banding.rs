@@ -174,6 +174,31 @@ impl Banding {
         None
     }
 
+    /// Adds `row` as [`add`](Self::add) does and says where it was stored
+    /// (`Some(slot)`), that it was redundant (`None`), or that it
+    /// contradicts the system (`Err`). A bumped layer needs the slot: the
+    /// rows stored last can be taken out again ([`clear`](Self::clear)),
+    /// because adding a row never changes the rows stored before it.
+    #[inline(always)]
+    pub(crate) fn add_where(&mut self, mut row: Row) -> Result<Option<usize>, ()> {
+        loop {
+            match self.step(&mut row) {
+                None => continue,
+                Some(Added::Stored) => return Ok(Some(row.start)),
+                Some(Added::Redundant) => return Ok(None),
+                Some(Added::Contradiction) => return Err(()),
+            }
+        }
+    }
+
+    /// Takes the row stored at `slot` out of the system. Only correct for
+    /// the rows stored last, in reverse order (see [`add_where`](Self::add_where)):
+    /// no row stored after it may have been reduced by it.
+    #[inline(always)]
+    pub(crate) fn clear(&mut self, slot: usize) {
+        self.slots[slot] = (0, 0);
+    }
+
     /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
     #[inline(always)]
     pub(crate) fn row_at(&self, slot: usize) -> (u128, u32) {

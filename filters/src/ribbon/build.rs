@@ -5,6 +5,7 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
+use super::bumped_build::build_bumped;
 use super::config::RibbonParams;
 use super::config::SHARD_KEYS;
 use super::layout::Columns;
@@ -169,6 +170,33 @@ where
             kernel: Kernel::detect(true),
         });
     }
+    if params.bumped() {
+        return build_bumped(source, n, params, options);
+    }
+    let (words, shards, num_keys) = build_compact(source, n, params, None, options)?;
+    Ok(Ribbon {
+        words,
+        layout: Layout::Compact(shards),
+        num_keys,
+        kernel: Kernel::detect(false),
+    })
+}
+
+/// The words (with their padding), shard table and distinct key count of
+/// a blocked filter of the `n` hashes `source` yields, with the column
+/// rule `columns` if given (a bumped filter's second filter takes its
+/// layer's), else the one `params` chooses for the shards' sizes.
+pub(super) fn build_compact<F, I>(
+    source: &F,
+    n: usize,
+    params: &RibbonParams,
+    columns: Option<Columns>,
+    options: &StreamedBuild,
+) -> Result<(Vec<u64>, Shards, u64), Error>
+where
+    F: Fn() -> I + Sync,
+    I: IntoIterator<Item = KeyHash>,
+{
     let num_shards = n.div_ceil(SHARD_KEYS);
     let counts = count_shards(source(), num_shards)?;
     let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
@@ -181,7 +209,10 @@ where
         };
         *p = u32::try_from(blocks).map_err(|_| Error::TooLarge)?;
     }
-    let columns = params.columns(n, num_shards, |s| planned[s] as usize);
+    let columns = match columns {
+        Some(c) => c,
+        None => params.columns(n, num_shards, |s| planned[s] as usize),
+    };
     drop(planned);
     let solver = BlockSolver { params, columns };
     let (run, num_keys) = runs::solve(&solver, source, &counts, options)?;
@@ -190,16 +221,12 @@ where
         starts.push(0u32);
         starts.extend_from_slice(&run.ends);
     }
-    Ok(Ribbon {
-        words: run.storage,
-        layout: Layout::Compact(Shards {
-            columns: solver.columns,
-            starts,
-            seeds: run.seeds,
-        }),
-        num_keys,
-        kernel: Kernel::detect(false),
-    })
+    let shards = Shards {
+        columns: solver.columns,
+        starts,
+        seeds: run.seeds,
+    };
+    Ok((run.storage, shards, num_keys))
 }
 
 /// The blocked layout's shard sizes, banding and solution, for the

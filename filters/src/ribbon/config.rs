@@ -33,8 +33,18 @@ const MIN_EXTRA_SLOTS: f64 = 64.0;
 pub struct RibbonParams {
     target: Target,
     slots_per_key: f64,
-    /// The two-line layout (`lines.rs`) instead of 128-slot rows in blocks.
-    two_lines: bool,
+    shape: Shape,
+}
+
+/// Which layout the parameters build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// 128-slot rows in 64-slot blocks, shards sized to their keys.
+    Blocked,
+    /// The two-line layout (`lines.rs`): 64-slot rows in 73-slot lines.
+    TwoLines,
+    /// 128-slot rows in equal shards, the excess keys bumped (`bumped.rs`).
+    Bumped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,7 +145,7 @@ impl RibbonParams {
         let blocked = RibbonParams {
             target,
             slots_per_key: SLOTS_PER_KEY,
-            two_lines: false,
+            shape: Shape::Blocked,
         };
         blocked.with_two_line_layout().unwrap_or(blocked)
     }
@@ -173,13 +183,13 @@ impl RibbonParams {
                 "needs exactly 7 result bits (FPR 2^-7)",
             ));
         }
-        let slots_per_key = if !self.two_lines && self.slots_per_key == SLOTS_PER_KEY {
+        let slots_per_key = if self.shape != Shape::TwoLines && self.slots_per_key == SLOTS_PER_KEY {
             super::lines::LINE_SLOTS_PER_KEY
         } else {
             self.slots_per_key
         };
         Ok(RibbonParams {
-            two_lines: true,
+            shape: Shape::TwoLines,
             slots_per_key,
             ..self
         })
@@ -204,21 +214,62 @@ impl RibbonParams {
     /// ```
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_blocked_layout(self) -> Self {
-        let slots_per_key = if self.two_lines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
+        RibbonParams {
+            shape: Shape::Blocked,
+            slots_per_key: self.standard_slots_per_key(),
+            ..self
+        }
+    }
+
+    /// Builds with bumping (BuRR: Dillinger, Hübschle-Schneider, Sanders &
+    /// Walzer, SEA 2022; the layout's story is in the
+    /// [module docs](crate::ribbon)): 128-slot rows in blocks as in the
+    /// blocked layout, but in shards that all have the same size, holding
+    /// about 3% more keys than slots; the keys that do not fit go to a
+    /// small second filter (about 3% of them), and a two-bit threshold per
+    /// 128 slots says which. About 0.4% above `log2(1/FPR)` at `r = 7`
+    /// (7.03 bits per key, where the blocked layout takes 7.18), and a
+    /// query finds its shard without a table. A ratio set by
+    /// [`with_slots_per_key`](Self::with_slots_per_key) applies to the
+    /// second filter.
+    ///
+    /// ```
+    /// use amq::{Filter, Ribbon, RibbonParams};
+    /// let keys: Vec<amq::KeyHash> = (0..200_000u64).map(amq::hash_u64).collect();
+    /// let p = RibbonParams::with_result_bits(7)?.with_bumped_layout();
+    /// let f = Ribbon::build_with(&keys, &p)?;
+    /// assert!(f.is_bumped_layout());
+    /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// assert!(f.bits_per_key() < 7.0 * 1.01, "{}", f.bits_per_key());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
+    pub fn with_bumped_layout(self) -> Self {
+        RibbonParams {
+            shape: Shape::Bumped,
+            slots_per_key: self.standard_slots_per_key(),
+            ..self
+        }
+    }
+
+    /// The ratio to keep when leaving the two-line layout: its default
+    /// becomes the blocked one's, a ratio the caller set stays.
+    fn standard_slots_per_key(&self) -> f64 {
+        if self.shape == Shape::TwoLines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
             SLOTS_PER_KEY
         } else {
             self.slots_per_key
-        };
-        RibbonParams {
-            two_lines: false,
-            slots_per_key,
-            ..self
         }
     }
 
     /// Whether these parameters build the two-line layout.
     pub(crate) fn two_lines(&self) -> bool {
-        self.two_lines
+        self.shape == Shape::TwoLines
+    }
+
+    /// Whether these parameters build the bumped layout.
+    pub(crate) fn bumped(&self) -> bool {
+        self.shape == Shape::Bumped
     }
 
     /// The slots-per-key ratio.

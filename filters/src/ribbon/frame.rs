@@ -8,6 +8,7 @@ use super::layout::Columns;
 use super::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use super::solution::{padding, BLOCK_SLOTS};
 use super::table::{shard_table, shard_table_bytes, u32_at, MAX_ATTEMPTS};
+use super::bumped::{Bumped, Layer};
 use super::{legacy, Kernel, Layout, Ribbon, Shards};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, FilterKind, FormatError};
@@ -26,6 +27,9 @@ impl Ribbon {
         let parts = parse_frame_v2(frame)?;
         if parts.lines {
             return Self::from_line_parts(&parts);
+        }
+        if let Some(layer) = &parts.bumped {
+            return Self::from_bumped_parts(&parts, layer);
         }
         let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
         check_shards(&parts, |start, seed| {
@@ -51,6 +55,42 @@ impl Ribbon {
 }
 
 impl Ribbon {
+    /// The bumped filter of checked frame parts: `parts` describe the
+    /// second filter, `layer` the layer.
+    fn from_bumped_parts(parts: &RibbonParts<'_>, layer: &LayerParts<'_>) -> Result<Self, Error> {
+        let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
+        check_shards(parts, |start, seed| {
+            if parts.num_shards > 0 {
+                starts.push(start);
+            }
+            seeds.extend(seed);
+        })?;
+        let second_words =
+            Reader::new(parts.words).u64s(parts.words.len() / 8, padding(&parts.columns, parts.num_shards))?;
+        let words = Reader::new(layer.words).u64s(
+            layer.words.len() / 8,
+            padding(&parts.columns, layer.layer.num_shards),
+        )?;
+        let codes = Reader::new(layer.codes).u64s(layer.codes.len() / 8, 0)?;
+        Ok(Ribbon {
+            words,
+            layout: Layout::Bumped(Bumped {
+                columns: parts.columns,
+                layer: layer.layer,
+                codes,
+                second_keys: parts.num_keys,
+                second: Shards {
+                    columns: parts.columns,
+                    starts,
+                    seeds,
+                },
+                second_words,
+            }),
+            num_keys: layer.num_keys,
+            kernel: Kernel::detect(false),
+        })
+    }
+
     /// The two-line filter of checked frame parts (`parts.lines`).
     fn from_line_parts(parts: &RibbonParts<'_>) -> Result<Self, Error> {
         let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
@@ -103,14 +143,30 @@ pub(crate) struct RibbonParts<'a> {
     pub(crate) starts: &'a [u8],
     /// `num_shards` seeds, one byte each.
     pub(crate) seeds: &'a [u8],
+    /// A bumped frame (layout byte 2): its layer. The fields above then
+    /// describe its second filter.
+    pub(crate) bumped: Option<LayerParts<'a>>,
+}
+
+/// The layer of a bumped frame, lengths and shape checked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LayerParts<'a> {
+    /// Keys of the whole filter (the layer's and the second filter's).
+    pub(crate) num_keys: u64,
+    pub(crate) layer: Layer,
+    /// The layer's words, little-endian.
+    pub(crate) words: &'a [u8],
+    /// The buckets' codes, packed 32 to a `u64`, little-endian.
+    pub(crate) codes: &'a [u8],
 }
 
 /// Splits a version-2 frame. Parameters: `u64` keys, `u64` shards `S`,
 /// `u64` blocks `B`, `u8` result bits `r`, `u16` extra-column start in each
 /// period of 256 blocks (256: none), and optionally a `u8` layout (absent:
 /// blocks; 1: the two-line layout, `B` then counts 64-byte lines, `r` is 7
-/// and the start 256); payload: the words of `B` blocks (or lines), then
-/// `S + 1` block (or line) starts (`u32`), then `S` seeds (`u8`).
+/// and the start 256; 2: bumped, see [`parse_bumped`]); payload: the
+/// words of `B` blocks (or lines), then `S + 1` block (or line) starts
+/// (`u32`), then `S` seeds (`u8`).
 pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Error> {
     let num_keys = frame.params.u64()?;
     let num_shards = frame.params.u64()?;
@@ -118,15 +174,36 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
     let base = frame.params.u8()?;
     let upper_from = frame.params.u16()?;
     let bad = FormatError::InvalidParameters;
-    let lines = match frame.params.remaining() {
-        0 => false,
+    let (lines, bumped) = match frame.params.remaining() {
+        0 => (false, false),
         _ => match frame.params.u8()? {
-            LAYOUT_LINES => true,
+            LAYOUT_LINES => (true, false),
+            LAYOUT_BUMPED => (false, true),
             _ => return Err(bad("unknown Ribbon layout").into()),
         },
     };
+    if bumped {
+        return parse_bumped(frame, (num_keys, num_shards, total_blocks), base, upper_from);
+    }
     frame.params.finish()?;
-    if lines && (base as u32 != LINE_COLUMNS || upper_from != 256) {
+    let columns = Columns::new(base as u32, upper_from as u32)
+        .ok_or(FormatError::InvalidParameters("result bits or extra-column start out of range"))?;
+    let parts = split_payload(&mut frame.payload, (num_keys, num_shards, total_blocks), columns, lines)?;
+    frame.payload.finish()?;
+    Ok(parts)
+}
+
+/// The words, block starts and seeds of a blocked or two-line filter of
+/// `num_keys` keys in `num_shards` shards of `total_blocks` blocks (or
+/// lines), taken from `payload`, lengths checked.
+fn split_payload<'a>(
+    payload: &mut Reader<'a>,
+    (num_keys, num_shards, total_blocks): (u64, u64, u64),
+    columns: Columns,
+    lines: bool,
+) -> Result<RibbonParts<'a>, Error> {
+    let bad = FormatError::InvalidParameters;
+    if lines && (columns.base() != LINE_COLUMNS || columns.upper_from() != 256) {
         return Err(bad("the two-line layout has 7 columns everywhere").into());
     }
     let (unit_slots, unit_words) = match lines {
@@ -136,8 +213,6 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
     if (num_shards == 0) != (num_keys == 0) {
         return Err(bad("key count does not match the shard count").into());
     }
-    let columns = Columns::new(base as u32, upper_from as u32)
-        .ok_or(bad("result bits or extra-column start out of range"))?;
     if total_blocks > u32::MAX as u64 {
         return Err(bad("more blocks than a block start holds").into());
     }
@@ -155,14 +230,13 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
         .and_then(|w| w.checked_add(num_shards.checked_add(1)?.checked_mul(4)?))
         .and_then(|w| w.checked_add(num_shards))
         .ok_or(FormatError::Truncated)?;
-    if expected != frame.payload.remaining() as u64 {
+    if expected != payload.remaining() as u64 {
         return Err(bad("payload length does not match the block and shard counts").into());
     }
     // All three fit: their sum is the payload length.
-    let words = frame.payload.take(num_words as usize * 8)?;
-    let starts = frame.payload.take((num_shards as usize + 1) * 4)?;
-    let seeds = frame.payload.take(num_shards as usize)?;
-    frame.payload.finish()?;
+    let words = payload.take(num_words as usize * 8)?;
+    let starts = payload.take((num_shards as usize + 1) * 4)?;
+    let seeds = payload.take(num_shards as usize)?;
     Ok(RibbonParts {
         num_keys,
         num_shards: num_shards as usize,
@@ -172,11 +246,73 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
         words,
         starts,
         seeds,
+        bumped: None,
+    })
+}
+
+/// The rest of a bumped frame (layout byte 2) after the layer's key,
+/// shard and block counts and the column rule. Parameters: `u64` keys,
+/// `u64` shards and `u64` blocks of the second filter. Payload: the
+/// layer's words, its codes (`⌈buckets / 32⌉` `u64`s, the bits past the
+/// last bucket zero), then the second filter's words, block starts and
+/// seeds as in a blocked frame.
+fn parse_bumped(
+    mut frame: Frame<'_>,
+    (num_keys, num_shards, total_blocks): (u64, u64, u64),
+    base: u8,
+    upper_from: u16,
+) -> Result<RibbonParts<'_>, Error> {
+    let bad = FormatError::InvalidParameters;
+    let second = (frame.params.u64()?, frame.params.u64()?, frame.params.u64()?);
+    frame.params.finish()?;
+    let columns = Columns::new(base as u32, upper_from as u32)
+        .ok_or(bad("result bits or extra-column start out of range"))?;
+    let layer = usize::try_from(num_shards)
+        .ok()
+        .zip(usize::try_from(total_blocks).ok())
+        .and_then(|(s, b)| Layer::from_parts(s, b))
+        .filter(|l| l.checked_total_blocks().is_some())
+        .ok_or(bad("layer blocks do not split into equal shards of whole buckets"))?;
+    if (num_shards == 0) != (num_keys == 0) || second.0 > num_keys {
+        return Err(bad("key counts do not match the layer").into());
+    }
+    if num_keys - second.0 > total_blocks * BLOCK_SLOTS as u64 {
+        return Err(bad("more keys than slots").into());
+    }
+    let num_words = columns.checked_word_of(layer.total_blocks()).ok_or(FormatError::Truncated)?;
+    let code_words = layer.code_words();
+    let layer_bytes = num_words
+        .checked_add(code_words)
+        .and_then(|w| w.checked_mul(8))
+        .ok_or(FormatError::Truncated)?;
+    let words = frame.payload.take(layer_bytes - code_words * 8)?;
+    let codes = frame.payload.take(code_words * 8)?;
+    let used = layer.num_buckets() % 32;
+    if used != 0 {
+        let last = Reader::new(&codes[codes.len() - 8..]).u64()?;
+        if last >> (2 * used) != 0 {
+            return Err(bad("codes past the last bucket").into());
+        }
+    }
+    // The second filter: a blocked frame's fields and payload.
+    let parts = split_payload(&mut frame.payload, second, columns, false)?;
+    frame.payload.finish()?;
+    Ok(RibbonParts {
+        bumped: Some(LayerParts {
+            num_keys,
+            layer,
+            words,
+            codes,
+        }),
+        ..parts
     })
 }
 
 /// The layout byte of a two-line frame's parameters.
 const LAYOUT_LINES: u8 = 1;
+
+/// The layout byte of a bumped frame's parameters.
+const LAYOUT_BUMPED: u8 = 2;
 
 /// Checks the shard table of a version-2 frame: the starts begin at 0,
 /// never fall, end at the block count, and give each shard no block or at
@@ -227,5 +363,37 @@ pub(super) fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
             w.u32(start);
         }
         w.bytes(&l.seeds);
+    })
+}
+
+/// A bumped filter's bytes: the version-2 parameters of its layer with the
+/// layout byte 2 and its second filter's counts, then the layer's words and
+/// codes and the second filter's words, starts and seeds.
+pub(super) fn bumped_to_bytes(b: &Bumped, words: &[u64], num_keys: u64) -> Vec<u8> {
+    let layer_words = &words[..b.columns.word_of(b.layer.total_blocks())];
+    let second_words = &b.second_words[..b.columns.word_of(b.second.total_blocks())];
+    let mut p = ByteWriter::default();
+    p.u64(num_keys)
+        .u64(b.layer.num_shards as u64)
+        .u64(b.layer.total_blocks() as u64)
+        .u8(b.columns.base() as u8)
+        .u16(b.columns.upper_from() as u16)
+        .u8(LAYOUT_BUMPED)
+        .u64(b.second_keys)
+        .u64(b.second.seeds.len() as u64)
+        .u64(b.second.total_blocks() as u64);
+    let table = shard_table_bytes(b.second.seeds.len()).expect("allocated");
+    let payload_len = (layer_words.len() + b.codes.len() + second_words.len()) * 8 + table;
+    format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
+        w.u64s(layer_words);
+        w.u64s(&b.codes);
+        w.u64s(second_words);
+        if b.second.starts.is_empty() {
+            w.u32(0); // an empty second filter's one start
+        }
+        for &start in &b.second.starts {
+            w.u32(start);
+        }
+        w.bytes(&b.second.seeds);
     })
 }

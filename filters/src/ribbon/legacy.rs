@@ -182,7 +182,7 @@ pub(crate) fn from_frame_v1(mut frame: Frame<'_>) -> Result<(Vec<u64>, Layout, u
             .map(|s| s.geometry().max_columns())
             .max()
             .unwrap_or(0),
-        Layout::Lines(_) => 0, // version 1 has no two-line layout
+        Layout::Lines(_) | Layout::Bumped(_) => 0, // version 1 has neither
     };
     let words = frame.payload.u64s(total_words, padding_words(max_columns))?;
     frame.payload.finish()?;

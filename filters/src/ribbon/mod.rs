@@ -221,6 +221,8 @@
 
 mod banding;
 mod build;
+mod bumped;
+mod bumped_build;
 mod config;
 mod frame;
 mod kernel;
@@ -245,7 +247,7 @@ pub use view::RibbonView;
 
 use alloc::vec::Vec;
 
-use self::frame::lines_to_bytes;
+use self::frame::{bumped_to_bytes, lines_to_bytes};
 use self::kernel::Kernel;
 use self::layout::Columns;
 use self::legacy::Legacy;
@@ -314,6 +316,10 @@ enum Layout {
     /// filter's `words` are then empty). A version-2 frame with the layout
     /// byte 1.
     Lines(LineShards),
+    /// The bumped layout (`bumped.rs`): the layer's codes and the second
+    /// filter (the layer's words are the filter's `words`). A version-2
+    /// frame with the layout byte 2.
+    Bumped(bumped::Bumped),
 }
 
 /// The compact shard table: 5 bytes per shard (61 KB at 100M keys), read
@@ -367,6 +373,16 @@ impl Shards {
     }
 }
 
+/// Construction attempts of a blocked filter's shards (one per seed tried).
+fn second_attempts(s: &Shards) -> u64 {
+    s.starts
+        .windows(2)
+        .zip(&s.seeds)
+        .filter(|(w, _)| w[1] > w[0])
+        .map(|(_, &seed)| seed as u64 + 1)
+        .sum()
+}
+
 impl PartialEq for Ribbon {
     fn eq(&self, other: &Self) -> bool {
         self.words == other.words && self.layout == other.layout && self.num_keys == other.num_keys
@@ -382,6 +398,7 @@ impl Ribbon {
             Layout::Compact(s) => s.seeds.len(),
             Layout::Legacy(l) => l.num_shards(),
             Layout::Lines(l) => l.seeds.len(),
+            Layout::Bumped(b) => b.layer.num_shards + b.second.seeds.len(),
         }
     }
 
@@ -389,15 +406,10 @@ impl Ribbon {
     /// number of shards with keys when every first attempt succeeded.
     pub fn attempts(&self) -> u64 {
         match &self.layout {
-            Layout::Compact(s) => s
-                .starts
-                .windows(2)
-                .zip(&s.seeds)
-                .filter(|(w, _)| w[1] > w[0])
-                .map(|(_, &seed)| seed as u64 + 1)
-                .sum(),
+            Layout::Compact(s) => second_attempts(s),
             Layout::Legacy(l) => l.attempts(),
             Layout::Lines(l) => l.attempts(),
+            Layout::Bumped(b) => b.layer.num_shards as u64 + second_attempts(&b.second),
         }
     }
 
@@ -407,7 +419,14 @@ impl Ribbon {
             Layout::Compact(s) => s.total_blocks() * BLOCK_SLOTS,
             Layout::Legacy(l) => l.num_slots(),
             Layout::Lines(l) => l.total_lines() * LINE_SLOTS,
+            Layout::Bumped(b) => (b.layer.total_blocks() + b.second.total_blocks()) * BLOCK_SLOTS,
         }
+    }
+
+    /// Whether the filter has the bumped layout
+    /// ([`RibbonParams::with_bumped_layout`]).
+    pub fn is_bumped_layout(&self) -> bool {
+        matches!(self.layout, Layout::Bumped(_))
     }
 
     /// Whether the filter has the two-line layout
@@ -508,6 +527,12 @@ impl Filter for Ribbon {
                         + l.starts.capacity() * 4
                         + l.seeds.capacity()
                 }
+                Layout::Bumped(b) => {
+                    b.codes.capacity() * 8
+                        + b.second_words.capacity() * 8
+                        + b.second.starts.capacity() * 4
+                        + b.second.seeds.capacity()
+                }
             }
     }
 
@@ -521,6 +546,7 @@ impl Filter for Ribbon {
             Layout::Compact(s) => s.expected_fpr(),
             Layout::Legacy(l) => l.expected_fpr(),
             Layout::Lines(l) => l.expected_fpr(),
+            Layout::Bumped(b) => b.expected_fpr(),
         }
     }
 
@@ -533,6 +559,7 @@ impl Filter for Ribbon {
             Layout::Compact(s) => s,
             Layout::Legacy(l) => return l.to_bytes_v1(&self.words, self.num_keys),
             Layout::Lines(l) => return lines_to_bytes(l, self.num_keys),
+            Layout::Bumped(b) => return bumped_to_bytes(b, &self.words, self.num_keys),
         };
         let words = &self.words[..s.columns.word_of(s.total_blocks())];
         let mut p = ByteWriter::default();

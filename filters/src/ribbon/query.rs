@@ -10,6 +10,7 @@ use super::row::{coeff_of, locate_in_shard, result_of, ROW_WIDTH};
 use super::solution;
 use super::solution::BLOCK_SLOTS;
 use super::solution::{GroupWords, Window};
+use super::bumped::Bumped;
 use super::{Layout, Ribbon};
 use crate::KeyHash;
 
@@ -42,6 +43,13 @@ impl Ribbon {
             Layout::Lines(_) => return self.contains_lines_by(hash, pair),
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
+            Layout::Bumped(b) => {
+                return match b.locate(hash) {
+                    Ok((window, result)) => window.matches(&self.words, result, group),
+                    Err(Some((window, result))) => window.matches(&b.second_words, result, group),
+                    Err(None) => false,
+                };
+            }
         };
         match located {
             Some((window, result)) => window.matches(&self.words, result, group),
@@ -62,6 +70,9 @@ impl Ribbon {
         if let Layout::Lines(_) = &self.layout {
             return self.contains_many_lines_by(hashes, out, pair);
         }
+        if let Layout::Bumped(b) = &self.layout {
+            return self.contains_many_bumped_by(b, hashes, out, group);
+        }
         let mut located = [None; BATCH];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (l, &h) in located.iter_mut().zip(hs) {
@@ -74,6 +85,37 @@ impl Ribbon {
                 *o = match l {
                     Some((window, result)) => window.matches(&self.words, *result, group),
                     None => false,
+                };
+            }
+        }
+    }
+
+    /// The batched query of a bumped filter: as the blocked layouts', each
+    /// key's words in the layer or in the second filter.
+    #[inline(always)]
+    fn contains_many_bumped_by(
+        &self,
+        b: &Bumped,
+        hashes: &[u64],
+        out: &mut [bool],
+        group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32 + Copy,
+    ) {
+        let words = |layer: bool| if layer { &self.words } else { &b.second_words };
+        let mut located = [(None, true); BATCH];
+        for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (l, &h) in located.iter_mut().zip(hs) {
+                *l = match b.locate(h) {
+                    Ok(found) => (Some(found), true),
+                    Err(found) => (found, false),
+                };
+                if let (Some((window, _)), layer) = l {
+                    window.prefetch(words(*layer));
+                }
+            }
+            for (o, l) in os.iter_mut().zip(&located) {
+                *o = match l {
+                    (Some((window, result)), layer) => window.matches(words(*layer), *result, group),
+                    (None, _) => false,
                 };
             }
         }
@@ -165,7 +207,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
-            Layout::Lines(_) => None,
+            Layout::Lines(_) | Layout::Bumped(_) => None,
         }
     }
 
@@ -196,6 +238,21 @@ impl Ribbon {
     pub(crate) fn locate_window(&self, hash: u64) -> Option<Option<(Window, u32)>> {
         if let Layout::Lines(_) = self.layout {
             return None;
+        }
+        if let Layout::Bumped(b) = &self.layout {
+            return Some(match b.locate(hash) {
+                Ok(found) => {
+                    found.0.prefetch(&self.words);
+                    Some(found)
+                }
+                Err(found) => {
+                    if let Some((window, _)) = &found {
+                        window.prefetch(&b.second_words);
+                    }
+                    // Not a window of the filter's words: for prefetching only.
+                    None
+                }
+            });
         }
         let located = self.locate(hash);
         if let Some((window, _)) = &located {

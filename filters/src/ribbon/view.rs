@@ -21,6 +21,7 @@
 
 use alloc::vec::Vec;
 
+use super::bumped::{code_in, Layer};
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
 use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
@@ -59,8 +60,21 @@ pub struct RibbonView<'a> {
     columns: Columns,
     /// The two-line layout: `words` are 64-byte lines.
     lines: bool,
+    /// A bumped filter's layer; the fields above then describe its second
+    /// filter.
+    layer: Option<LayerView<'a>>,
     num_keys: u64,
     expected_fpr: f64,
+}
+
+/// The layer of a bumped filter, in place.
+#[derive(Debug, Clone, Copy)]
+struct LayerView<'a> {
+    layer: Layer,
+    /// The layer's words, little-endian.
+    words: &'a [u8],
+    /// The buckets' two-bit codes, 32 to a little-endian `u64`.
+    codes: &'a [u8],
 }
 
 impl<'a> RibbonView<'a> {
@@ -92,6 +106,23 @@ impl<'a> RibbonView<'a> {
             }
             false => check_shards(&parts, |_, _| {})?,
         };
+        let second_fpr = match parts.num_shards {
+            0 => 0.0,
+            s => fpr_sum / s as f64,
+        };
+        let layer = parts.bumped.map(|l| LayerView {
+            layer: l.layer,
+            words: l.words,
+            codes: l.codes,
+        });
+        let (num_keys, expected_fpr) = match &layer {
+            None => (parts.num_keys, second_fpr),
+            Some(l) => {
+                let codes = (0..l.layer.num_buckets()).map(|i| l.code(i));
+                let fpr = l.layer.expected_fpr(&parts.columns, codes, second_fpr);
+                (parts.bumped.map_or(0, |b| b.num_keys), fpr)
+            }
+        };
         Ok(RibbonView {
             frame: bytes,
             words: parts.words,
@@ -99,11 +130,9 @@ impl<'a> RibbonView<'a> {
             seeds: parts.seeds,
             columns: parts.columns,
             lines: parts.lines,
-            num_keys: parts.num_keys,
-            expected_fpr: match parts.num_shards {
-                0 => 0.0,
-                s => fpr_sum / s as f64,
-            },
+            layer,
+            num_keys,
+            expected_fpr,
         })
     }
 
@@ -175,21 +204,34 @@ impl<'a> RibbonView<'a> {
         )
     }
 
-    /// Whether the window's fingerprint is `result`, reading the window's
-    /// words through `buf` (any contents: [`Window::gather`] overwrites
-    /// every word that can change the answer, so a batch reuses one).
+    /// A blocked or bumped filter's window of the key with this hash and
+    /// the words it reads (the layer's or the second filter's).
     #[inline(always)]
-    fn matches(&self, window: &Window, result: u32, buf: &mut [u64; GATHERED_WORDS]) -> bool {
-        let num_words = self.words.len() / 8;
-        let local = window.gather(|i| Self::u64_at(self.words, i), num_words, buf);
+    fn locate_any(&self, hash: u64) -> (Option<(Window, u32)>, &'a [u8]) {
+        if let Some(l) = &self.layer {
+            if let Some(found) = l.layer.locate(&self.columns, |i| l.code(i), hash) {
+                return (Some(found), l.words);
+            }
+        }
+        (self.locate(hash), self.words)
+    }
+
+    /// Whether the window's fingerprint is `result`, reading the window's
+    /// words (of `words`) through `buf` (any contents: [`Window::gather`]
+    /// overwrites every word that can change the answer, so a batch reuses
+    /// one).
+    #[inline(always)]
+    fn matches(words: &[u8], window: &Window, result: u32, buf: &mut [u64; GATHERED_WORDS]) -> bool {
+        let num_words = words.len() / 8;
+        let local = window.gather(|i| Self::u64_at(words, i), num_words, buf);
         local.matches(buf, result, portable_group)
     }
 
     #[inline(always)]
-    fn prefetch_window(&self, window: &Window) {
-        let last = self.words.len().saturating_sub(1);
+    fn prefetch_window(words: &[u8], window: &Window) {
+        let last = words.len().saturating_sub(1);
         for o in window.block_offsets() {
-            prefetch(&self.words[(o * 8).min(last)]);
+            prefetch(&words[(o * 8).min(last)]);
         }
     }
 
@@ -202,15 +244,15 @@ impl<'a> RibbonView<'a> {
                 None => false,
             };
         }
-        match self.locate(hash) {
-            Some((window, result)) => self.matches(&window, result, &mut [0; GATHERED_WORDS]),
-            None => false,
+        match self.locate_any(hash) {
+            (Some((window, result)), words) => Self::matches(words, &window, result, &mut [0; GATHERED_WORDS]),
+            (None, _) => false,
         }
     }
 
-    /// Number of shards.
+    /// Number of shards (a bumped filter's layer's and second filter's).
     pub fn num_shards(&self) -> usize {
-        self.seeds.len()
+        self.seeds.len() + self.layer.map_or(0, |l| l.layer.num_shards)
     }
 
     /// The filter copied out of the bytes.
@@ -220,6 +262,14 @@ impl<'a> RibbonView<'a> {
             FilterKind::Ribbon,
             Checksum::Trusted,
         )?)
+    }
+}
+
+impl LayerView<'_> {
+    /// Bucket `i`'s code.
+    #[inline(always)]
+    fn code(&self, i: usize) -> u32 {
+        code_in(RibbonView::u64_at(self.codes, i >> 5), i)
     }
 }
 
@@ -252,19 +302,19 @@ impl Filter for RibbonView<'_> {
             }
             return;
         }
-        let mut located = [None; BATCH];
+        let mut located = [(None, self.words); BATCH];
         let mut buf = [0; GATHERED_WORDS];
         for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             for (l, &h) in located.iter_mut().zip(hs) {
-                *l = self.locate(h);
-                if let Some((window, _)) = l {
-                    self.prefetch_window(window);
+                *l = self.locate_any(h);
+                if let (Some((window, _)), words) = l {
+                    Self::prefetch_window(words, window);
                 }
             }
             for (o, l) in os.iter_mut().zip(&located) {
                 *o = match l {
-                    Some((window, result)) => self.matches(window, *result, &mut buf),
-                    None => false,
+                    (Some((window, result)), words) => Self::matches(words, window, *result, &mut buf),
+                    (None, _) => false,
                 };
             }
         }
@@ -279,14 +329,15 @@ impl Filter for RibbonView<'_> {
             }
             return;
         }
-        if let Some((window, _)) = self.locate(hash) {
-            self.prefetch_window(&window);
+        if let (Some((window, _)), words) = self.locate_any(hash) {
+            Self::prefetch_window(words, &window);
         }
     }
 
-    /// The words and the shard table.
+    /// The words and the shard table (and a bumped filter's layer).
     fn size_in_bytes(&self) -> usize {
-        self.words.len() + self.starts.len() + self.seeds.len()
+        let layer = self.layer.map_or(0, |l| l.words.len() + l.codes.len());
+        self.words.len() + self.starts.len() + self.seeds.len() + layer
     }
 
     fn num_keys(&self) -> usize {

@@ -1,0 +1,236 @@
+//! Building a bumped filter (`bumped.rs`): each shard of the layer banded
+//! with bumping, then solved; the bumped keys built into the second filter.
+//! Streamed like the other layouts: the shards are solved in passes whose
+//! keys fit the memory budget, each pass's shards split between threads.
+//! A shard's words and codes do not depend on any other shard, so a
+//! thread writes straight into its part of the filter.
+
+use alloc::vec::Vec;
+
+use super::banding::Banding;
+use super::build::build_compact;
+use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SHIFT, BUCKET_SLOTS, THRESHOLDS};
+use super::config::RibbonParams;
+use super::layout::Columns;
+use super::order::{count_shards, fill, sorted_distinct};
+use super::row::{result_of, unmixed, Row, ROW_WIDTH};
+use super::solution::{padding, solve_into, BLOCK_SLOTS};
+use super::{Kernel, Layout, Ribbon};
+use crate::streamed::{run_jobs, StreamedBuild};
+use crate::zeroed::zeroed_vec;
+use crate::{Error, KeyHash};
+
+#[inline(always)]
+fn mask(columns: u32) -> u32 {
+    u32::MAX >> (32 - columns)
+}
+
+/// Bands one shard of a bumped layer: `keys` are the shard's sorted,
+/// distinct first steps, the shard is `num_blocks` blocks from global
+/// block `first`, laid out by `columns`, in a layer of `num_shards`
+/// shards. Writes each bucket's threshold code to `codes` (one per
+/// bucket of the shard) and pushes the bumped keys' first steps to
+/// `bumped`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn band_bumped(
+    banding: &mut Banding,
+    keys: &[u64],
+    columns: &Columns,
+    first: usize,
+    num_blocks: usize,
+    num_shards: u64,
+    codes: &mut [u8],
+    bumped: &mut Vec<u64>,
+) -> Result<(), Error> {
+    let num_slots = num_blocks * BLOCK_SLOTS;
+    banding.reset(num_slots)?;
+    let num_starts = (num_slots - (ROW_WIDTH - 1)) as u64;
+    let start_of = |a: u64| place(a, num_shards, num_starts).1;
+    let mut log: Vec<(u32, usize)> = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let bucket = start_of(keys[i]) >> BUCKET_SHIFT;
+        let mut end = i + 1;
+        while end < keys.len() && start_of(keys[end]) >> BUCKET_SHIFT == bucket {
+            end += 1;
+        }
+        log.clear();
+        let mut code = 0;
+        for &a in keys[i..end].iter().rev() {
+            let start = start_of(a);
+            let offset = (start & (BUCKET_SLOTS - 1)) as u32;
+            let row = Row {
+                start,
+                coeff: coeff_in_layer(unmixed(a)),
+                result: result_of(a) & mask(columns.of_key(first + start / BLOCK_SLOTS)),
+            };
+            match banding.add_where(row) {
+                Ok(Some(slot)) => log.push((offset, slot)),
+                Ok(None) => {}
+                Err(()) => {
+                    code = THRESHOLDS.iter().position(|&t| t > offset).unwrap_or(3);
+                    let t = THRESHOLDS[code];
+                    while let Some(&(o, slot)) = log.last() {
+                        if o >= t {
+                            break;
+                        }
+                        banding.clear(slot);
+                        log.pop();
+                    }
+                    break;
+                }
+            }
+        }
+        codes[bucket] = code as u8;
+        let t = THRESHOLDS[code];
+        for &a in &keys[i..end] {
+            if ((start_of(a) & (BUCKET_SLOTS - 1)) as u32) < t {
+                bumped.push(a);
+            }
+        }
+        i = end;
+    }
+    Ok(())
+}
+
+/// Builds a bumped filter of the `n` hashes `source` yields.
+pub(super) fn build_bumped<F, I>(
+    source: &F,
+    n: usize,
+    params: &RibbonParams,
+    options: &StreamedBuild,
+) -> Result<Ribbon, Error>
+where
+    F: Fn() -> I + Sync,
+    I: IntoIterator<Item = KeyHash>,
+{
+    let layer = Layer::for_keys(n)?;
+    let counts = count_shards(source(), layer.num_shards)?;
+    let columns = params.columns(n, layer.num_shards, |_| layer.shard_blocks);
+    let num_words = columns
+        .checked_word_of(layer.total_blocks())
+        .filter(|&w| w <= isize::MAX as usize / 16)
+        .ok_or(Error::TooLarge)?;
+    let mut words: Vec<u64> = zeroed_vec(num_words + padding(&columns, layer.num_shards))?;
+    let mut codes: Vec<u64> = zeroed_vec(layer.code_words())?;
+    let mut bumped: Vec<KeyHash> = Vec::new();
+    let mut distinct = 0u64;
+    let buckets_per_shard = layer.shard_blocks * BLOCK_SLOTS / BUCKET_SLOTS;
+    for pass in options.plan(&counts) {
+        // Each part's words, cut from the filter's.
+        let mut jobs = Vec::with_capacity(pass.len());
+        let mut rest = &mut words[columns.word_of(pass[0].start * layer.shard_blocks)..];
+        for part in pass {
+            let from = columns.word_of(part.start * layer.shard_blocks);
+            let to = columns.word_of(part.end * layer.shard_blocks);
+            let (mine, after) = core::mem::take(&mut rest).split_at_mut(to - from);
+            rest = after;
+            jobs.push((part, mine));
+        }
+        let solved = run_jobs(jobs, |(part, out)| {
+            let mut group = fill(source(), part.clone(), &counts)?;
+            let mut banding = Banding::new(0)?;
+            let mut part_codes: Vec<u8> = zeroed_vec(part.len() * buckets_per_shard)?;
+            let (mut part_bumped, mut keys) = (Vec::new(), 0u64);
+            let base = columns.word_of(part.start * layer.shard_blocks);
+            for (i, s) in part.clone().enumerate() {
+                let shard = sorted_distinct(&mut group, s);
+                keys += shard.len() as u64;
+                let first = s * layer.shard_blocks;
+                let shard_codes = &mut part_codes[i * buckets_per_shard..(i + 1) * buckets_per_shard];
+                band_bumped(
+                    &mut banding,
+                    shard,
+                    &columns,
+                    first,
+                    layer.shard_blocks,
+                    layer.num_shards as u64,
+                    shard_codes,
+                    &mut part_bumped,
+                )?;
+                let at = columns.word_of(first) - base;
+                solve_into(&banding, &columns, first, layer.shard_blocks, &mut out[at..]);
+            }
+            Ok::<_, Error>((part.start, part_codes, part_bumped, keys))
+        });
+        for result in solved {
+            let (first_shard, part_codes, part_bumped, keys) = result?;
+            distinct += keys;
+            for (i, &c) in part_codes.iter().enumerate() {
+                let b = first_shard * buckets_per_shard + i;
+                codes[b >> 5] |= (c as u64) << (2 * (b & 31));
+            }
+            bumped.try_reserve(part_bumped.len()).map_err(|_| Error::TooLarge)?;
+            bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
+        }
+    }
+    let source = || bumped.iter().copied();
+    let (second_words, second, second_keys) =
+        build_compact(&source, bumped.len(), params, Some(columns), &StreamedBuild::in_memory())?;
+    Ok(Ribbon {
+        words,
+        layout: Layout::Bumped(Bumped {
+            columns,
+            layer,
+            codes,
+            second_keys,
+            second,
+            second_words,
+        }),
+        num_keys: distinct,
+        kernel: Kernel::detect(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ribbon::order::{count_shards, fill, sorted_distinct};
+    use alloc::vec;
+    extern crate std;
+    use std::println;
+
+    /// Parameter exploration: `BUMP_N`, `BUMP_LOAD` (keys per slot),
+    /// `BUMP_BLOCKS` (blocks per shard).
+    #[test]
+    #[ignore]
+    fn explore() {
+        let env = |k: &str, d: f64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        let n = env("BUMP_N", 1e6) as usize;
+        let load = env("BUMP_LOAD", 1.0);
+        let shard_keys = env("BUMP_SHARD", 65536.0);
+        let r = env("BUMP_R", 7.0) as u32;
+        let keys: Vec<crate::KeyHash> = (0..n as u64).map(crate::hash_u64).collect();
+        let num_shards = (n as f64 / shard_keys).ceil() as usize;
+        let blocks = (n as f64 / (num_shards as f64 * load * 64.0)).round() as usize;
+        let slots = blocks * BLOCK_SLOTS;
+        let counts = count_shards(keys.iter().copied(), num_shards).unwrap();
+        let mut group = fill(keys.iter().copied(), 0..num_shards, &counts).unwrap();
+        let mut banding = Banding::new(0).unwrap();
+        let mut bumped = Vec::new();
+        let mut empty = 0usize;
+        let mut hist = [0usize; 4];
+        let columns = Columns::uniform(r);
+        let t = std::time::Instant::now();
+        for s in 0..num_shards {
+            let k = sorted_distinct(&mut group, s);
+            let mut codes = vec![0u8; slots / BUCKET_SLOTS];
+            band_bumped(&mut banding, k, &columns, s * blocks, blocks, num_shards as u64, &mut codes, &mut bumped).unwrap();
+            empty += (0..slots).filter(|&i| banding.row_at(i).0 == 0).count();
+            for c in codes {
+                hist[c as usize] += 1;
+            }
+        }
+        let ns = t.elapsed().as_nanos() as f64 / n as f64;
+        let m = num_shards * slots;
+        let nb = bumped.len();
+        let bits = m as f64 * r as f64 + (m / BUCKET_SLOTS) as f64 * env("BUMP_META", 2.0) + nb as f64 * r as f64 * 1.03;
+        println!(
+            "n {n} load {:.4} blocks {blocks} r {r}: shards {num_shards} empty {:.3}% bumped {:.3}% codes {hist:?} overhead {:.3}% ({ns:.0} ns/key)",
+            n as f64 / m as f64,
+            100.0 * empty as f64 / m as f64,
+            100.0 * nb as f64 / n as f64,
+            100.0 * (bits / (n as f64 * r as f64) - 1.0)
+        );
+    }
+}
