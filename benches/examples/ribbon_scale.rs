@@ -3,7 +3,8 @@
 //! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
 //! builds a Ribbon filter with the blocked layout (R result bits, default
 //! 7; `RibbonParams::with_blocked_layout`), at R = 7 also one with the
-//! two-line layout (`RibbonParams::with_two_line_layout`), and a
+//! two-line layout (`RibbonParams::with_two_line_layout`), one with the
+//! bumped layout (`RibbonParams::with_bumping`), at R = 7 also the bumped two-line one,, and a
 //! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
 //! `contains_hashes` over 1,024 hashes at a time ("batch") of each, over 4M
@@ -93,6 +94,20 @@ fn main() {
     let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_two_lines = huge_kb();
     let t = cpu_seconds();
+    let bumped = Ribbon::build_with(
+        &keys,
+        &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout().with_bumping(),
+    )
+    .unwrap();
+    let bumped_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let t = cpu_seconds();
+    let bumped_lines = RibbonParams::with_result_bits(r)
+        .and_then(|p| p.with_two_line_layout())
+        .ok()
+        .map(|p| Ribbon::build_with(&keys, &p.with_bumping()).unwrap());
+    let bumped_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
+    let huge_two_lines = huge_kb().max(huge_two_lines);
+    let t = cpu_seconds();
     let fuse = BinaryFuse8::build(&keys).unwrap();
     let fuse_build = (cpu_seconds() - t) * 1e9 / n as f64;
     eprintln!(
@@ -114,9 +129,15 @@ fn main() {
     let mut out = vec![false; probes.len()];
     let mut filters: Vec<(&str, &dyn Filter)> = vec![("ribbon", &ribbon), ("fuse8", &fuse)];
     let mut builds = vec![ribbon_build, fuse_build];
+    filters.push(("ribbon-bumped", &bumped));
+    builds.push(bumped_build);
     if let Some(f) = &two_lines {
         filters.push(("ribbon-two-line", f));
         builds.push(two_lines_build);
+    }
+    if let Some(f) = &bumped_lines {
+        filters.push(("ribbon-two-line-bumped", f));
+        builds.push(bumped_lines_build);
     }
     let mut times = vec![[Vec::new(), Vec::new()]; filters.len()];
     for _ in 0..rounds {
@@ -141,10 +162,23 @@ fn main() {
         medians[0] / medians[1],
         ribbon.query_kernel()
     );
+    println!(
+        "ribbon-bumped single / fuse8 single = {:.2}; / blocked {:.2}",
+        medians[2] / medians[1],
+        medians[2] / medians[0]
+    );
+    if bumped_lines.is_some() {
+        println!(
+            "ribbon-two-line-bumped single / fuse8 single = {:.2}; / two-line {:.2}",
+            medians[4] / medians[1],
+            medians[4] / medians[3]
+        );
+    }
     if let Some(f) = &two_lines {
         println!(
-            "ribbon-two-line single / fuse8 single = {:.2}; attempts {} / shards {}",
-            medians[2] / medians[1],
+            "ribbon-two-line single / fuse8 single = {:.2}; bumped / two-line {:.2}; attempts {} / shards {}",
+            medians[3] / medians[1],
+            medians[2] / medians[3],
             f.attempts(),
             f.num_shards()
         );

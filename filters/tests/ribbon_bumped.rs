@@ -20,11 +20,12 @@ fn absent_fpr(f: &impl Filter, n: u64) -> f64 {
 fn bumped_filters_find_every_key_at_their_fpr_and_size() {
     for (n, params) in [
         (1_000_000u64, RibbonParams::with_result_bits(7).unwrap()),
+        (1_000_000u64, RibbonParams::with_result_bits(7).unwrap().with_blocked_layout()),
         (300_000, RibbonParams::with_fpr(0.01).unwrap()),
         (300_000, RibbonParams::with_fpr(0.001).unwrap()),
         (200_000, RibbonParams::with_result_bits(13).unwrap()),
     ] {
-        let params = params.with_bumped_layout();
+        let params = params.with_bumping();
         let ks = keys(n, 1);
         let f = Ribbon::build_with(&ks, &params).unwrap();
         assert!(f.is_bumped_layout());

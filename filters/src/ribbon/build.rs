@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::bumped_build::build_bumped;
+use super::bumped_lines::build_bumped_lines;
 use super::config::RibbonParams;
 use super::config::SHARD_KEYS;
 use super::layout::Columns;
@@ -160,6 +161,9 @@ where
     F: Fn() -> I + Sync,
     I: IntoIterator<Item = KeyHash>,
 {
+    if params.two_lines() && params.bumped() {
+        return build_bumped_lines(source, n, params, options);
+    }
     if params.two_lines() {
         let counts = count_shards(source(), n.div_ceil(LINE_SHARD_KEYS))?;
         let (run, num_keys) = runs::solve(&LineSolver(params.slots_per_key()), source, &counts, options)?;

@@ -128,6 +128,23 @@ impl Layer {
         })
     }
 
+    /// The layer of a two-line frame's fields (its "blocks" are lines, a
+    /// line is a bucket): `total_lines` split evenly over `num_shards`
+    /// shards, each at least one line.
+    pub(crate) fn from_line_parts(num_shards: usize, total_lines: usize) -> Option<Self> {
+        if num_shards == 0 {
+            return (total_lines == 0).then_some(Layer {
+                num_shards: 0,
+                shard_blocks: 0,
+            });
+        }
+        let shard_lines = total_lines / num_shards;
+        (shard_lines > 0 && shard_lines * num_shards == total_lines).then_some(Layer {
+            num_shards,
+            shard_blocks: shard_lines,
+        })
+    }
+
     /// Blocks of the whole layer, `None` past `u32::MAX`.
     pub(crate) fn checked_total_blocks(&self) -> Option<usize> {
         self.num_shards

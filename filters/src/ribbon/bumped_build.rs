@@ -9,9 +9,8 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::build::build_compact;
-use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SHIFT, BUCKET_SLOTS, THRESHOLDS};
+use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SLOTS, THRESHOLDS};
 use super::config::RibbonParams;
-use super::layout::Columns;
 use super::order::{count_shards, fill, sorted_distinct};
 use super::row::{result_of, unmixed, Row, ROW_WIDTH};
 use super::solution::{padding, solve_into, BLOCK_SLOTS};
@@ -20,56 +19,61 @@ use crate::streamed::{run_jobs, StreamedBuild};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, KeyHash};
 
+/// The blocked layer's buckets.
+const BLOCKED_BUCKETS: Buckets = Buckets {
+    slots: BUCKET_SLOTS,
+    thresholds: THRESHOLDS,
+};
+
 #[inline(always)]
 fn mask(columns: u32) -> u32 {
     u32::MAX >> (32 - columns)
 }
 
+/// How a bumped layer cuts a shard into buckets: `slots` per bucket, and
+/// the threshold of each two-bit code.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Buckets {
+    pub(crate) slots: usize,
+    pub(crate) thresholds: [u32; 4],
+}
+
 /// Bands one shard of a bumped layer: `keys` are the shard's sorted,
-/// distinct first steps, the shard is `num_blocks` blocks from global
-/// block `first`, laid out by `columns`, in a layer of `num_shards`
-/// shards. Writes each bucket's threshold code to `codes` (one per
-/// bucket of the shard) and pushes the bumped keys' first steps to
-/// `bumped`.
-#[allow(clippy::too_many_arguments)]
+/// distinct first steps, `start_of(a)` a key's start in the shard (monotone
+/// in `a`) and `row_of(a, start)` its equation, in a banding of `num_slots`
+/// slots. Writes each bucket's threshold code to `codes` (one per bucket of
+/// the shard) and pushes the bumped keys' first steps to `bumped`.
 pub(crate) fn band_bumped(
     banding: &mut Banding,
     keys: &[u64],
-    columns: &Columns,
-    first: usize,
-    num_blocks: usize,
-    num_shards: u64,
+    num_slots: usize,
+    buckets: Buckets,
+    start_of: impl Fn(u64) -> usize,
+    row_of: impl Fn(u64, usize) -> Row,
     codes: &mut [u8],
     bumped: &mut Vec<u64>,
 ) -> Result<(), Error> {
-    let num_slots = num_blocks * BLOCK_SLOTS;
     banding.reset(num_slots)?;
-    let num_starts = (num_slots - (ROW_WIDTH - 1)) as u64;
-    let start_of = |a: u64| place(a, num_shards, num_starts).1;
+    let offset_of = |start: usize| (start % buckets.slots) as u32;
     let mut log: Vec<(u32, usize)> = Vec::new();
     let mut i = 0;
     while i < keys.len() {
-        let bucket = start_of(keys[i]) >> BUCKET_SHIFT;
+        let bucket = start_of(keys[i]) / buckets.slots;
         let mut end = i + 1;
-        while end < keys.len() && start_of(keys[end]) >> BUCKET_SHIFT == bucket {
+        while end < keys.len() && start_of(keys[end]) / buckets.slots == bucket {
             end += 1;
         }
         log.clear();
         let mut code = 0;
         for &a in keys[i..end].iter().rev() {
             let start = start_of(a);
-            let offset = (start & (BUCKET_SLOTS - 1)) as u32;
-            let row = Row {
-                start,
-                coeff: coeff_in_layer(unmixed(a)),
-                result: result_of(a) & mask(columns.of_key(first + start / BLOCK_SLOTS)),
-            };
-            match banding.add_where(row) {
+            let offset = offset_of(start);
+            match banding.add_where(row_of(a, start)) {
                 Ok(Some(slot)) => log.push((offset, slot)),
                 Ok(None) => {}
                 Err(()) => {
-                    code = THRESHOLDS.iter().position(|&t| t > offset).unwrap_or(3);
-                    let t = THRESHOLDS[code];
+                    code = buckets.thresholds.iter().position(|&t| t > offset).unwrap_or(3);
+                    let t = buckets.thresholds[code];
                     while let Some(&(o, slot)) = log.last() {
                         if o >= t {
                             break;
@@ -82,9 +86,9 @@ pub(crate) fn band_bumped(
             }
         }
         codes[bucket] = code as u8;
-        let t = THRESHOLDS[code];
+        let t = buckets.thresholds[code];
         for &a in &keys[i..end] {
-            if ((start_of(a) & (BUCKET_SLOTS - 1)) as u32) < t {
+            if offset_of(start_of(a)) < t {
                 bumped.push(a);
             }
         }
@@ -138,13 +142,19 @@ where
                 keys += shard.len() as u64;
                 let first = s * layer.shard_blocks;
                 let shard_codes = &mut part_codes[i * buckets_per_shard..(i + 1) * buckets_per_shard];
+                let num_slots = layer.shard_blocks * BLOCK_SLOTS;
+                let num_starts = (num_slots - (ROW_WIDTH - 1)) as u64;
                 band_bumped(
                     &mut banding,
                     shard,
-                    &columns,
-                    first,
-                    layer.shard_blocks,
-                    layer.num_shards as u64,
+                    num_slots,
+                    BLOCKED_BUCKETS,
+                    |a| place(a, layer.num_shards as u64, num_starts).1,
+                    |a, start| Row {
+                        start,
+                        coeff: coeff_in_layer(unmixed(a)),
+                        result: result_of(a) & mask(columns.of_key(first + start / BLOCK_SLOTS)),
+                    },
                     shard_codes,
                     &mut part_bumped,
                 )?;
@@ -185,13 +195,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ribbon::order::{count_shards, fill, sorted_distinct};
     use alloc::vec;
     extern crate std;
     use std::println;
 
     /// Parameter exploration: `BUMP_N`, `BUMP_LOAD` (keys per slot),
-    /// `BUMP_BLOCKS` (blocks per shard).
+    /// `BUMP_SHARD` (keys per shard), `BUMP_W` (row width 64 or 128),
+    /// `BUMP_B` (bucket slots), `BUMP_T1`, `BUMP_T2` (thresholds).
     #[test]
     #[ignore]
     fn explore() {
@@ -199,38 +209,56 @@ mod tests {
         let n = env("BUMP_N", 1e6) as usize;
         let load = env("BUMP_LOAD", 1.0);
         let shard_keys = env("BUMP_SHARD", 65536.0);
-        let r = env("BUMP_R", 7.0) as u32;
-        let keys: Vec<crate::KeyHash> = (0..n as u64).map(crate::hash_u64).collect();
+        let w = env("BUMP_W", 128.0) as usize;
+        let b = env("BUMP_B", 128.0) as usize;
+        let t = [0, env("BUMP_T1", 32.0) as u32, env("BUMP_T2", 64.0) as u32, b as u32];
+        let keys: Vec<KeyHash> = (0..n as u64).map(crate::hash_u64).collect();
         let num_shards = (n as f64 / shard_keys).ceil() as usize;
-        let blocks = (n as f64 / (num_shards as f64 * load * 64.0)).round() as usize;
-        let slots = blocks * BLOCK_SLOTS;
+        let buckets_per_shard = (n as f64 / (num_shards as f64 * load * b as f64)).round() as usize;
+        let slots = buckets_per_shard * b;
         let counts = count_shards(keys.iter().copied(), num_shards).unwrap();
         let mut group = fill(keys.iter().copied(), 0..num_shards, &counts).unwrap();
         let mut banding = Banding::new(0).unwrap();
         let mut bumped = Vec::new();
-        let mut empty = 0usize;
-        let mut hist = [0usize; 4];
-        let columns = Columns::uniform(r);
-        let t = std::time::Instant::now();
+        let (mut empty, mut hist) = (0usize, [0usize; 4]);
+        let num_starts = (slots - (w - 1)) as u64;
+        let clock = std::time::Instant::now();
         for s in 0..num_shards {
             let k = sorted_distinct(&mut group, s);
-            let mut codes = vec![0u8; slots / BUCKET_SLOTS];
-            band_bumped(&mut banding, k, &columns, s * blocks, blocks, num_shards as u64, &mut codes, &mut bumped).unwrap();
+            let mut codes = vec![0u8; buckets_per_shard];
+            band_bumped(
+                &mut banding,
+                k,
+                slots,
+                Buckets { slots: b, thresholds: t },
+                |a| place(a, num_shards as u64, num_starts).1,
+                |a, start| {
+                    let c = coeff_in_layer(unmixed(a));
+                    Row {
+                        start,
+                        coeff: if w == 64 { c as u64 as u128 } else { c },
+                        result: result_of(a) & 0x7f,
+                    }
+                },
+                &mut codes,
+                &mut bumped,
+            )
+            .unwrap();
             empty += (0..slots).filter(|&i| banding.row_at(i).0 == 0).count();
             for c in codes {
                 hist[c as usize] += 1;
             }
         }
-        let ns = t.elapsed().as_nanos() as f64 / n as f64;
+        let ns = clock.elapsed().as_nanos() as f64 / n as f64;
         let m = num_shards * slots;
         let nb = bumped.len();
-        let bits = m as f64 * r as f64 + (m / BUCKET_SLOTS) as f64 * env("BUMP_META", 2.0) + nb as f64 * r as f64 * 1.03;
+        let bits = m as f64 * 7.0 + (m / b) as f64 * 2.0 + nb as f64 * 7.0 * 1.03;
         println!(
-            "n {n} load {:.4} blocks {blocks} r {r}: shards {num_shards} empty {:.3}% bumped {:.3}% codes {hist:?} overhead {:.3}% ({ns:.0} ns/key)",
+            "n {n} load {:.4} w {w} b {b} t {t:?}: empty {:.3}% bumped {:.3}% codes {hist:?} overhead {:.3}% ({ns:.0} ns/key)",
             n as f64 / m as f64,
             100.0 * empty as f64 / m as f64,
             100.0 * nb as f64 / n as f64,
-            100.0 * (bits / (n as f64 * r as f64) - 1.0)
+            100.0 * (bits / (n as f64 * 7.0) - 1.0)
         );
     }
 }

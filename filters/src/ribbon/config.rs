@@ -33,18 +33,11 @@ const MIN_EXTRA_SLOTS: f64 = 64.0;
 pub struct RibbonParams {
     target: Target,
     slots_per_key: f64,
-    shape: Shape,
-}
-
-/// Which layout the parameters build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// 128-slot rows in 64-slot blocks, shards sized to their keys.
-    Blocked,
-    /// The two-line layout (`lines.rs`): 64-slot rows in 73-slot lines.
-    TwoLines,
-    /// 128-slot rows in equal shards, the excess keys bumped (`bumped.rs`).
-    Bumped,
+    /// The two-line layout (`lines.rs`) instead of 128-slot rows in blocks.
+    two_lines: bool,
+    /// Bumping (`bumped.rs`, `bumped_lines.rs`): equal shards loaded past
+    /// their slots, the excess keys in a second filter.
+    bumped: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,7 +138,8 @@ impl RibbonParams {
         let blocked = RibbonParams {
             target,
             slots_per_key: SLOTS_PER_KEY,
-            shape: Shape::Blocked,
+            two_lines: false,
+            bumped: false,
         };
         blocked.with_two_line_layout().unwrap_or(blocked)
     }
@@ -183,13 +177,13 @@ impl RibbonParams {
                 "needs exactly 7 result bits (FPR 2^-7)",
             ));
         }
-        let slots_per_key = if self.shape != Shape::TwoLines && self.slots_per_key == SLOTS_PER_KEY {
+        let slots_per_key = if !self.two_lines && self.slots_per_key == SLOTS_PER_KEY {
             super::lines::LINE_SLOTS_PER_KEY
         } else {
             self.slots_per_key
         };
         Ok(RibbonParams {
-            shape: Shape::TwoLines,
+            two_lines: true,
             slots_per_key,
             ..self
         })
@@ -215,7 +209,7 @@ impl RibbonParams {
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn with_blocked_layout(self) -> Self {
         RibbonParams {
-            shape: Shape::Blocked,
+            two_lines: false,
             slots_per_key: self.standard_slots_per_key(),
             ..self
         }
@@ -236,7 +230,7 @@ impl RibbonParams {
     /// ```
     /// use amq::{Filter, Ribbon, RibbonParams};
     /// let keys: Vec<amq::KeyHash> = (0..200_000u64).map(amq::hash_u64).collect();
-    /// let p = RibbonParams::with_result_bits(7)?.with_bumped_layout();
+    /// let p = RibbonParams::with_result_bits(7)?.with_blocked_layout().with_bumping();
     /// let f = Ribbon::build_with(&keys, &p)?;
     /// assert!(f.is_bumped_layout());
     /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
@@ -244,18 +238,32 @@ impl RibbonParams {
     /// # Ok::<(), amq::Error>(())
     /// ```
     #[must_use = "a builder returns the changed value; assign it"]
-    pub fn with_bumped_layout(self) -> Self {
-        RibbonParams {
-            shape: Shape::Bumped,
-            slots_per_key: self.standard_slots_per_key(),
-            ..self
-        }
+    pub fn with_bumping(self) -> Self {
+        RibbonParams { bumped: true, ..self }
+    }
+
+    /// Builds without bumping: shards sized to their keys, each with a
+    /// start and a seed in a shard table, at about 2.7% above
+    /// `log2(1/FPR)` (blocked layout) or 4.3% (two-line layout): the
+    /// layouts of earlier versions.
+    ///
+    /// ```
+    /// use amq::{Filter, Ribbon, RibbonParams};
+    /// let keys: Vec<amq::KeyHash> = (0..50_000u64).map(amq::hash_u64).collect();
+    /// let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(9)?.without_bumping())?;
+    /// assert!(!f.is_bumped_layout());
+    /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
+    pub fn without_bumping(self) -> Self {
+        RibbonParams { bumped: false, ..self }
     }
 
     /// The ratio to keep when leaving the two-line layout: its default
     /// becomes the blocked one's, a ratio the caller set stays.
     fn standard_slots_per_key(&self) -> f64 {
-        if self.shape == Shape::TwoLines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
+        if self.two_lines && self.slots_per_key == super::lines::LINE_SLOTS_PER_KEY {
             SLOTS_PER_KEY
         } else {
             self.slots_per_key
@@ -264,12 +272,12 @@ impl RibbonParams {
 
     /// Whether these parameters build the two-line layout.
     pub(crate) fn two_lines(&self) -> bool {
-        self.shape == Shape::TwoLines
+        self.two_lines
     }
 
     /// Whether these parameters build the bumped layout.
     pub(crate) fn bumped(&self) -> bool {
-        self.shape == Shape::Bumped
+        self.bumped
     }
 
     /// The slots-per-key ratio.

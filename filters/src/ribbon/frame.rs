@@ -5,6 +5,7 @@
 use alloc::vec::Vec;
 
 use super::layout::Columns;
+use super::bumped_lines::LineBump;
 use super::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use super::solution::{padding, BLOCK_SLOTS};
 use super::table::{shard_table, shard_table_bytes, u32_at, MAX_ATTEMPTS};
@@ -26,7 +27,7 @@ impl Ribbon {
         }
         let parts = parse_frame_v2(frame)?;
         if parts.lines {
-            return Self::from_line_parts(&parts);
+            return Self::from_line_parts(&parts, parts.bumped.as_ref());
         }
         if let Some(layer) = &parts.bumped {
             return Self::from_bumped_parts(&parts, layer);
@@ -91,35 +92,57 @@ impl Ribbon {
         })
     }
 
-    /// The two-line filter of checked frame parts (`parts.lines`).
-    fn from_line_parts(parts: &RibbonParts<'_>) -> Result<Self, Error> {
+    /// The two-line filter of checked frame parts (`parts.lines`), with
+    /// its bumped layer if `layer` (the parts then describe its second
+    /// filter, whose lines follow the layer's).
+    fn from_line_parts(parts: &RibbonParts<'_>, layer: Option<&LayerParts<'_>>) -> Result<Self, Error> {
+        let layer_lines = layer.map_or(0, |l| l.layer.total_blocks());
+        let offset = u32::try_from(layer_lines).map_err(|_| Error::TooLarge)?;
         let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
         check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |start, seed| {
             if parts.num_shards > 0 {
-                starts.push(start);
+                starts.push(start + offset);
             }
             seeds.extend(seed);
         })?;
-        let padding = (parts.num_shards > 0) as usize;
+        let total = layer_lines + parts.total_blocks;
+        let padding = (parts.num_shards > 0 || layer.is_some()) as usize;
         let mut lines = Vec::new();
-        lines
-            .try_reserve_exact(parts.total_blocks + padding)
-            .map_err(|_| Error::TooLarge)?;
-        let mut words = Reader::new(parts.words);
-        for _ in 0..parts.total_blocks + padding {
-            let mut line = Line::default();
-            if lines.len() < parts.total_blocks {
+        lines.try_reserve_exact(total + padding).map_err(|_| Error::TooLarge)?;
+        let mut read = |bytes: &[u8], count: usize| -> Result<(), Error> {
+            let mut words = Reader::new(bytes);
+            for _ in 0..count {
+                let mut line = Line::default();
                 for w in &mut line.0 {
                     *w = words.u64()?;
                 }
+                lines.push(line);
             }
-            lines.push(line);
+            Ok(words.finish()?)
+        };
+        if let Some(l) = layer {
+            read(l.words, layer_lines)?;
         }
-        words.finish()?;
+        read(parts.words, parts.total_blocks)?;
+        lines.resize(total + padding, Line::default());
+        let bump = match layer {
+            Some(l) => Some(LineBump {
+                num_shards: l.layer.num_shards,
+                shard_lines: l.layer.shard_blocks,
+                codes: Reader::new(l.codes).u64s(l.codes.len() / 8, 0)?,
+                second_keys: parts.num_keys,
+            }),
+            None => None,
+        };
         Ok(Ribbon {
             words: Vec::new(),
-            layout: Layout::Lines(LineShards { starts, seeds, lines }),
-            num_keys: parts.num_keys,
+            layout: Layout::Lines(LineShards {
+                starts,
+                seeds,
+                lines,
+                bump,
+            }),
+            num_keys: layer.map_or(parts.num_keys, |l| l.num_keys),
             kernel: Kernel::detect(true),
         })
     }
@@ -143,8 +166,8 @@ pub(crate) struct RibbonParts<'a> {
     pub(crate) starts: &'a [u8],
     /// `num_shards` seeds, one byte each.
     pub(crate) seeds: &'a [u8],
-    /// A bumped frame (layout byte 2): its layer. The fields above then
-    /// describe its second filter.
+    /// A bumped frame (layout byte 2, or 3 with `lines`): its layer. The
+    /// fields above then describe its second filter.
     pub(crate) bumped: Option<LayerParts<'a>>,
 }
 
@@ -153,8 +176,9 @@ pub(crate) struct RibbonParts<'a> {
 pub(crate) struct LayerParts<'a> {
     /// Keys of the whole filter (the layer's and the second filter's).
     pub(crate) num_keys: u64,
+    /// The layer's shape; in a two-line frame its "blocks" are lines.
     pub(crate) layer: Layer,
-    /// The layer's words, little-endian.
+    /// The layer's words (or lines), little-endian.
     pub(crate) words: &'a [u8],
     /// The buckets' codes, packed 32 to a `u64`, little-endian.
     pub(crate) codes: &'a [u8],
@@ -179,15 +203,16 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
         _ => match frame.params.u8()? {
             LAYOUT_LINES => (true, false),
             LAYOUT_BUMPED => (false, true),
+            LAYOUT_BUMPED_LINES => (true, true),
             _ => return Err(bad("unknown Ribbon layout").into()),
         },
     };
+    let columns = Columns::new(base as u32, upper_from as u32)
+        .ok_or(bad("result bits or extra-column start out of range"))?;
     if bumped {
-        return parse_bumped(frame, (num_keys, num_shards, total_blocks), base, upper_from);
+        return parse_bumped(frame, (num_keys, num_shards, total_blocks), columns, lines);
     }
     frame.params.finish()?;
-    let columns = Columns::new(base as u32, upper_from as u32)
-        .ok_or(FormatError::InvalidParameters("result bits or extra-column start out of range"))?;
     let parts = split_payload(&mut frame.payload, (num_keys, num_shards, total_blocks), columns, lines)?;
     frame.payload.finish()?;
     Ok(parts)
@@ -250,52 +275,64 @@ fn split_payload<'a>(
     })
 }
 
-/// The rest of a bumped frame (layout byte 2) after the layer's key,
-/// shard and block counts and the column rule. Parameters: `u64` keys,
-/// `u64` shards and `u64` blocks of the second filter. Payload: the
-/// layer's words, its codes (`⌈buckets / 32⌉` `u64`s, the bits past the
-/// last bucket zero), then the second filter's words, block starts and
-/// seeds as in a blocked frame.
+/// The rest of a bumped frame (layout byte 2, or 3 for the two-line
+/// layout) after the layer's key, shard and block (or line) counts and
+/// the column rule. Parameters: `u64` keys, `u64` shards and `u64` blocks
+/// (or lines) of the second filter. Payload: the layer's words, its codes
+/// (two bits per bucket, 32 to a `u64`, the bits past the last bucket
+/// zero; a bucket is 128 slots, or one line), then the second filter's
+/// words, starts and seeds as in a blocked (or two-line) frame.
 fn parse_bumped(
     mut frame: Frame<'_>,
     (num_keys, num_shards, total_blocks): (u64, u64, u64),
-    base: u8,
-    upper_from: u16,
+    columns: Columns,
+    lines: bool,
 ) -> Result<RibbonParts<'_>, Error> {
     let bad = FormatError::InvalidParameters;
     let second = (frame.params.u64()?, frame.params.u64()?, frame.params.u64()?);
     frame.params.finish()?;
-    let columns = Columns::new(base as u32, upper_from as u32)
-        .ok_or(bad("result bits or extra-column start out of range"))?;
+    if lines && (columns.base() != LINE_COLUMNS || columns.upper_from() != 256) {
+        return Err(bad("the two-line layout has 7 columns everywhere").into());
+    }
     let layer = usize::try_from(num_shards)
         .ok()
         .zip(usize::try_from(total_blocks).ok())
-        .and_then(|(s, b)| Layer::from_parts(s, b))
+        .and_then(|(s, b)| match lines {
+            true => Layer::from_line_parts(s, b),
+            false => Layer::from_parts(s, b),
+        })
         .filter(|l| l.checked_total_blocks().is_some())
-        .ok_or(bad("layer blocks do not split into equal shards of whole buckets"))?;
+        .ok_or(bad("layer units do not split into equal shards of whole buckets"))?;
     if (num_shards == 0) != (num_keys == 0) || second.0 > num_keys {
         return Err(bad("key counts do not match the layer").into());
     }
-    if num_keys - second.0 > total_blocks * BLOCK_SLOTS as u64 {
+    let unit_slots = if lines { LINE_SLOTS } else { BLOCK_SLOTS } as u64;
+    if num_keys - second.0 > total_blocks * unit_slots {
         return Err(bad("more keys than slots").into());
     }
-    let num_words = columns.checked_word_of(layer.total_blocks()).ok_or(FormatError::Truncated)?;
-    let code_words = layer.code_words();
+    let (num_words, buckets) = match lines {
+        true => (layer.total_blocks() * 8, layer.total_blocks()),
+        false => (
+            columns.checked_word_of(layer.total_blocks()).ok_or(FormatError::Truncated)?,
+            layer.num_buckets(),
+        ),
+    };
+    let code_words = buckets.div_ceil(32);
     let layer_bytes = num_words
         .checked_add(code_words)
         .and_then(|w| w.checked_mul(8))
         .ok_or(FormatError::Truncated)?;
     let words = frame.payload.take(layer_bytes - code_words * 8)?;
     let codes = frame.payload.take(code_words * 8)?;
-    let used = layer.num_buckets() % 32;
+    let used = buckets % 32;
     if used != 0 {
         let last = Reader::new(&codes[codes.len() - 8..]).u64()?;
         if last >> (2 * used) != 0 {
             return Err(bad("codes past the last bucket").into());
         }
     }
-    // The second filter: a blocked frame's fields and payload.
-    let parts = split_payload(&mut frame.payload, second, columns, false)?;
+    // The second filter: a blocked (or two-line) frame's fields and payload.
+    let parts = split_payload(&mut frame.payload, second, columns, lines)?;
     frame.payload.finish()?;
     Ok(RibbonParts {
         bumped: Some(LayerParts {
@@ -313,6 +350,9 @@ const LAYOUT_LINES: u8 = 1;
 
 /// The layout byte of a bumped frame's parameters.
 const LAYOUT_BUMPED: u8 = 2;
+
+/// The layout byte of a bumped two-line frame's parameters.
+const LAYOUT_BUMPED_LINES: u8 = 3;
 
 /// Checks the shard table of a version-2 frame: the starts begin at 0,
 /// never fall, end at the block count, and give each shard no block or at
@@ -344,6 +384,9 @@ pub(crate) fn check_shards(
 /// A two-line filter's bytes: the version-2 parameters with the layout
 /// byte 1, then its lines' words, line starts and seeds.
 pub(super) fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
+    if let Some(b) = &l.bump {
+        return bumped_lines_to_bytes(l, b, num_keys);
+    }
     let mut p = ByteWriter::default();
     p.u64(num_keys)
         .u64(l.seeds.len() as u64)
@@ -395,5 +438,42 @@ pub(super) fn bumped_to_bytes(b: &Bumped, words: &[u64], num_keys: u64) -> Vec<u
             w.u32(start);
         }
         w.bytes(&b.second.seeds);
+    })
+}
+
+/// A bumped two-line filter's bytes: the parameters of its layer with the
+/// layout byte 3 and its second filter's counts, then the layer's lines
+/// and codes and the second filter's lines, starts (from 0) and seeds.
+fn bumped_lines_to_bytes(l: &LineShards, b: &LineBump, num_keys: u64) -> Vec<u8> {
+    let layer_lines = b.total_lines();
+    let second_lines = l.total_lines() - layer_lines;
+    let num_shards = l.seeds.len();
+    let mut p = ByteWriter::default();
+    p.u64(num_keys)
+        .u64(b.num_shards as u64)
+        .u64(layer_lines as u64)
+        .u8(LINE_COLUMNS as u8)
+        .u16(256)
+        .u8(LAYOUT_BUMPED_LINES)
+        .u64(b.second_keys)
+        .u64(num_shards as u64)
+        .u64(second_lines as u64);
+    let table = shard_table_bytes(num_shards).expect("allocated");
+    let payload_len = (layer_lines + second_lines) * 64 + b.codes.len() * 8 + table;
+    format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
+        for line in &l.lines[..layer_lines] {
+            w.u64s(&line.0);
+        }
+        w.u64s(&b.codes);
+        for line in &l.lines[layer_lines..layer_lines + second_lines] {
+            w.u64s(&line.0);
+        }
+        if l.starts.is_empty() {
+            w.u32(0); // an empty second filter's one start
+        }
+        for &start in &l.starts {
+            w.u32(start - layer_lines as u32);
+        }
+        w.bytes(&l.seeds);
     })
 }

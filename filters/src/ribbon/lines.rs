@@ -52,6 +52,7 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
+use super::bumped_lines::LineBump;
 use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
 use super::runs::{Run, Solver};
 use super::solution::parities;
@@ -100,15 +101,26 @@ pub(crate) struct LineShards {
     /// Every shard's lines, then one zero line (not serialized) that a
     /// query of the last line may read as its second.
     pub(crate) lines: Vec<Line>,
+    /// A bumped filter's layer (`bumped_lines.rs`), whose lines come first;
+    /// the shards above are then its second filter's, their starts counted
+    /// from the filter's first line.
+    pub(crate) bump: Option<LineBump>,
 }
 
 impl LineShards {
+    /// Lines before the padding line.
     pub(crate) fn total_lines(&self) -> usize {
-        self.starts.last().map_or(0, |&b| b as usize)
+        let layer = self.bump.as_ref().map_or(0, |b| b.total_lines());
+        self.starts.last().map_or(layer, |&b| b as usize)
     }
 
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
+        if let Some(b) = &self.bump {
+            if let Some(found) = b.locate(hash) {
+                return Some(found);
+            }
+        }
         locate_lines(
             self.seeds.len(),
             |i| {
@@ -147,16 +159,21 @@ impl LineShards {
     }
 
     pub(crate) fn attempts(&self) -> u64 {
-        self.starts
+        self.bump.as_ref().map_or(0, |b| b.num_shards as u64)
+            + self
+            .starts
             .windows(2)
             .zip(&self.seeds)
             .filter(|(w, _)| w[1] > w[0])
             .map(|(_, &seed)| seed as u64 + 1)
-            .sum()
+            .sum::<u64>()
     }
 
     /// Mean over the shards of each shard's FPR (`2^-7`, 0 when empty).
     pub(crate) fn expected_fpr(&self) -> f64 {
+        if let Some(b) = &self.bump {
+            return b.expected_fpr();
+        }
         let s = self.seeds.len();
         if s == 0 {
             return 0.0;
@@ -326,7 +343,12 @@ pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
         starts.push(0);
         starts.extend_from_slice(&ends);
     }
-    Ok(LineShards { starts, seeds, lines })
+    Ok(LineShards {
+        starts,
+        seeds,
+        lines,
+        bump: None,
+    })
 }
 
 /// Bands one shard of `num_lines` lines with seed `seed`; `false` if the
@@ -349,7 +371,7 @@ fn band_shard(banding: &mut Banding, keys: &[u64], num_lines: usize, seed: u8) -
 /// Back-substitutes a banded shard into its (zeroed) lines: slots from
 /// last to first, each column keeping a 64-slot window of the solution at
 /// and above the current slot. Slots without a row get 0.
-fn solve_lines(banding: &Banding, lines: &mut [Line]) {
+pub(crate) fn solve_lines(banding: &Banding, lines: &mut [Line]) {
     let mut window = [0u64; LINE_COLUMNS as usize];
     for slot in (0..lines.len() * LINE_SLOTS).rev() {
         let (coeff, result) = banding.row_at(slot);

@@ -223,6 +223,7 @@ mod banding;
 mod build;
 mod bumped;
 mod bumped_build;
+mod bumped_lines;
 mod config;
 mod frame;
 mod kernel;
@@ -397,7 +398,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.seeds.len(),
             Layout::Legacy(l) => l.num_shards(),
-            Layout::Lines(l) => l.seeds.len(),
+            Layout::Lines(l) => l.seeds.len() + l.bump.as_ref().map_or(0, |b| b.num_shards),
             Layout::Bumped(b) => b.layer.num_shards + b.second.seeds.len(),
         }
     }
@@ -423,10 +424,14 @@ impl Ribbon {
         }
     }
 
-    /// Whether the filter has the bumped layout
-    /// ([`RibbonParams::with_bumped_layout`]).
+    /// Whether the filter was built with bumping
+    /// ([`RibbonParams::with_bumping`]), in either layout.
     pub fn is_bumped_layout(&self) -> bool {
-        matches!(self.layout, Layout::Bumped(_))
+        match &self.layout {
+            Layout::Bumped(_) => true,
+            Layout::Lines(l) => l.bump.is_some(),
+            _ => false,
+        }
     }
 
     /// Whether the filter has the two-line layout
@@ -526,6 +531,7 @@ impl Filter for Ribbon {
                     l.lines.capacity() * core::mem::size_of::<Line>()
                         + l.starts.capacity() * 4
                         + l.seeds.capacity()
+                        + l.bump.as_ref().map_or(0, |b| b.codes.capacity() * 8)
                 }
                 Layout::Bumped(b) => {
                     b.codes.capacity() * 8

@@ -166,7 +166,7 @@ impl Ribbon {
         // an empty shard's key gets a window that never matches instead of
         // a `None`, so the steady loop has no branch but its own (faster
         // than one loop testing both conditions on every key).
-        if l.seeds.is_empty() {
+        if l.seeds.is_empty() && l.bump.is_none() {
             out.fill(false); // no keys
             return;
         }

@@ -24,7 +24,8 @@ use alloc::vec::Vec;
 use super::bumped::{code_in, Layer};
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
-use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
+use super::bumped_lines::locate_in_layer;
+use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow, LINE_COLUMNS};
 use super::query::{locate_compact, BATCH};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
 use super::table::u32_at;
@@ -117,6 +118,11 @@ impl<'a> RibbonView<'a> {
         });
         let (num_keys, expected_fpr) = match &layer {
             None => (parts.num_keys, second_fpr),
+            Some(l) if parts.lines => {
+                let keys = parts.bumped.map_or(0, |b| b.num_keys);
+                let fpr = if keys > 0 { 1.0 / (1u32 << LINE_COLUMNS) as f64 } else { 0.0 };
+                (keys, fpr)
+            }
             Some(l) => {
                 let codes = (0..l.layer.num_buckets()).map(|i| l.code(i));
                 let fpr = l.layer.expected_fpr(&parts.columns, codes, second_fpr);
@@ -143,10 +149,17 @@ impl<'a> RibbonView<'a> {
         u64::from_le_bytes(le)
     }
 
-    /// The two-line layout's window of the key with this hash.
+    /// The two-line layout's window of the key with this hash, and the
+    /// lines it reads (a bumped filter's layer's or second filter's).
     #[inline(always)]
-    fn locate_lines(&self, hash: u64) -> Option<(LineWindow, u32)> {
-        locate_lines(
+    fn locate_lines(&self, hash: u64) -> (Option<(LineWindow, u32)>, &'a [u8]) {
+        if let Some(l) = &self.layer {
+            let (shards, lines) = (l.layer.num_shards, l.layer.shard_blocks);
+            if let Some(found) = locate_in_layer(shards, lines, |i| l.code(i), hash) {
+                return (Some(found), l.words);
+            }
+        }
+        let found = locate_lines(
             self.seeds.len(),
             |i| {
                 (
@@ -156,23 +169,24 @@ impl<'a> RibbonView<'a> {
                 )
             },
             hash,
-        )
+        );
+        (found, self.words)
     }
 
     /// Whether a two-line window's fingerprint is `result`: its lines (the
-    /// second only if the row reaches into it) copied from the bytes (a
+    /// second only if the row reaches into it) copied from `words` (a
     /// second line past the last one reads as zeros; the row never reaches
     /// into it then).
     #[inline(always)]
-    fn matches_lines(&self, window: &LineWindow, result: u32) -> bool {
-        let num_words = self.words.len() / 8;
+    fn matches_lines(words: &[u8], window: &LineWindow, result: u32) -> bool {
+        let num_words = words.len() / 8;
         let mut buf = [Line::default(), Line::default()];
         let read = 1 + window.two_lines() as usize;
         for (k, line) in buf.iter_mut().enumerate().take(read) {
             for (j, w) in line.0.iter_mut().enumerate() {
                 let i = (window.line + k) * 8 + j;
                 if i < num_words {
-                    *w = Self::u64_at(self.words, i);
+                    *w = Self::u64_at(words, i);
                 }
             }
         }
@@ -180,11 +194,11 @@ impl<'a> RibbonView<'a> {
     }
 
     #[inline(always)]
-    fn prefetch_lines(&self, window: &LineWindow) {
-        let last = self.words.len().saturating_sub(1);
-        prefetch(&self.words[(window.line * 64).min(last)]);
+    fn prefetch_lines(words: &[u8], window: &LineWindow) {
+        let last = words.len().saturating_sub(1);
+        prefetch(&words[(window.line * 64).min(last)]);
         if window.two_lines() {
-            prefetch(&self.words[(window.line * 64 + 64).min(last)]);
+            prefetch(&words[(window.line * 64 + 64).min(last)]);
         }
     }
 
@@ -240,8 +254,8 @@ impl<'a> RibbonView<'a> {
     fn query(&self, hash: u64) -> bool {
         if self.lines {
             return match self.locate_lines(hash) {
-                Some((window, result)) => self.matches_lines(&window, result),
-                None => false,
+                (Some((window, result)), words) => Self::matches_lines(words, &window, result),
+                (None, _) => false,
             };
         }
         match self.locate_any(hash) {
@@ -285,18 +299,18 @@ impl Filter for RibbonView<'_> {
         assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
         let hashes = crate::hash::raw(hashes);
         if self.lines {
-            let mut located = [None; BATCH];
+            let mut located = [(None, self.words); BATCH];
             for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
                 for (l, &h) in located.iter_mut().zip(hs) {
                     *l = self.locate_lines(h);
-                    if let Some((window, _)) = l {
-                        self.prefetch_lines(window);
+                    if let (Some((window, _)), words) = l {
+                        Self::prefetch_lines(words, window);
                     }
                 }
                 for (o, l) in os.iter_mut().zip(&located) {
                     *o = match l {
-                        Some((window, result)) => self.matches_lines(window, *result),
-                        None => false,
+                        (Some((window, result)), words) => Self::matches_lines(words, window, *result),
+                        (None, _) => false,
                     };
                 }
             }
@@ -324,8 +338,8 @@ impl Filter for RibbonView<'_> {
     fn prefetch_hash(&self, hash: KeyHash) {
         let hash = hash.get();
         if self.lines {
-            if let Some((window, _)) = self.locate_lines(hash) {
-                self.prefetch_lines(&window);
+            if let (Some((window, _)), words) = self.locate_lines(hash) {
+                Self::prefetch_lines(words, &window);
             }
             return;
         }

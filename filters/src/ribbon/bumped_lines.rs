@@ -1,0 +1,247 @@
+//! Bumping in the two-line layout (`lines.rs`, `bumped.rs`): 64-slot rows
+//! in 64-byte lines of 73 slots, in equal shards holding about 6% more
+//! keys than slots; each line is a bucket with a two-bit threshold, and the
+//! keys bumped go to a two-line filter of their own.
+//!
+//! A query computes its shard, start and line from the hash alone, loads
+//! the line's code and the line (or two) together, and asks the second
+//! filter only when its offset in the line is below the threshold (about
+//! 5% of absent keys). So it reads at most two lines of the layer and no
+//! shard table, against the sharded two-line layout's table entry before
+//! its lines.
+//!
+//! # Sizes, measured
+//!
+//! 64-slot rows need more slack than 128-slot ones, so the layer is
+//! loaded further past its slots. At 10^6 keys (`cargo test --release -p
+//! amq --lib bumped_build::tests::explore -- --ignored --nocapture` with
+//! `BUMP_W=64 BUMP_B=73`, the load, thresholds and shard size in the
+//! environment), shards of 65,536 keys at 1.06 keys per slot left 0.08% of
+//! the slots empty and bumped 5.7% of the keys; thresholds {0, 18, 36, 73}
+//! were the best of those tried ({0, 12, 24}, {0, 24, 48} and two-line
+//! buckets were worse). With the spare bit of every line (0.2%) and the
+//! codes (2 bits per line, 0.4%), the filter is about 0.9% above 7 bits
+//! per key, against 4.3% for the sharded two-line layout.
+
+use alloc::vec::Vec;
+
+use super::banding::Banding;
+use super::bumped::{code_in, coeff_in_layer, place};
+use super::bumped_build::{band_bumped, Buckets};
+use super::config::RibbonParams;
+use super::lines::{self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
+use super::order::{count_shards, fill, sorted_distinct};
+use super::row::{mixed, result_of, unmixed, Row};
+use super::runs;
+use super::{Kernel, Layout, Ribbon};
+use crate::streamed::{run_jobs, StreamedBuild};
+use crate::zeroed::zeroed_vec;
+use crate::{Error, KeyHash};
+
+/// Keys per shard of the bumped two-line layer, about.
+const SHARD_KEYS: usize = 1 << 16;
+
+/// Keys per slot of the layer (see the module docs).
+const LOAD: f64 = 1.06;
+
+/// Thresholds by two-bit code, in slots of the line: keys that start
+/// below it in their line are bumped.
+const THRESHOLDS: [u32; 4] = [0, 18, 36, LINE_SLOTS as u32];
+
+const BUCKETS: Buckets = Buckets {
+    slots: LINE_SLOTS,
+    thresholds: THRESHOLDS,
+};
+
+/// The layer of a bumped two-line filter: `num_shards` shards of
+/// `shard_lines` lines each, the first lines of the filter's; a code per
+/// line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineBump {
+    pub(crate) num_shards: usize,
+    pub(crate) shard_lines: usize,
+    /// Each line's two-bit code, 32 to a word, low bits first.
+    pub(crate) codes: Vec<u64>,
+    /// Keys in the second filter (whose shard starts, in the filter's
+    /// `LineShards`, count from the layer's end).
+    pub(crate) second_keys: u64,
+}
+
+impl LineBump {
+    /// Shards and lines per shard for `n` keys.
+    pub(crate) fn shape_for(n: usize) -> Result<(usize, usize), Error> {
+        let num_shards = n.div_ceil(SHARD_KEYS);
+        if num_shards == 0 {
+            return Ok((0, 0));
+        }
+        let lines = libm::round(n as f64 / (num_shards as f64 * LOAD * LINE_SLOTS as f64)).max(1.0) as usize;
+        num_shards
+            .checked_mul(lines)
+            .filter(|&l| l < u32::MAX as usize)
+            .ok_or(Error::TooLarge)?;
+        Ok((num_shards, lines))
+    }
+
+    /// Lines of the layer.
+    pub(crate) fn total_lines(&self) -> usize {
+        self.num_shards * self.shard_lines
+    }
+
+    /// Words of packed codes for `lines` lines.
+    pub(crate) fn code_words(lines: usize) -> usize {
+        lines.div_ceil(32)
+    }
+
+    /// The window and fingerprint of the key in the layer; `None` when it
+    /// is bumped.
+    #[inline(always)]
+    pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
+        locate_in_layer(self.num_shards, self.shard_lines, |i| code_in(self.codes[i >> 5], i), hash)
+    }
+
+    /// Expected FPR: `2^-7` wherever a key lands (layer or second filter),
+    /// 0 only for an empty filter.
+    pub(crate) fn expected_fpr(&self) -> f64 {
+        match self.num_shards {
+            0 => 0.0,
+            _ => 1.0 / (1u32 << LINE_COLUMNS) as f64,
+        }
+    }
+}
+
+/// The window and fingerprint of the key with this hash in a bumped
+/// two-line layer of `num_shards` shards of `shard_lines` lines, reading
+/// line `i`'s code through `code_of`; `None` when the key is bumped (or
+/// the layer is empty).
+#[inline(always)]
+pub(crate) fn locate_in_layer(
+    num_shards: usize,
+    shard_lines: usize,
+    code_of: impl Fn(usize) -> u32,
+    hash: u64,
+) -> Option<(LineWindow, u32)> {
+    if num_shards == 0 {
+        return None;
+    }
+    let a = mixed(hash);
+    let num_starts = (shard_lines * LINE_SLOTS - (LINE_ROW - 1)) as u64;
+    let (shard, start) = place(a, num_shards as u64, num_starts);
+    let first = shard * shard_lines;
+    let code = code_of(first + start / LINE_SLOTS);
+    let coeff = coeff_in_layer(hash) as u64;
+    if ((start % LINE_SLOTS) as u32) < THRESHOLDS[(code & 3) as usize] {
+        return None;
+    }
+    Some((
+        LineWindow::new(first, start, coeff),
+        result_of(a) & ((1 << LINE_COLUMNS) - 1),
+    ))
+}
+
+/// Builds a bumped two-line filter of the `n` hashes `source` yields: the
+/// layer's shards in passes (split between threads), then the second
+/// filter of the bumped keys, its lines after the layer's.
+pub(super) fn build_bumped_lines<F, I>(
+    source: &F,
+    n: usize,
+    params: &RibbonParams,
+    options: &StreamedBuild,
+) -> Result<Ribbon, Error>
+where
+    F: Fn() -> I + Sync,
+    I: IntoIterator<Item = KeyHash>,
+{
+    let (num_shards, shard_lines) = LineBump::shape_for(n)?;
+    let counts = count_shards(source(), num_shards)?;
+    let layer_lines = num_shards * shard_lines;
+    let mut lines: Vec<Line> = Vec::new();
+    lines.try_reserve_exact(layer_lines + 1).map_err(|_| Error::TooLarge)?;
+    crate::zeroed::advise_huge_pages(&mut lines);
+    lines.resize(layer_lines, Line::default());
+    let mut codes: Vec<u64> = zeroed_vec(LineBump::code_words(layer_lines))?;
+    let mut bumped: Vec<KeyHash> = Vec::new();
+    let mut distinct = 0u64;
+    let num_slots = shard_lines * LINE_SLOTS;
+    let num_starts = (num_slots - (LINE_ROW - 1)) as u64;
+    for pass in options.plan(&counts) {
+        let mut jobs = Vec::with_capacity(pass.len());
+        let mut rest = &mut lines[pass[0].start * shard_lines..];
+        for part in pass {
+            let (mine, after) = core::mem::take(&mut rest).split_at_mut(part.len() * shard_lines);
+            rest = after;
+            jobs.push((part, mine));
+        }
+        let solved = run_jobs(jobs, |(part, out)| {
+            let mut group = fill(source(), part.clone(), &counts)?;
+            let mut banding = Banding::new(0)?;
+            let mut part_codes: Vec<u8> = zeroed_vec(part.len() * shard_lines)?;
+            let (mut part_bumped, mut keys) = (Vec::new(), 0u64);
+            for (i, s) in part.clone().enumerate() {
+                let shard = sorted_distinct(&mut group, s);
+                keys += shard.len() as u64;
+                let lines = i * shard_lines..(i + 1) * shard_lines;
+                band_bumped(
+                    &mut banding,
+                    shard,
+                    num_slots,
+                    BUCKETS,
+                    |a| place(a, num_shards as u64, num_starts).1,
+                    |a, start| Row {
+                        start,
+                        coeff: coeff_in_layer(unmixed(a)) as u64 as u128,
+                        result: result_of(a) & ((1 << LINE_COLUMNS) - 1),
+                    },
+                    &mut part_codes[lines.clone()],
+                    &mut part_bumped,
+                )?;
+                solve_lines(&banding, &mut out[lines]);
+            }
+            Ok::<_, Error>((part.start, part_codes, part_bumped, keys))
+        });
+        for result in solved {
+            let (first_shard, part_codes, part_bumped, keys) = result?;
+            distinct += keys;
+            for (i, &c) in part_codes.iter().enumerate() {
+                let line = first_shard * shard_lines + i;
+                codes[line >> 5] |= (c as u64) << (2 * (line & 31));
+            }
+            bumped.try_reserve(part_bumped.len()).map_err(|_| Error::TooLarge)?;
+            bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
+        }
+    }
+    // The second filter: a sharded two-line filter of the bumped keys.
+    let second_source = || bumped.iter().copied();
+    let second_counts = count_shards(second_source(), bumped.len().div_ceil(lines::LINE_SHARD_KEYS))?;
+    let (run, second_keys) = runs::solve(
+        &LineSolver(params.slots_per_key()),
+        &second_source,
+        &second_counts,
+        &StreamedBuild::in_memory(),
+    )?;
+    let mut second = lines::finish(run)?;
+    // Its lines after the layer's, its padding line (or one of our own) last.
+    lines.try_reserve_exact(second.lines.len().max(1)).map_err(|_| Error::TooLarge)?;
+    lines.extend_from_slice(&second.lines);
+    if second.lines.is_empty() {
+        lines.push(Line::default());
+    }
+    for start in &mut second.starts {
+        *start = u32::try_from(*start as usize + layer_lines).map_err(|_| Error::TooLarge)?;
+    }
+    Ok(Ribbon {
+        words: Vec::new(),
+        layout: Layout::Lines(LineShards {
+            starts: second.starts,
+            seeds: second.seeds,
+            lines,
+            bump: Some(LineBump {
+                num_shards,
+                shard_lines,
+                codes,
+                second_keys,
+            }),
+        }),
+        num_keys: distinct,
+        kernel: Kernel::detect(true),
+    })
+}
