@@ -103,10 +103,14 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
     sizes.extend([SHARD_KEYS - 1, SHARD_KEYS, SHARD_KEYS + 1, 2 * SHARD_KEYS + 1]);
     for (i, &n) in sizes.iter().enumerate() {
         let r = [1, 7, 13, 32][i % 4];
-        // r = 7 both ways: the default (two-line) and the blocked layout.
+        // r = 7 both ways: the default (two-line) and the blocked layout;
+        // bumped (the default) from `BUMPED_MIN_KEYS` keys on, and not.
         for params in [bits(r), blocked(r)] {
             let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params);
             assert_eq!(f.is_two_line_layout(), r == 7 && params == bits(7));
+            assert_eq!(f.is_bumped_layout(), n >= amq::ribbon::BUMPED_MIN_KEYS);
+            let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params.without_bumping());
+            assert!(!f.is_bumped_layout());
             let shard_keys = if f.is_two_line_layout() {
                 LINE_SHARD_KEYS
             } else {
@@ -225,7 +229,7 @@ fn two_line_layout_fpr_and_space_at_100k() {
     let n = 100_000;
     let keys = hashes(7, n);
     let absent = absent_hashes(7, 2_000_000, &keys);
-    let f = Ribbon::build_with(&keys, &two_lines()).unwrap();
+    let f = Ribbon::build_with(&keys, &two_lines().without_bumping()).unwrap();
     assert!(f.is_two_line_layout());
     assert_eq!(f.num_shards(), n.div_ceil(LINE_SHARD_KEYS));
     assert_eq!(f.expected_fpr(), 1.0 / 128.0);
@@ -264,7 +268,7 @@ fn two_line_layout_fpr_and_space_at_100k() {
     }
     // Tight slack: many shards retry with the next seed (and grow), and
     // every key is still found.
-    let tight = two_lines().with_slots_per_key(1.0).unwrap();
+    let tight = two_lines().without_bumping().with_slots_per_key(1.0).unwrap();
     let f = common::check_static_model::<Ribbon>(&keys[..20_000], &[], &tight);
     assert!(f.attempts() > f.num_shards() as u64, "{}", f.attempts());
 }

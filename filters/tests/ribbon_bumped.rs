@@ -56,3 +56,30 @@ fn bumped_filters_find_every_key_at_their_fpr_and_size() {
         assert!(probe.iter().zip(&a).all(|(&h, &o)| f.contains_hash(h) == o && view.contains_hash(h) == o));
     }
 }
+
+/// The planner's prediction of a bumped filter's size and FPR is within
+/// 1% of the built filter's, from the smallest bumped size up.
+#[test]
+fn predictions_hold_for_bumped_filters() {
+    use amq::plan::predict;
+    use amq::{FilterKind, FilterSizing};
+    for n in [amq::ribbon::BUMPED_MIN_KEYS, 10_001, 20_000, 50_000, 123_457, 400_000] {
+        for sizing in [
+            FilterSizing::Fpr(1.0 / 128.0),
+            FilterSizing::Fpr(0.01),
+            FilterSizing::Fpr(0.001),
+            FilterSizing::Fpr(0.1),
+            FilterSizing::BitsPerKey(9.5),
+        ] {
+            let ks = keys(n as u64, n as u64);
+            let f = Ribbon::build(&ks, sizing).unwrap();
+            assert!(f.is_bumped_layout(), "{n} {sizing:?}");
+            let p = predict(FilterKind::Ribbon, n, sizing).unwrap();
+            let bits = f.bits_per_key() / p.bits_per_key();
+            let fpr = f.expected_fpr() / p.expected_fpr();
+            println!("{n} {sizing:?}: bits {bits:.4} fpr {fpr:.4} ({:.3} bits/key)", f.bits_per_key());
+            assert!((bits - 1.0).abs() < 0.01, "{n} {sizing:?}: bits/key {bits} of predicted");
+            assert!((fpr - 1.0).abs() < 0.01, "{n} {sizing:?}: FPR {fpr} of predicted");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
+use super::bumped::BUMPED_MIN_KEYS;
 use super::bumped_build::build_bumped;
 use super::bumped_lines::build_bumped_lines;
 use super::config::RibbonParams;
@@ -161,8 +162,17 @@ where
     F: Fn() -> I + Sync,
     I: IntoIterator<Item = KeyHash>,
 {
-    if params.two_lines() && params.bumped() {
-        return build_bumped_lines(source, n, params, options);
+    if params.bumped() && n >= BUMPED_MIN_KEYS {
+        let built = match params.two_lines() {
+            true => build_bumped_lines(source, n, params, options)?,
+            false => build_bumped(source, n, params, options)?,
+        };
+        // Many duplicates: build for the distinct keys (at most once, as
+        // those are all distinct).
+        return match built {
+            Ok(filter) => Ok(filter),
+            Err(distinct) => build_from(source, distinct, params, options),
+        };
     }
     if params.two_lines() {
         let counts = count_shards(source(), n.div_ceil(LINE_SHARD_KEYS))?;
@@ -173,9 +183,6 @@ where
             num_keys,
             kernel: Kernel::detect(true),
         });
-    }
-    if params.bumped() {
-        return build_bumped(source, n, params, options);
     }
     let (words, shards, num_keys) = build_compact(source, n, params, None, options)?;
     Ok(Ribbon {

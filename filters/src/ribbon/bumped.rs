@@ -38,6 +38,17 @@ pub const BUMPED_SHARD_KEYS: usize = 1 << 16;
 /// bumped. Measured best among 1.00 to 1.05 (the module docs).
 pub(crate) const BUMPED_LOAD: f64 = 1.03;
 
+/// Fewest keys a filter is bumped at: below, a layer of one small shard
+/// bumps an unsteady share of its keys (its last 127 slots hold no start),
+/// so [`RibbonParams::with_bumping`](super::RibbonParams::with_bumping)
+/// builds the unbumped layout, whose size the planner predicts better.
+pub const BUMPED_MIN_KEYS: usize = 10_000;
+
+/// Share of the keys a layer bumps at that load, on average (measured at
+/// 10^6 to 10^8 keys): what sizing and the planner's prediction expect of
+/// the second filter.
+pub(crate) const SECOND_SHARE: f64 = 0.031;
+
 /// Slots per bucket: one threshold per bucket.
 pub(crate) const BUCKET_SLOTS: usize = 128;
 pub(crate) const BUCKET_SHIFT: u32 = BUCKET_SLOTS.trailing_zeros();
@@ -118,7 +129,7 @@ impl Layer {
             });
         }
         let shard_blocks = total_blocks / num_shards;
-        let ok = shard_blocks * num_shards == total_blocks
+        let ok = shard_blocks.checked_mul(num_shards) == Some(total_blocks)
             && shard_blocks > 0
             && shard_blocks % BUCKET_BLOCKS == 0
             && shard_blocks * BLOCK_SLOTS >= ROW_WIDTH;
@@ -139,7 +150,7 @@ impl Layer {
             });
         }
         let shard_lines = total_lines / num_shards;
-        (shard_lines > 0 && shard_lines * num_shards == total_lines).then_some(Layer {
+        (shard_lines > 0 && shard_lines.checked_mul(num_shards) == Some(total_lines)).then_some(Layer {
             num_shards,
             shard_blocks: shard_lines,
         })
@@ -218,7 +229,8 @@ impl Layer {
 
 /// A bumped filter: the layer's column rule, shape and codes (its words
 /// are the filter's), and the second filter of the keys it bumped: an
-/// ordinary sharded one with the same column rule, its own words.
+/// ordinary sharded one with its own words and its own column rule (one
+/// chosen for its own blocks, so its keys meet the target FPR too).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bumped {
     pub(crate) columns: Columns,

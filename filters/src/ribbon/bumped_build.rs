@@ -97,20 +97,29 @@ pub(crate) fn band_bumped(
     Ok(())
 }
 
-/// Builds a bumped filter of the `n` hashes `source` yields.
+/// Whether a layer sized for `n` keys that held only `distinct` of them
+/// (the rest duplicates) is under-loaded enough to build again for
+/// `distinct`: more than 1% of the keys were duplicates.
+pub(crate) fn resize(n: usize, distinct: u64) -> bool {
+    (distinct as f64) < 0.99 * n as f64
+}
+
+/// Builds a bumped filter of the `n` hashes `source` yields, or says
+/// (`Err`) how many distinct keys it holds when duplicates left its layer
+/// under-loaded ([`resize`]): the caller builds again for that many.
 pub(super) fn build_bumped<F, I>(
     source: &F,
     n: usize,
     params: &RibbonParams,
     options: &StreamedBuild,
-) -> Result<Ribbon, Error>
+) -> Result<Result<Ribbon, usize>, Error>
 where
     F: Fn() -> I + Sync,
     I: IntoIterator<Item = KeyHash>,
 {
     let layer = Layer::for_keys(n)?;
     let counts = count_shards(source(), layer.num_shards)?;
-    let columns = params.columns(n, layer.num_shards, |_| layer.shard_blocks);
+    let columns = params.bumped_columns(n, &layer);
     let num_words = columns
         .checked_word_of(layer.total_blocks())
         .filter(|&w| w <= isize::MAX as usize / 16)
@@ -143,7 +152,7 @@ where
                 let first = s * layer.shard_blocks;
                 let shard_codes = &mut part_codes[i * buckets_per_shard..(i + 1) * buckets_per_shard];
                 let num_slots = layer.shard_blocks * BLOCK_SLOTS;
-                let num_starts = (num_slots - (ROW_WIDTH - 1)) as u64;
+                let num_starts = num_slots.saturating_sub(ROW_WIDTH - 1) as u64;
                 band_bumped(
                     &mut banding,
                     shard,
@@ -174,10 +183,13 @@ where
             bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
         }
     }
+    if resize(n, distinct) {
+        return Ok(Err(distinct as usize));
+    }
     let source = || bumped.iter().copied();
     let (second_words, second, second_keys) =
-        build_compact(&source, bumped.len(), params, Some(columns), &StreamedBuild::in_memory())?;
-    Ok(Ribbon {
+        build_compact(&source, bumped.len(), params, params.second_columns(columns), &StreamedBuild::in_memory())?;
+    Ok(Ok(Ribbon {
         words,
         layout: Layout::Bumped(Bumped {
             columns,
@@ -189,7 +201,7 @@ where
         }),
         num_keys: distinct,
         kernel: Kernel::detect(false),
-    })
+    }))
 }
 
 #[cfg(test)]

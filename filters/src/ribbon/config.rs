@@ -129,17 +129,17 @@ impl RibbonParams {
         })
     }
 
-    /// The default layout: the two-line layout for exactly 7 result bits
+    /// The default layout: bumped ([`with_bumping`](Self::with_bumping)),
+    /// in the two-line layout for exactly 7 result bits
     /// (`with_result_bits(7)`, `with_fpr(1.0 / 128.0)`), where it is
-    /// faster far beyond the caches within 7.35 bits/key
-    /// (`docs/results-amq.md`, "Ribbon"), the
-    /// blocked layout for anything else.
+    /// faster far beyond the caches (`docs/results-amq.md`, "Ribbon"), in
+    /// the blocked layout for anything else.
     fn new(target: Target) -> Self {
         let blocked = RibbonParams {
             target,
             slots_per_key: SLOTS_PER_KEY,
             two_lines: false,
-            bumped: false,
+            bumped: true,
         };
         blocked.with_two_line_layout().unwrap_or(blocked)
     }
@@ -283,6 +283,39 @@ impl RibbonParams {
     /// The slots-per-key ratio.
     pub(crate) fn slots_per_key(&self) -> f64 {
         self.slots_per_key
+    }
+
+    /// The column rule of a bumped layer: as [`columns`](Self::columns)
+    /// over its equal shards, except that a bits-per-key budget is spread
+    /// over the layer's slots and the second filter's (the layer holds
+    /// more keys than slots, so its own slots would overspend it).
+    pub(crate) fn bumped_columns(&self, n: usize, layer: &super::bumped::Layer) -> Columns {
+        let keys = match self.target {
+            Target::BitsPerKey(b) => {
+                // What the layer's words may spend: the budget less the
+                // codes and both query paddings, shared with the second
+                // filter's expected slots (its keys, its ratio, and its
+                // 64 extra slots at least) at one column rate.
+                let slots = (layer.total_blocks() * BLOCK_SLOTS) as f64;
+                let second_keys = n as f64 * super::bumped::SECOND_SHARE;
+                let second = (second_keys * self.slots_per_key).max(second_keys + MIN_EXTRA_SLOTS);
+                let padding = 2 * super::solution::padding_words(libm::ceil(b) as u32 + 1) * 64;
+                let fixed = (2 * layer.num_buckets() + padding) as f64;
+                let rate = ((b * n as f64 - fixed) / (slots + second)).max(1.0);
+                libm::round(rate * slots / b) as usize
+            }
+            _ => n,
+        };
+        self.columns(keys, layer.num_shards, |_| layer.shard_blocks)
+    }
+
+    /// The column rule of a bumped filter's second filter, given its
+    /// layer's: its own, chosen for its blocks (`None`), for an FPR target,
+    /// so its keys meet the target too; the layer's for a bits-per-key
+    /// budget, so its keys get the layer's FPR (its own would spread the
+    /// budget over a small filter's relatively many spare slots).
+    pub(crate) fn second_columns(&self, layer: Columns) -> Option<Columns> {
+        matches!(self.target, Target::BitsPerKey(_)).then_some(layer)
     }
 
     /// Columns of an empty filter (no shard to size).

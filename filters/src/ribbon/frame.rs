@@ -70,13 +70,13 @@ impl Ribbon {
             Reader::new(parts.words).u64s(parts.words.len() / 8, padding(&parts.columns, parts.num_shards))?;
         let words = Reader::new(layer.words).u64s(
             layer.words.len() / 8,
-            padding(&parts.columns, layer.layer.num_shards),
+            padding(&layer.columns, layer.layer.num_shards),
         )?;
         let codes = Reader::new(layer.codes).u64s(layer.codes.len() / 8, 0)?;
         Ok(Ribbon {
             words,
             layout: Layout::Bumped(Bumped {
-                columns: parts.columns,
+                columns: layer.columns,
                 layer: layer.layer,
                 codes,
                 second_keys: parts.num_keys,
@@ -178,6 +178,8 @@ pub(crate) struct LayerParts<'a> {
     pub(crate) num_keys: u64,
     /// The layer's shape; in a two-line frame its "blocks" are lines.
     pub(crate) layer: Layer,
+    /// The layer's column rule (the parts' is the second filter's).
+    pub(crate) columns: Columns,
     /// The layer's words (or lines), little-endian.
     pub(crate) words: &'a [u8],
     /// The buckets' codes, packed 32 to a `u64`, little-endian.
@@ -277,8 +279,9 @@ fn split_payload<'a>(
 
 /// The rest of a bumped frame (layout byte 2, or 3 for the two-line
 /// layout) after the layer's key, shard and block (or line) counts and
-/// the column rule. Parameters: `u64` keys, `u64` shards and `u64` blocks
-/// (or lines) of the second filter. Payload: the layer's words, its codes
+/// the column rule. Parameters: `u64` keys, `u64` shards, `u64` blocks
+/// (or lines), `u8` result bits and `u16` extra-column start of the
+/// second filter. Payload: the layer's words, its codes
 /// (two bits per bucket, 32 to a `u64`, the bits past the last bucket
 /// zero; a bucket is 128 slots, or one line), then the second filter's
 /// words, starts and seeds as in a blocked (or two-line) frame.
@@ -290,6 +293,8 @@ fn parse_bumped(
 ) -> Result<RibbonParts<'_>, Error> {
     let bad = FormatError::InvalidParameters;
     let second = (frame.params.u64()?, frame.params.u64()?, frame.params.u64()?);
+    let second_columns = Columns::new(frame.params.u8()? as u32, frame.params.u16()? as u32)
+        .ok_or(bad("result bits or extra-column start out of range"))?;
     frame.params.finish()?;
     if lines && (columns.base() != LINE_COLUMNS || columns.upper_from() != 256) {
         return Err(bad("the two-line layout has 7 columns everywhere").into());
@@ -332,12 +337,13 @@ fn parse_bumped(
         }
     }
     // The second filter: a blocked (or two-line) frame's fields and payload.
-    let parts = split_payload(&mut frame.payload, second, columns, lines)?;
+    let parts = split_payload(&mut frame.payload, second, second_columns, lines)?;
     frame.payload.finish()?;
     Ok(RibbonParts {
         bumped: Some(LayerParts {
             num_keys,
             layer,
+            columns,
             words,
             codes,
         }),
@@ -414,7 +420,7 @@ pub(super) fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
 /// codes and the second filter's words, starts and seeds.
 pub(super) fn bumped_to_bytes(b: &Bumped, words: &[u64], num_keys: u64) -> Vec<u8> {
     let layer_words = &words[..b.columns.word_of(b.layer.total_blocks())];
-    let second_words = &b.second_words[..b.columns.word_of(b.second.total_blocks())];
+    let second_words = &b.second_words[..b.second.columns.word_of(b.second.total_blocks())];
     let mut p = ByteWriter::default();
     p.u64(num_keys)
         .u64(b.layer.num_shards as u64)
@@ -424,7 +430,9 @@ pub(super) fn bumped_to_bytes(b: &Bumped, words: &[u64], num_keys: u64) -> Vec<u
         .u8(LAYOUT_BUMPED)
         .u64(b.second_keys)
         .u64(b.second.seeds.len() as u64)
-        .u64(b.second.total_blocks() as u64);
+        .u64(b.second.total_blocks() as u64)
+        .u8(b.second.columns.base() as u8)
+        .u16(b.second.columns.upper_from() as u16);
     let table = shard_table_bytes(b.second.seeds.len()).expect("allocated");
     let payload_len = (layer_words.len() + b.codes.len() + second_words.len()) * 8 + table;
     format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
@@ -457,7 +465,9 @@ fn bumped_lines_to_bytes(l: &LineShards, b: &LineBump, num_keys: u64) -> Vec<u8>
         .u8(LAYOUT_BUMPED_LINES)
         .u64(b.second_keys)
         .u64(num_shards as u64)
-        .u64(second_lines as u64);
+        .u64(second_lines as u64)
+        .u8(LINE_COLUMNS as u8)
+        .u16(256);
     let table = shard_table_bytes(num_shards).expect("allocated");
     let payload_len = (layer_lines + second_lines) * 64 + b.codes.len() * 8 + table;
     format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {

@@ -240,6 +240,7 @@ mod solution;
 mod table;
 mod view;
 
+pub use bumped::{BUMPED_MIN_KEYS, BUMPED_SHARD_KEYS};
 pub use config::{RibbonParams, SHARD_KEYS, SLOTS_PER_KEY};
 pub use layout::MAX_RESULT_BITS;
 pub use lines::{LINE_SHARD_KEYS, LINE_SLOTS_PER_KEY};
@@ -746,7 +747,8 @@ mod tests {
         // Two shards of input but one distinct key: one shard stays empty.
         let k = KeyHash::from_well_mixed;
         let keys = vec![k(7); SHARD_KEYS + 1];
-        let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(4).unwrap()).unwrap();
+        let params = RibbonParams::with_result_bits(4).unwrap().without_bumping();
+        let f = Ribbon::build_with(&keys, &params).unwrap();
         assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
         assert!(f.contains_hash(k(7)));
         let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
@@ -767,7 +769,8 @@ mod tests {
         let params = RibbonParams::with_result_bits(7)
             .unwrap()
             .with_two_line_layout()
-            .unwrap();
+            .unwrap()
+            .without_bumping();
         let f = Ribbon::build_with(&keys, &params).unwrap();
         assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
         assert!(f.contains_hash(k(7)));

@@ -1,7 +1,10 @@
 //! What a Ribbon filter will be, predicted without building it: the
 //! planner's model of the kind.
 
+use super::bumped::Layer;
+use super::bumped_lines::LineBump;
 use super::config::{RibbonParams, SHARD_KEYS};
+use super::layout::Columns;
 use super::lines::{self, Line, LINE_COLUMNS, LINE_SHARD_KEYS};
 use super::solution::padding_words;
 use super::table::shard_table_bytes;
@@ -16,6 +19,15 @@ use crate::Error;
 /// (the extra-column pattern repeats every 256 blocks, so more shards
 /// change nothing), which keeps the prediction O(1) in `n`.
 pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    if params.bumped() && n >= super::bumped::BUMPED_MIN_KEYS {
+        return predict_bumped(n, params);
+    }
+    predict_with(n, params, None)
+}
+
+/// [`predict`] without bumping, with the column rule `columns` if given
+/// (a bumped filter's second filter may take its layer's).
+fn predict_with(n: usize, params: &RibbonParams, columns: Option<Columns>) -> Result<Prediction, Error> {
     const SAMPLE_SHARDS: usize = 4096;
     if params.two_lines() {
         return predict_lines(n, params);
@@ -40,7 +52,7 @@ pub(crate) fn predict(n: usize, params: &RibbonParams) -> Result<Prediction, Err
         .ok_or(Error::TooLarge)?;
     let sample = num_shards.min(SAMPLE_SHARDS);
     let sample_keys = (n as f64 * sample as f64 / num_shards as f64) as usize;
-    let columns = params.columns(sample_keys, sample, blocks_of);
+    let columns = columns.unwrap_or_else(|| params.columns(sample_keys, sample, blocks_of));
     let (mut first, mut fpr) = (0usize, 0.0);
     for s in 0..sample {
         fpr += columns.shard_fpr(first, blocks_of(s));
@@ -85,6 +97,53 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
         fpr: libm::exp2(-(LINE_COLUMNS as f64)),
         mean_columns: LINE_COLUMNS as f64,
     })
+}
+
+/// [`predict`] with bumping: the layer's words (or lines) and codes as
+/// built, and the second filter predicted for the share of keys a layer
+/// bumps on average (measured at 10^6 to 10^8 keys).
+fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
+    let standard = params.without_bumping();
+    if params.two_lines() {
+        let (shards, shard_lines) = LineBump::shape_for(n)?;
+        let lines = shards * shard_lines;
+        let second = predict_lines(share_of(n, LINES_BUMPED), &standard)?;
+        let bytes = (lines + (second.bytes == 0) as usize) * core::mem::size_of::<Line>()
+            + LineBump::code_words(lines) * 8
+            + second.bytes;
+        return Ok(Prediction {
+            bytes,
+            fpr: if n == 0 { 0.0 } else { libm::exp2(-(LINE_COLUMNS as f64)) },
+            mean_columns: LINE_COLUMNS as f64,
+        });
+    }
+    let layer = Layer::for_keys(n)?;
+    if layer.num_shards == 0 {
+        return Ok(Prediction::default());
+    }
+    let columns = params.bumped_columns(n, &layer);
+    let second = predict_with(share_of(n, BLOCKS_BUMPED), &standard, params.second_columns(columns))?;
+    let words = columns.checked_word_of(layer.total_blocks()).ok_or(Error::TooLarge)?;
+    let bytes = (words + padding_words(columns.max_columns()) + layer.code_words()) * 8 + second.bytes;
+    // The pattern repeats every 256 blocks: a few shards tell the FPR.
+    let sample = layer.num_shards.min(64);
+    let fpr = (0..sample)
+        .map(|s| columns.shard_fpr(s * layer.shard_blocks, layer.shard_blocks))
+        .sum::<f64>()
+        / sample as f64;
+    Ok(Prediction {
+        bytes,
+        fpr,
+        mean_columns: words as f64 / layer.total_blocks() as f64,
+    })
+}
+
+/// Shares of keys bumped by the blocked and the two-line layers, measured.
+const BLOCKS_BUMPED: f64 = super::bumped::SECOND_SHARE;
+const LINES_BUMPED: f64 = super::bumped_lines::SECOND_SHARE;
+
+fn share_of(n: usize, share: f64) -> usize {
+    libm::round(n as f64 * share) as usize
 }
 
 /// A Ribbon filter's size and FPR as [`predict`] computes them.

@@ -72,6 +72,8 @@ pub struct RibbonView<'a> {
 #[derive(Debug, Clone, Copy)]
 struct LayerView<'a> {
     layer: Layer,
+    /// The layer's column rule (the view's own is the second filter's).
+    columns: Columns,
     /// The layer's words, little-endian.
     words: &'a [u8],
     /// The buckets' two-bit codes, 32 to a little-endian `u64`.
@@ -113,6 +115,7 @@ impl<'a> RibbonView<'a> {
         };
         let layer = parts.bumped.map(|l| LayerView {
             layer: l.layer,
+            columns: l.columns,
             words: l.words,
             codes: l.codes,
         });
@@ -125,7 +128,7 @@ impl<'a> RibbonView<'a> {
             }
             Some(l) => {
                 let codes = (0..l.layer.num_buckets()).map(|i| l.code(i));
-                let fpr = l.layer.expected_fpr(&parts.columns, codes, second_fpr);
+                let fpr = l.layer.expected_fpr(&l.columns, codes, second_fpr);
                 (parts.bumped.map_or(0, |b| b.num_keys), fpr)
             }
         };
@@ -223,7 +226,7 @@ impl<'a> RibbonView<'a> {
     #[inline(always)]
     fn locate_any(&self, hash: u64) -> (Option<(Window, u32)>, &'a [u8]) {
         if let Some(l) = &self.layer {
-            if let Some(found) = l.layer.locate(&self.columns, |i| l.code(i), hash) {
+            if let Some(found) = l.layer.locate(&l.columns, |i| l.code(i), hash) {
                 return (Some(found), l.words);
             }
         }
