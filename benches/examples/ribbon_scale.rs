@@ -1,9 +1,10 @@
 //! Ribbon against BinaryFuse8 at one (large) size, in one process.
 //!
 //! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
-//! builds a Ribbon filter with the blocked layout (R result bits, default
-//! 7; `RibbonParams::with_blocked_layout`), at R = 7 also one with the
-//! two-line layout (`RibbonParams::with_two_line_layout`), one with the
+//! builds a Ribbon filter with the blocked layout without bumping (R
+//! result bits, default 7; `RibbonParams::with_blocked_layout`,
+//! `without_bumping`), at R = 7 also one with the two-line layout without
+//! bumping (`RibbonParams::with_two_line_layout`), one with the
 //! bumped layout (`RibbonParams::with_bumping`), at R = 7 also the bumped two-line one,, and a
 //! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
@@ -81,7 +82,10 @@ fn main() {
     let t = cpu_seconds();
     let ribbon = Ribbon::build_with(
         &keys,
-        &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout(),
+        &RibbonParams::with_result_bits(r)
+            .unwrap()
+            .with_blocked_layout()
+            .without_bumping(),
     )
     .unwrap();
     let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
@@ -90,7 +94,7 @@ fn main() {
     let two_lines = RibbonParams::with_result_bits(r)
         .and_then(|p| p.with_two_line_layout())
         .ok()
-        .map(|p| Ribbon::build_with(&keys, &p).unwrap());
+        .map(|p| Ribbon::build_with(&keys, &p.without_bumping()).unwrap());
     let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_two_lines = huge_kb();
     let t = cpu_seconds();

@@ -576,6 +576,9 @@ mod tests {
                 .unwrap()
                 .with_two_line_layout()
                 .unwrap(),
+            // The layouts without bumping (the ones above are bumped).
+            RibbonParams::with_result_bits(7).unwrap().without_bumping(),
+            RibbonParams::with_bits_per_key(9.5).unwrap().without_bumping(),
         ] {
             let f = Ribbon::build_with(bytemuck::cast_slice(&keys), &params).unwrap();
             let portable: Vec<bool> = queries
