@@ -1,16 +1,17 @@
 //! Ribbon against BinaryFuse8 at one (large) size, in one process.
 //!
 //! `cargo run --release -p amq-bench --example ribbon_scale -- N [ROUNDS] [R]`
-//! builds a Ribbon filter with the blocked layout without bumping (R
-//! result bits, default 7; `RibbonParams::with_blocked_layout`,
-//! `without_bumping`), at R = 7 also one with the two-line layout without
-//! bumping (`RibbonParams::with_two_line_layout`), one with the
-//! bumped layout (`RibbonParams::with_bumping`), at R = 7 also the bumped two-line one,, and a
-//! `BinaryFuse8` over N random key hashes (default 100,000,000), then times, in
+//! builds Ribbon filters of R result bits (default 7; an FPR when R has a
+//! decimal point: `0.01` is 1%) in the blocked layout without and with
+//! bumping (`RibbonParams::with_blocked_layout`, `without_bumping`,
+//! `with_bumping`), at exactly 7 bits also in the two-line layout without
+//! and with bumping (`with_two_line_layout`), and a `BinaryFuse8` over N
+//! random key hashes (default 100,000,000), then times, in
 //! alternating rounds (default 5), a loop of `contains_hash` ("single") and
 //! `contains_hashes` over 1,024 hashes at a time ("batch") of each, over 4M
 //! random absent hashes, and prints the median of the rounds (ns per key)
-//! with bits/key and build ns/key. Times are thread CPU time (Linux
+//! with bits/key, the FPR measured over the 4M hashes, bits/key over
+//! `log2(1/FPR measured)`, and build ns/key. Times are thread CPU time (Linux
 //! `schedstat`), so they hold on a machine shared with other jobs.
 
 use std::hint::black_box;
@@ -70,7 +71,12 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100_000_000);
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
-    let r: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(7);
+    // R result bits, or an FPR when it has a decimal point (0.01: 1%).
+    let base = match args.get(2) {
+        Some(a) if a.contains('.') => RibbonParams::with_fpr(a.parse().expect("an FPR")).unwrap(),
+        Some(a) => RibbonParams::with_result_bits(a.parse().expect("result bits")).unwrap(),
+        None => RibbonParams::with_result_bits(7).unwrap(),
+    };
     let keys: Vec<KeyHash> = (0..n as u64)
         .map(|i| KeyHash::from_well_mixed(remix(i, 42)))
         .collect();
@@ -80,33 +86,22 @@ fn main() {
 
     let huge_before = huge_kb();
     let t = cpu_seconds();
-    let ribbon = Ribbon::build_with(
-        &keys,
-        &RibbonParams::with_result_bits(r)
-            .unwrap()
-            .with_blocked_layout()
-            .without_bumping(),
-    )
-    .unwrap();
+    let ribbon = Ribbon::build_with(&keys, &base.with_blocked_layout().without_bumping()).unwrap();
     let ribbon_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_ribbon = huge_kb();
     let t = cpu_seconds();
-    let two_lines = RibbonParams::with_result_bits(r)
-        .and_then(|p| p.with_two_line_layout())
+    let two_lines = base
+        .with_two_line_layout()
         .ok()
         .map(|p| Ribbon::build_with(&keys, &p.without_bumping()).unwrap());
     let two_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let huge_two_lines = huge_kb();
     let t = cpu_seconds();
-    let bumped = Ribbon::build_with(
-        &keys,
-        &RibbonParams::with_result_bits(r).unwrap().with_blocked_layout().with_bumping(),
-    )
-    .unwrap();
+    let bumped = Ribbon::build_with(&keys, &base.with_blocked_layout().with_bumping()).unwrap();
     let bumped_build = (cpu_seconds() - t) * 1e9 / n as f64;
     let t = cpu_seconds();
-    let bumped_lines = RibbonParams::with_result_bits(r)
-        .and_then(|p| p.with_two_line_layout())
+    let bumped_lines = base
+        .with_two_line_layout()
         .ok()
         .map(|p| Ribbon::build_with(&keys, &p.with_bumping()).unwrap());
     let bumped_lines_build = (cpu_seconds() - t) * 1e9 / n as f64;
@@ -155,9 +150,13 @@ fn main() {
         let [s, b] = times[i].clone();
         let (s, b) = (median(s), median(b));
         medians.push(s);
+        f.contains_hashes(&probes, &mut out);
+        let fpr = out.iter().filter(|&&o| o).count() as f64 / probes.len() as f64;
         println!(
-            "n={n} {name}: bits/key={:.3} build={:.1} ns/key single={s:.1} ns batch={b:.1} ns/key",
+            "n={n} {name}: bits/key={:.3} fpr={:.4}% over-limit={:.4} build={:.1} ns/key single={s:.1} ns batch={b:.1} ns/key",
             f.bits_per_key(),
+            fpr * 100.0,
+            f.bits_per_key() / -fpr.log2(),
             builds[i],
         );
     }

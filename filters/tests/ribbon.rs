@@ -109,7 +109,8 @@ fn sizes_at_and_around_powers_of_two_and_shard_boundaries() {
             let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params);
             assert_eq!(f.is_two_line_layout(), r == 7 && params == bits(7));
             assert_eq!(f.is_bumped_layout(), n >= amq::ribbon::BUMPED_MIN_KEYS);
-            let f = common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params.without_bumping());
+            let f =
+                common::check_static_model::<Ribbon>(&hashes(n as u64, n), &[], &params.without_bumping());
             assert!(!f.is_bumped_layout());
             let shard_keys = if f.is_two_line_layout() {
                 LINE_SHARD_KEYS

@@ -13,7 +13,9 @@ fn keys(n: u64, salt: u64) -> Vec<KeyHash> {
 }
 
 fn absent_fpr(f: &impl Filter, n: u64) -> f64 {
-    let hits = (0..n).filter(|&i| f.contains_hash(hash_u64(i | (1 << 62)))).count();
+    let hits = (0..n)
+        .filter(|&i| f.contains_hash(hash_u64(i | (1 << 62))))
+        .count();
     hits as f64 / n as f64
 }
 
@@ -21,7 +23,10 @@ fn absent_fpr(f: &impl Filter, n: u64) -> f64 {
 fn bumped_filters_find_every_key_at_their_fpr_and_size() {
     for (n, params) in [
         (1_000_000u64, RibbonParams::with_result_bits(7).unwrap()),
-        (1_000_000u64, RibbonParams::with_result_bits(7).unwrap().with_blocked_layout()),
+        (
+            1_000_000u64,
+            RibbonParams::with_result_bits(7).unwrap().with_blocked_layout(),
+        ),
         (300_000, RibbonParams::with_fpr(0.01).unwrap()),
         (300_000, RibbonParams::with_fpr(0.001).unwrap()),
         (200_000, RibbonParams::with_result_bits(13).unwrap()),
@@ -37,10 +42,16 @@ fn bumped_filters_find_every_key_at_their_fpr_and_size() {
         assert!(out.iter().all(|&o| o));
         let fpr = absent_fpr(&f, 1_000_000);
         let expected = f.expected_fpr();
-        assert!((fpr / expected - 1.0).abs() < 0.1, "{n} {params:?}: {fpr} vs {expected}");
+        assert!(
+            (fpr / expected - 1.0).abs() < 0.1,
+            "{n} {params:?}: {fpr} vs {expected}"
+        );
         let ideal = -expected.log2();
         let over = f.bits_per_key() / ideal;
-        println!("{n} {params:?}: {:.4} bits/key, {over:.4} of log2(1/FPR), fpr {fpr:.5} / {expected:.5}", f.bits_per_key());
+        println!(
+            "{n} {params:?}: {:.4} bits/key, {over:.4} of log2(1/FPR), fpr {fpr:.5} / {expected:.5}",
+            f.bits_per_key()
+        );
         let bytes = f.to_bytes();
         let back = Ribbon::from_bytes(&bytes).unwrap();
         assert_eq!(back, f);
@@ -48,13 +59,19 @@ fn bumped_filters_find_every_key_at_their_fpr_and_size() {
         let view = RibbonView::new(&bytes).unwrap();
         assert_eq!(view.expected_fpr(), f.expected_fpr());
         assert_eq!(view.num_keys(), f.num_keys());
-        let probe: Vec<KeyHash> = (0..20_000u64).map(|i| hash_u64(i * 3 + (i & 1) * (1 << 61))).chain(ks[..5000].iter().copied()).collect();
+        let probe: Vec<KeyHash> = (0..20_000u64)
+            .map(|i| hash_u64(i * 3 + (i & 1) * (1 << 61)))
+            .chain(ks[..5000].iter().copied())
+            .collect();
         let mut a = vec![false; probe.len()];
         let mut b = vec![false; probe.len()];
         f.contains_hashes(&probe, &mut a);
         view.contains_hashes(&probe, &mut b);
         assert_eq!(a, b);
-        assert!(probe.iter().zip(&a).all(|(&h, &o)| f.contains_hash(h) == o && view.contains_hash(h) == o));
+        assert!(probe
+            .iter()
+            .zip(&a)
+            .all(|(&h, &o)| f.contains_hash(h) == o && view.contains_hash(h) == o));
     }
 }
 
@@ -64,7 +81,14 @@ fn bumped_filters_find_every_key_at_their_fpr_and_size() {
 fn predictions_hold_for_bumped_filters() {
     use amq::plan::predict;
     use amq::{FilterKind, FilterSizing};
-    for n in [amq::ribbon::BUMPED_MIN_KEYS, 10_001, 20_000, 50_000, 123_457, 400_000] {
+    for n in [
+        amq::ribbon::BUMPED_MIN_KEYS,
+        10_001,
+        20_000,
+        50_000,
+        123_457,
+        400_000,
+    ] {
         for sizing in [
             FilterSizing::Fpr(1.0 / 128.0),
             FilterSizing::Fpr(0.01),
@@ -78,8 +102,14 @@ fn predictions_hold_for_bumped_filters() {
             let p = predict(FilterKind::Ribbon, n, sizing).unwrap();
             let bits = f.bits_per_key() / p.bits_per_key();
             let fpr = f.expected_fpr() / p.expected_fpr();
-            println!("{n} {sizing:?}: bits {bits:.4} fpr {fpr:.4} ({:.3} bits/key)", f.bits_per_key());
-            assert!((bits - 1.0).abs() < 0.01, "{n} {sizing:?}: bits/key {bits} of predicted");
+            println!(
+                "{n} {sizing:?}: bits {bits:.4} fpr {fpr:.4} ({:.3} bits/key)",
+                f.bits_per_key()
+            );
+            assert!(
+                (bits - 1.0).abs() < 0.01,
+                "{n} {sizing:?}: bits/key {bits} of predicted"
+            );
             assert!((fpr - 1.0).abs() < 0.01, "{n} {sizing:?}: FPR {fpr} of predicted");
         }
     }
@@ -161,7 +191,11 @@ fn bumped_golden_bytes() {
         let f = Ribbon::build_with(&ks, &params).unwrap();
         let bytes = f.to_bytes();
         let got = (bytes.len(), xxhash_rust::xxh3::xxh3_64(&bytes));
-        assert_eq!(got, (len, sum), "{params:?}: serialized bytes changed (format break?)");
+        assert_eq!(
+            got,
+            (len, sum),
+            "{params:?}: serialized bytes changed (format break?)"
+        );
     }
 }
 
@@ -198,23 +232,41 @@ fn add_u64(b: &mut [u8], at: usize, delta: i64) {
 fn damaged_bumped_frames_are_refused() {
     let ks = keys(20_000, 5);
     // Integer result bits, so the layer's word count is `blocks · r`.
-    for params in [RibbonParams::with_result_bits(7).unwrap(), RibbonParams::with_result_bits(8).unwrap()] {
+    for params in [
+        RibbonParams::with_result_bits(7).unwrap(),
+        RibbonParams::with_result_bits(8).unwrap(),
+    ] {
         let f = Ribbon::build_with(&ks, &params).unwrap();
         let bytes = f.to_bytes();
         assert_eq!(bytes[LAYOUT], if f.is_two_line_layout() { 3 } else { 2 });
         let mut cases: Vec<(&str, Vec<u8>)> = vec![
-            ("more shards than units", patched(&bytes, |b| {
-                let units = u64::from_le_bytes(b[BLOCKS..BLOCKS + 8].try_into().unwrap());
-                b[SHARDS..SHARDS + 8].copy_from_slice(&(units + 1).to_le_bytes());
-            })),
+            (
+                "more shards than units",
+                patched(&bytes, |b| {
+                    let units = u64::from_le_bytes(b[BLOCKS..BLOCKS + 8].try_into().unwrap());
+                    b[SHARDS..SHARDS + 8].copy_from_slice(&(units + 1).to_le_bytes());
+                }),
+            ),
             ("one block more", patched(&bytes, |b| add_u64(b, BLOCKS, 1))),
-            ("no shards", patched(&bytes, |b| add_u64(b, SHARDS, -(f.num_shards() as i64)))),
+            (
+                "no shards",
+                patched(&bytes, |b| add_u64(b, SHARDS, -(f.num_shards() as i64))),
+            ),
             ("unknown layout", patched(&bytes, |b| b[LAYOUT] = 4)),
-            ("second keys above keys", patched(&bytes, |b| add_u64(b, SECOND_KEYS, 1 << 40))),
-            ("second shard more", patched(&bytes, |b| add_u64(b, SECOND_SHARDS, 1))),
+            (
+                "second keys above keys",
+                patched(&bytes, |b| add_u64(b, SECOND_KEYS, 1 << 40)),
+            ),
+            (
+                "second shard more",
+                patched(&bytes, |b| add_u64(b, SECOND_SHARDS, 1)),
+            ),
             ("33 result bits", patched(&bytes, |b| b[SECOND_R] = 33)),
             ("layer result bits", patched(&bytes, |b| b[R] = 0)),
-            ("more keys than slots", patched(&bytes, |b| add_u64(b, KEYS, 1 << 40))),
+            (
+                "more keys than slots",
+                patched(&bytes, |b| add_u64(b, KEYS, 1 << 40)),
+            ),
             ("truncated", patched(&bytes, |b| b.truncate(b.len() - 8))),
         ];
         if f.is_two_line_layout() {
@@ -234,7 +286,10 @@ fn damaged_bumped_frames_are_refused() {
         assert_ne!(buckets % 32, 0, "the case needs a last code word with room");
         let last = PAYLOAD + 8 * (words + buckets.div_ceil(32)) - 1;
         let bad = patched(&bytes, |b| b[last] |= 0x80);
-        assert!(Ribbon::from_bytes(&bad).is_err(), "{params:?}: stray code decoded");
+        assert!(
+            Ribbon::from_bytes(&bad).is_err(),
+            "{params:?}: stray code decoded"
+        );
         assert!(RibbonView::new(&bad).is_err(), "{params:?}: stray code viewed");
         // The same byte with the code bits it holds unchanged decodes.
         assert_eq!(Ribbon::from_bytes(&patched(&bytes, |_| {})).unwrap(), f);

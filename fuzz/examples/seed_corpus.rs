@@ -62,6 +62,24 @@ fn main() {
             }
         }
     }
+    // Bumped Ribbon frames (layouts 2 and 3), built from `BUMPED_MIN_KEYS`
+    // keys on: the blocked layout at 1%, the two-line one at 2^-7.
+    for sizing in [FilterSizing::Fpr(0.01), FilterSizing::Fpr(1.0 / 128.0)] {
+        let hashes: Vec<KeyHash> = (0..amq::ribbon::BUMPED_MIN_KEYS as u32)
+            .map(|i| hash_key(&i.to_le_bytes()))
+            .collect();
+        let f = amq::Ribbon::build(&hashes, sizing).unwrap();
+        assert!(f.is_bumped_layout());
+        let bytes = f.to_bytes();
+        let mut input = vec![0u8];
+        input.extend_from_slice(&bytes);
+        let tag = format!("Ribbon-bumped-{sizing:?}-{}", bytes.len());
+        for target in ["decode_ribbon", "decode_any"] {
+            let dir = root.join(target);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(&tag), &input).unwrap();
+        }
+    }
     // A sharded binary fuse frame (2 shards; only builds of more than 2^23
     // keys shard, too large for a seed), the golden frame of
     // `filters/src/xor/sharded.rs`.

@@ -190,7 +190,12 @@ impl Layer {
     /// The code and the words are both found by arithmetic on the hash, so
     /// their loads do not wait on each other.
     #[inline(always)]
-    pub(crate) fn locate(&self, columns: &Columns, code_of: impl Fn(usize) -> u32, hash: u64) -> Option<(Window, u32)> {
+    pub(crate) fn locate(
+        &self,
+        columns: &Columns,
+        code_of: impl Fn(usize) -> u32,
+        hash: u64,
+    ) -> Option<(Window, u32)> {
         if self.num_shards == 0 {
             return None;
         }
@@ -210,7 +215,12 @@ impl Layer {
     /// Expected FPR of a query: the layer's mean per-shard FPR for the
     /// starts it keeps, `second` (the second filter's) for the share of
     /// starts bumped, out of `codes`.
-    pub(crate) fn expected_fpr(&self, columns: &Columns, codes: impl Iterator<Item = u32>, second: f64) -> f64 {
+    pub(crate) fn expected_fpr(
+        &self,
+        columns: &Columns,
+        codes: impl Iterator<Item = u32>,
+        second: f64,
+    ) -> f64 {
         if self.num_shards == 0 {
             return second;
         }
@@ -264,6 +274,7 @@ impl Bumped {
 
     pub(crate) fn expected_fpr(&self) -> f64 {
         let codes = (0..self.layer.num_buckets()).map(|i| self.code(i));
-        self.layer.expected_fpr(&self.columns, codes, self.second.expected_fpr())
+        self.layer
+            .expected_fpr(&self.columns, codes, self.second.expected_fpr())
     }
 }

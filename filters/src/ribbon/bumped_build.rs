@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
-use super::build::build_compact;
+use super::blocked::build_compact;
 use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SLOTS, THRESHOLDS};
 use super::config::RibbonParams;
 use super::order::{count_shards, fill, sorted_distinct};
@@ -179,7 +179,9 @@ where
                 let b = first_shard * buckets_per_shard + i;
                 codes[b >> 5] |= (c as u64) << (2 * (b & 31));
             }
-            bumped.try_reserve(part_bumped.len()).map_err(|_| Error::TooLarge)?;
+            bumped
+                .try_reserve(part_bumped.len())
+                .map_err(|_| Error::TooLarge)?;
             bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
         }
     }
@@ -187,8 +189,13 @@ where
         return Ok(Err(distinct as usize));
     }
     let source = || bumped.iter().copied();
-    let (second_words, second, second_keys) =
-        build_compact(&source, bumped.len(), params, params.second_columns(columns), &StreamedBuild::in_memory())?;
+    let (second_words, second, second_keys) = build_compact(
+        &source,
+        bumped.len(),
+        params,
+        params.second_columns(columns),
+        &StreamedBuild::in_memory(),
+    )?;
     Ok(Ok(Ribbon {
         words,
         layout: Layout::Bumped(Bumped {
@@ -223,7 +230,12 @@ mod tests {
         let shard_keys = env("BUMP_SHARD", 65536.0);
         let w = env("BUMP_W", 128.0) as usize;
         let b = env("BUMP_B", 128.0) as usize;
-        let t = [0, env("BUMP_T1", 32.0) as u32, env("BUMP_T2", 64.0) as u32, b as u32];
+        let t = [
+            0,
+            env("BUMP_T1", 32.0) as u32,
+            env("BUMP_T2", 64.0) as u32,
+            b as u32,
+        ];
         let keys: Vec<KeyHash> = (0..n as u64).map(crate::hash_u64).collect();
         let num_shards = (n as f64 / shard_keys).ceil() as usize;
         let buckets_per_shard = (n as f64 / (num_shards as f64 * load * b as f64)).round() as usize;
@@ -242,7 +254,10 @@ mod tests {
                 &mut banding,
                 k,
                 slots,
-                Buckets { slots: b, thresholds: t },
+                Buckets {
+                    slots: b,
+                    thresholds: t,
+                },
                 |a| place(a, num_shards as u64, num_starts).1,
                 |a, start| {
                     let c = coeff_in_layer(unmixed(a));

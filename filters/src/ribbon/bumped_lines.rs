@@ -29,7 +29,9 @@ use super::banding::Banding;
 use super::bumped::{code_in, coeff_in_layer, place};
 use super::bumped_build::{band_bumped, resize, Buckets};
 use super::config::RibbonParams;
-use super::lines::{self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
+use super::lines::{
+    self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS,
+};
 use super::order::{count_shards, fill, sorted_distinct};
 use super::row::{mixed, result_of, unmixed, Row};
 use super::runs;
@@ -101,7 +103,12 @@ impl LineBump {
     /// is bumped.
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
-        locate_in_layer(self.num_shards, self.shard_lines, |i| code_in(self.codes[i >> 5], i), hash)
+        locate_in_layer(
+            self.num_shards,
+            self.shard_lines,
+            |i| code_in(self.codes[i >> 5], i),
+            hash,
+        )
     }
 
     /// Expected FPR: `2^-7` wherever a key lands (layer or second filter),
@@ -161,7 +168,9 @@ where
     let counts = count_shards(source(), num_shards)?;
     let layer_lines = num_shards * shard_lines;
     let mut lines: Vec<Line> = Vec::new();
-    lines.try_reserve_exact(layer_lines + 1).map_err(|_| Error::TooLarge)?;
+    lines
+        .try_reserve_exact(layer_lines)
+        .map_err(|_| Error::TooLarge)?;
     crate::zeroed::advise_huge_pages(&mut lines);
     lines.resize(layer_lines, Line::default());
     let mut codes: Vec<u64> = zeroed_vec(LineBump::code_words(layer_lines))?;
@@ -211,7 +220,9 @@ where
                 let line = first_shard * shard_lines + i;
                 codes[line >> 5] |= (c as u64) << (2 * (line & 31));
             }
-            bumped.try_reserve(part_bumped.len()).map_err(|_| Error::TooLarge)?;
+            bumped
+                .try_reserve(part_bumped.len())
+                .map_err(|_| Error::TooLarge)?;
             bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
         }
     }
@@ -228,12 +239,22 @@ where
         &StreamedBuild::in_memory(),
     )?;
     let mut second = lines::finish(run)?;
-    // Its lines after the layer's, its padding line (or one of our own) last.
-    lines.try_reserve_exact(second.lines.len().max(1)).map_err(|_| Error::TooLarge)?;
-    lines.extend_from_slice(&second.lines);
+    // Its lines after the layer's, its padding line (or one of our own)
+    // last, in one allocation of exactly their size with its huge pages
+    // asked for before the first write: growing the layer's would move it
+    // (a 64-byte-aligned allocation is reallocated by copying) to memory
+    // that never got the advice.
+    let mut all: Vec<Line> = Vec::new();
+    all.try_reserve_exact(layer_lines + second.lines.len().max(1))
+        .map_err(|_| Error::TooLarge)?;
+    crate::zeroed::advise_huge_pages(&mut all);
+    all.extend_from_slice(&lines);
+    drop(lines);
+    all.extend_from_slice(&second.lines);
     if second.lines.is_empty() {
-        lines.push(Line::default());
+        all.push(Line::default());
     }
+    let lines = all;
     for start in &mut second.starts {
         *start = u32::try_from(*start as usize + layer_lines).map_err(|_| Error::TooLarge)?;
     }

@@ -257,7 +257,10 @@ impl RibbonParams {
     /// ```
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn without_bumping(self) -> Self {
-        RibbonParams { bumped: false, ..self }
+        RibbonParams {
+            bumped: false,
+            ..self
+        }
     }
 
     /// The ratio to keep when leaving the two-line layout: its default

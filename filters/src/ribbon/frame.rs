@@ -4,12 +4,12 @@
 
 use alloc::vec::Vec;
 
-use super::layout::Columns;
+use super::bumped::{Bumped, Layer};
 use super::bumped_lines::LineBump;
+use super::layout::Columns;
 use super::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
 use super::solution::{padding, BLOCK_SLOTS};
 use super::table::{shard_table, shard_table_bytes, u32_at, MAX_ATTEMPTS};
-use super::bumped::{Bumped, Layer};
 use super::{legacy, Kernel, Layout, Ribbon, Shards};
 use crate::format::{self, ByteWriter, Frame, Reader};
 use crate::{Error, FilterKind, FormatError};
@@ -66,8 +66,8 @@ impl Ribbon {
             }
             seeds.extend(seed);
         })?;
-        let second_words =
-            Reader::new(parts.words).u64s(parts.words.len() / 8, padding(&parts.columns, parts.num_shards))?;
+        let second_words = Reader::new(parts.words)
+            .u64s(parts.words.len() / 8, padding(&parts.columns, parts.num_shards))?;
         let words = Reader::new(layer.words).u64s(
             layer.words.len() / 8,
             padding(&layer.columns, layer.layer.num_shards),
@@ -108,7 +108,9 @@ impl Ribbon {
         let total = layer_lines + parts.total_blocks;
         let padding = (parts.num_shards > 0 || layer.is_some()) as usize;
         let mut lines = Vec::new();
-        lines.try_reserve_exact(total + padding).map_err(|_| Error::TooLarge)?;
+        lines
+            .try_reserve_exact(total + padding)
+            .map_err(|_| Error::TooLarge)?;
         let mut read = |bytes: &[u8], count: usize| -> Result<(), Error> {
             let mut words = Reader::new(bytes);
             for _ in 0..count {
@@ -215,7 +217,12 @@ pub(crate) fn parse_frame_v2(mut frame: Frame<'_>) -> Result<RibbonParts<'_>, Er
         return parse_bumped(frame, (num_keys, num_shards, total_blocks), columns, lines);
     }
     frame.params.finish()?;
-    let parts = split_payload(&mut frame.payload, (num_keys, num_shards, total_blocks), columns, lines)?;
+    let parts = split_payload(
+        &mut frame.payload,
+        (num_keys, num_shards, total_blocks),
+        columns,
+        lines,
+    )?;
     frame.payload.finish()?;
     Ok(parts)
 }
@@ -318,7 +325,9 @@ fn parse_bumped(
     let (num_words, buckets) = match lines {
         true => (layer.total_blocks() * 8, layer.total_blocks()),
         false => (
-            columns.checked_word_of(layer.total_blocks()).ok_or(FormatError::Truncated)?,
+            columns
+                .checked_word_of(layer.total_blocks())
+                .ok_or(FormatError::Truncated)?,
             layer.num_buckets(),
         ),
     };

@@ -161,12 +161,12 @@ impl LineShards {
     pub(crate) fn attempts(&self) -> u64 {
         self.bump.as_ref().map_or(0, |b| b.num_shards as u64)
             + self
-            .starts
-            .windows(2)
-            .zip(&self.seeds)
-            .filter(|(w, _)| w[1] > w[0])
-            .map(|(_, &seed)| seed as u64 + 1)
-            .sum::<u64>()
+                .starts
+                .windows(2)
+                .zip(&self.seeds)
+                .filter(|(w, _)| w[1] > w[0])
+                .map(|(_, &seed)| seed as u64 + 1)
+                .sum::<u64>()
     }
 
     /// Mean over the shards of each shard's FPR (`2^-7`, 0 when empty).

@@ -1,6 +1,9 @@
-//! Standard Ribbon filter (Dillinger & Walzer 2021, "Ribbon filter:
-//! practically smarter than Bloom and Xor", arXiv:2103.02515): a static
-//! filter within a few percent of the space limit `log2(1/FPR)` bits per key.
+//! Ribbon filter (Dillinger & Walzer 2021, "Ribbon filter: practically
+//! smarter than Bloom and Xor", arXiv:2103.02515), bumped as in BuRR
+//! (Dillinger, Hübschle-Schneider, Sanders & Walzer, SEA 2022): a static
+//! filter within 1% of the space limit `log2(1/FPR)` bits per key at a
+//! power-of-two FPR (see "Bumping" below; the unbumped layouts are a few
+//! percent above it).
 //!
 //! # The idea
 //!
@@ -167,6 +170,49 @@
 //! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
 //! `r = 7`; every other `r` has only the blocked layout.
 //!
+//! # Bumping: the default from 10,000 keys
+//!
+//! The shards above are sized to their keys and must leave every one of
+//! them room: slack that no key uses. BuRR's bumping (`bumped.rs`,
+//! `bumped_lines.rs`) turns that around. All shards of a filter have the
+//! same size, with slightly *fewer* slots than keys (1.03 keys per slot
+//! with 128-slot rows, 1.06 with the two-line layout's 64-slot rows), so a
+//! query finds its shard's first block or line by a multiplication, with
+//! no shard table. The slots are cut into buckets (128 slots, or one
+//! line) and keys are banded bucket by bucket; when a key does not fit,
+//! the bucket's keys that start below a threshold (one of four, two bits
+//! per bucket) are taken out again and go to a small second filter, an
+//! ordinary sharded one (3.1% of the keys with 128-slot rows, 5.7% in the
+//! two-line layout). A query computes its shard, start and bucket from the
+//! hash alone, loads the bucket's code and the row's words together, and
+//! asks the second filter only when its start lies below the threshold.
+//! Nearly every slot ends up holding a row (0.1–0.2% stay empty), so the
+//! space is the information limit plus the codes (2 bits per 128 slots,
+//! or per 511-bit line), the two-line layout's spare bit per line, and
+//! the second filter's own few percent over its keys:
+//!
+//! | `r = 7`, 10^6 keys | bits/key | over `r` |
+//! |---|--:|--:|
+//! | blocked, bumped | 7.03 | 0.4% |
+//! | two-line, bumped (the default at exactly 7 bits) | 7.06 | 0.9% |
+//! | blocked, [`RibbonParams::without_bumping`] | 7.18 | 2.6% |
+//! | two-line, without bumping | 7.30 | 4.3% |
+//!
+//! (`cargo test --release -p amq --test ribbon_bumped -- --nocapture`
+//! prints these and the fractional targets; `docs/results-amq.md` has the
+//! speed at 10^6 to 10^8 keys.) At a fractional FPR the mix of `r` and
+//! `r + 1` columns costs what it did (at exactly 1%, 1.15% over
+//! `log2(100)` before any overhead: `(1 − f)·2^-6 + f·2^-7 = 1%` needs
+//! `f = 0.72` and so 6.72 bits).
+//!
+//! A bumped layer never fails: at worst a bucket bumps all its keys. Only
+//! the second filter retries seeds. Below [`BUMPED_MIN_KEYS`] keys the
+//! unbumped layouts are built (a one-shard layer bumps an unsteady share
+//! and saves little). A layer is sized for the hashes given; when more
+//! than 1% of them were duplicates, it is built again for the distinct
+//! ones. Frames of the unbumped layouts still decode and are still
+//! written by [`RibbonParams::without_bumping`].
+//!
 //! # Build memory
 //!
 //! Besides the finished filter: 8 bytes per key (every key's first hash
@@ -212,7 +258,10 @@
 //! `layout.rs` (the column rule of the blocked layouts), `solution.rs`
 //! (back-substitution into interleaved blocks, and the query's window),
 //! `lines.rs` (the two-line layout), `table.rs` (the shard table and the
-//! attempt limits), `config.rs` ([`RibbonParams`]), `legacy.rs` and
+//! attempt limits), `bumped.rs` (the bumped layer and its query),
+//! `config.rs` ([`RibbonParams`]), `blocked.rs` (the blocked layout's
+//! construction), `bumped_build.rs` and `bumped_lines.rs` (bumped
+//! construction, and the bumped two-line layout), `legacy.rs` and
 //! `shard.rs` (version-1 frames), `build.rs`, `predict.rs`, `query.rs`,
 //! `frame.rs` (the byte format), `kernel.rs` with `avx2.rs`/`avx512.rs`
 //! inside it (the query kernels) and `view.rs` (queries on stored bytes).
@@ -220,6 +269,7 @@
 //! holds the type they all work on.
 
 mod banding;
+mod blocked;
 mod build;
 mod bumped;
 mod bumped_build;
@@ -262,10 +312,11 @@ use self::table::shard_table_bytes;
 use crate::format::{self, ByteWriter};
 use crate::{Error, Filter, FilterKind, FilterSizing, FromBytes, KeyHash, StaticFilter};
 
-/// A standard Ribbon filter (Dillinger & Walzer 2021): a static filter at
-/// about 2.7% above `log2(1/FPR)` bits per key (4.3% at exactly 7 result
-/// bits, where the default two-line layout trades space for at most two
-/// cache lines per query). See the [module docs](self) for the design.
+/// A Ribbon filter (Dillinger & Walzer 2021), bumped (BuRR, SEA 2022): a
+/// static filter within 1% of `log2(1/FPR)` bits per key at a
+/// power-of-two FPR (0.4% in the blocked layout, 0.9% in the two-line
+/// layout that is the default at exactly 7 result bits and reads at most
+/// two cache lines per query). See the [module docs](self) for the design.
 ///
 /// ```
 /// use amq::{hash_u64, Filter, FilterSizing, KeyHash, Ribbon, RibbonParams};
@@ -274,8 +325,8 @@ use crate::{Error, Filter, FilterKind, FilterSizing, FromBytes, KeyHash, StaticF
 /// let f = Ribbon::build_with(&keys, &RibbonParams::with_result_bits(7).unwrap()).unwrap();
 /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
 ///
-/// // 7 bits of fingerprint: FPR 2^-7 = 0.78% at under 7.35 bits per key.
-/// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
+/// // 7 bits of fingerprint: FPR 2^-7 = 0.78% at under 1% over 7 bits per key.
+/// assert!(f.bits_per_key() < 7.07, "{}", f.bits_per_key());
 /// assert_eq!(f.expected_fpr(), 1.0 / 128.0);
 /// let absent = 200_000;
 /// let fp = (1u64 << 40..(1 << 40) + absent)
@@ -284,11 +335,11 @@ use crate::{Error, Filter, FilterKind, FilterSizing, FromBytes, KeyHash, StaticF
 /// let fpr = fp as f64 / absent as f64;
 /// assert!((fpr / f.expected_fpr() - 1.0).abs() < 0.15, "{fpr}");
 ///
-/// // Any FPR, not only powers of two: 1% at about 6.9 bits per key
+/// // Any FPR, not only powers of two: 1% at about 6.78 bits per key
 /// // (Bloom needs 9.6).
 /// let g = Ribbon::build(&keys, FilterSizing::Fpr(0.01)).unwrap();
 /// assert!((g.expected_fpr() - 0.01).abs() < 1e-4);
-/// assert!(g.bits_per_key() < 7.0, "{}", g.bits_per_key());
+/// assert!(g.bits_per_key() < 6.8, "{}", g.bits_per_key());
 /// ```
 #[derive(Debug, Clone)]
 pub struct Ribbon {
@@ -596,208 +647,4 @@ impl FromBytes for Ribbon {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::query::LINE_DEPTH;
-    use super::*;
-    use crate::format::ByteWriter;
-    use crate::FormatError;
-    use alloc::vec;
-
-    use super::legacy::SHARD_RECORD_BYTES_V1;
-
-    /// A version-1 frame with a valid checksum around hand-made shard
-    /// records (records first, 10 bytes each, then the words).
-    fn frame(num_keys: u64, shards: &[(u32, u32, u8, u8)], words: usize) -> Vec<u8> {
-        let mut p = ByteWriter::default();
-        p.u64(num_keys).u64(shards.len() as u64);
-        let params = p.into_vec();
-        let mut w = ByteWriter::default();
-        w.bytes(b"AMQF").u16(1).u8(FilterKind::Ribbon.id()).u8(1);
-        w.u32(params.len() as u32)
-            .u64((shards.len() * SHARD_RECORD_BYTES_V1 + words * 8) as u64)
-            .bytes(&params);
-        for &(blocks, upper, r, seed) in shards {
-            w.u32(blocks).u32(upper).u8(r).u8(seed);
-        }
-        w.u64s(&vec![0; words]);
-        let mut b = w.into_vec();
-        let sum = xxhash_rust::xxh3::xxh3_64(&b);
-        b.extend_from_slice(&sum.to_le_bytes());
-        b
-    }
-
-    /// A version-2 frame with a valid checksum around a hand-made shard
-    /// table: `r` and the extra-column start as parameters, the words, the
-    /// block starts, the seeds.
-    fn frame_v2(
-        num_keys: u64,
-        total_blocks: u64,
-        rule: (u8, u16),
-        starts: &[u32],
-        seeds: &[u8],
-        words: usize,
-    ) -> Vec<u8> {
-        let mut p = ByteWriter::default();
-        p.u64(num_keys)
-            .u64(seeds.len() as u64)
-            .u64(total_blocks)
-            .u8(rule.0)
-            .u16(rule.1);
-        let len = words * 8 + starts.len() * 4 + seeds.len();
-        format::encode(FilterKind::Ribbon, &p.into_vec(), len, |w| {
-            w.u64s(&vec![0; words]);
-            for &s in starts {
-                w.u32(s);
-            }
-            w.bytes(seeds);
-        })
-    }
-
-    #[test]
-    fn decoder_checks_every_shard_field() {
-        // Version 1, one extra-column block: kept as records, written back
-        // as the same version-1 bytes.
-        let v1 = frame(5, &[(2, 1, 3, 0)], 7);
-        let f = Ribbon::from_bytes(&v1).unwrap();
-        assert!(matches!(f.layout, Layout::Legacy(_)));
-        assert_eq!(f.to_bytes(), v1);
-        assert_eq!((f.num_shards(), f.num_slots(), f.attempts()), (1, 128, 1));
-        // Version 1 without extra columns: the compact layout, equal to the
-        // same shards written as version 2.
-        let two = [(2, 2, 3, 0), (0, 0, 3, 0), (3, 3, 3, 5)];
-        let f = Ribbon::from_bytes(&frame(5, &two, 15)).unwrap();
-        assert!(matches!(f.layout, Layout::Compact(_)));
-        assert_eq!(
-            Ok(f),
-            Ribbon::from_bytes(&frame_v2(5, 5, (3, 256), &[0, 2, 2, 5], &[0, 0, 5], 15))
-        );
-        type Case<'a> = (u64, &'a [(u32, u32, u8, u8)], usize);
-        let bad: [Case<'_>; 12] = [
-            (5, &[(2, 1, 0, 0)], 2),                // 0 columns
-            (5, &[(2, 1, 33, 0)], 67),              // 33 columns
-            (5, &[(2, 3, 3, 0)], 6),                // extra columns past the end
-            (5, &[(2, 1, 32, 0)], 65),              // 33 columns in block 1
-            (5, &[(1, 1, 3, 0)], 3),                // one block: no room for a row
-            (5, &[(2, 2, 3, 64)], 6),               // seed beyond the attempts
-            (500, &[(2, 2, 3, 0)], 6),              // more keys than slots
-            (0, &[(2, 2, 3, 0)], 6),                // shards but no keys
-            (5, &[], 0),                            // keys but no shards
-            (5, &[(2, 2, 3, 0)], 7),                // payload longer than the shards
-            (5, &[(2, 2, 3, 0)], 5),                // payload shorter
-            (5, &[(u32::MAX, u32::MAX, 32, 0)], 0), // huge shard, tiny payload
-        ];
-        for (i, (keys, shards, words)) in bad.iter().enumerate() {
-            assert!(
-                Ribbon::from_bytes(&frame(*keys, shards, *words)).is_err(),
-                "v1 case {i} decoded"
-            );
-        }
-        // Version 2: well formed, then each field out of range.
-        assert!(Ribbon::from_bytes(&frame_v2(5, 4, (3, 256), &[0, 2, 4], &[0, 1], 12)).is_ok());
-        assert!(Ribbon::from_bytes(&frame_v2(5, 4, (3, 1), &[0, 2, 4], &[0, 1], 15)).is_ok());
-        type CaseV2<'a> = (u64, u64, (u8, u16), &'a [u32], &'a [u8], usize);
-        let bad: [CaseV2<'_>; 16] = [
-            (5, 4, (0, 256), &[0, 2, 4], &[0, 1], 0),    // 0 columns
-            (5, 4, (33, 256), &[0, 2, 4], &[0, 1], 132), // 33 columns
-            (5, 4, (32, 255), &[0, 2, 4], &[0, 1], 128), // 33 columns in a block
-            (5, 4, (3, 257), &[0, 2, 4], &[0, 1], 12),   // extra-column start past the period
-            (5, 4, (3, 256), &[1, 2, 4], &[0, 1], 12),   // starts not at block 0
-            (5, 4, (3, 256), &[0, 2, 3], &[0, 1], 12),   // ends before the blocks do
-            (5, 4, (3, 256), &[0, 3, 2], &[0, 1], 12),   // starts fall
-            (5, 4, (3, 256), &[0, 1, 4], &[0, 1], 12),   // one block: no room for a row
-            (5, 4, (3, 256), &[0, 2, 4], &[0, 64], 12),  // seed beyond the attempts
-            (5, 4, (3, 256), &[0, 0, 4], &[1, 0], 12),   // an empty shard with a seed
-            (500, 4, (3, 256), &[0, 2, 4], &[0, 1], 12), // more keys than slots
-            (0, 4, (3, 256), &[0, 2, 4], &[0, 1], 12),   // shards but no keys
-            (5, 0, (3, 256), &[0], &[], 0),              // keys but no shards
-            (5, 4, (3, 256), &[0, 2, 4], &[0, 1], 13),   // payload longer
-            (5, 4, (3, 256), &[0, 2, 4], &[0, 1], 11),   // payload shorter
-            (5, u32::MAX as u64 + 1, (3, 256), &[0, 2, 4], &[0, 1], 0), // too many blocks
-        ];
-        for (i, (keys, blocks, rule, starts, seeds, words)) in bad.iter().enumerate() {
-            assert!(
-                Ribbon::from_bytes(&frame_v2(*keys, *blocks, *rule, starts, seeds, *words)).is_err(),
-                "v2 case {i} decoded"
-            );
-        }
-    }
-
-    #[test]
-    fn huge_shard_count_is_refused_before_allocating() {
-        let mut p = ByteWriter::default();
-        p.u64(1).u64(u64::MAX).u64(2).u8(7).u16(256);
-        let bytes = format::encode(FilterKind::Ribbon, &p.into_vec(), 0, |_| {});
-        assert_eq!(
-            Ribbon::from_bytes(&bytes),
-            Err(Error::Format(FormatError::Truncated))
-        );
-        let mut p = ByteWriter::default();
-        p.u64(1).u64(u64::MAX);
-        let mut b = frame(1, &[], 0);
-        b.truncate(20);
-        b[8..12].copy_from_slice(&16u32.to_le_bytes());
-        b.extend_from_slice(&p.into_vec());
-        let sum = xxhash_rust::xxh3::xxh3_64(&b);
-        b.extend_from_slice(&sum.to_le_bytes());
-        assert_eq!(Ribbon::from_bytes(&b), Err(Error::Format(FormatError::Truncated)));
-    }
-
-    #[test]
-    fn empty_shards_answer_no() {
-        // Two shards of input but one distinct key: one shard stays empty.
-        let k = KeyHash::from_well_mixed;
-        let keys = vec![k(7); SHARD_KEYS + 1];
-        let params = RibbonParams::with_result_bits(4).unwrap().without_bumping();
-        let f = Ribbon::build_with(&keys, &params).unwrap();
-        assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-        assert!(f.contains_hash(k(7)));
-        let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
-        assert_eq!(back, f);
-        let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
-        assert!(absent < 2_000, "{absent}");
-        // The batch path agrees, keys in the empty shard included.
-        let probe: Vec<KeyHash> = (0..10_000u64).map(k).collect();
-        let mut out = vec![false; probe.len()];
-        f.contains_hashes(&probe, &mut out);
-        assert!(probe.iter().zip(&out).all(|(&h, &o)| f.contains_hash(h) == o));
-    }
-
-    #[test]
-    fn empty_shards_answer_no_in_the_two_line_layout() {
-        let k = KeyHash::from_well_mixed;
-        let keys = vec![k(7); lines::LINE_SHARD_KEYS + 1];
-        let params = RibbonParams::with_result_bits(7)
-            .unwrap()
-            .with_two_line_layout()
-            .unwrap()
-            .without_bumping();
-        let f = Ribbon::build_with(&keys, &params).unwrap();
-        assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-        assert!(f.contains_hash(k(7)));
-        let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
-        assert!(absent < 500, "{absent}");
-        // The batch path agrees at every length around its pipeline depth
-        // (head, steady loop and tail), keys in the empty shard included.
-        let probe: Vec<KeyHash> = (0..10_000u64).chain([7]).map(k).collect();
-        let shard = |h: KeyHash| row::shard_of(row::mixed(h.get()), 2);
-        let empty_shard = probe.iter().filter(|&&h| shard(h) != shard(k(7))).count();
-        assert!(empty_shard > 1_000, "{empty_shard}");
-        for len in [
-            0,
-            1,
-            LINE_DEPTH - 1,
-            LINE_DEPTH,
-            LINE_DEPTH + 1,
-            3 * LINE_DEPTH + 5,
-            probe.len(),
-        ] {
-            let probe = &probe[probe.len() - len..];
-            let mut out = vec![true; len];
-            f.contains_hashes(probe, &mut out);
-            assert!(
-                probe.iter().zip(&out).all(|(&h, &o)| f.contains_hash(h) == o),
-                "{len}"
-            );
-        }
-    }
-}
+mod tests;

@@ -113,7 +113,11 @@ fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> 
             + second.bytes;
         return Ok(Prediction {
             bytes,
-            fpr: if n == 0 { 0.0 } else { libm::exp2(-(LINE_COLUMNS as f64)) },
+            fpr: if n == 0 {
+                0.0
+            } else {
+                libm::exp2(-(LINE_COLUMNS as f64))
+            },
             mean_columns: LINE_COLUMNS as f64,
         });
     }
@@ -122,8 +126,14 @@ fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> 
         return Ok(Prediction::default());
     }
     let columns = params.bumped_columns(n, &layer);
-    let second = predict_with(share_of(n, BLOCKS_BUMPED), &standard, params.second_columns(columns))?;
-    let words = columns.checked_word_of(layer.total_blocks()).ok_or(Error::TooLarge)?;
+    let second = predict_with(
+        share_of(n, BLOCKS_BUMPED),
+        &standard,
+        params.second_columns(columns),
+    )?;
+    let words = columns
+        .checked_word_of(layer.total_blocks())
+        .ok_or(Error::TooLarge)?;
     let bytes = (words + padding_words(columns.max_columns()) + layer.code_words()) * 8 + second.bytes;
     // The pattern repeats every 256 blocks: a few shards tell the FPR.
     let sample = layer.num_shards.min(64);

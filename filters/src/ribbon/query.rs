@@ -3,6 +3,7 @@
 //! matches, single and batched, with a kernel's `group` and `pair` plugged
 //! in.
 
+use super::bumped::Bumped;
 use super::layout::Columns;
 use super::lines;
 use super::lines::{LineShards, LineWindow};
@@ -10,7 +11,6 @@ use super::row::{coeff_of, locate_in_shard, result_of, ROW_WIDTH};
 use super::solution;
 use super::solution::BLOCK_SLOTS;
 use super::solution::{GroupWords, Window};
-use super::bumped::Bumped;
 use super::{Layout, Ribbon};
 use crate::KeyHash;
 

@@ -22,9 +22,9 @@
 use alloc::vec::Vec;
 
 use super::bumped::{code_in, Layer};
+use super::bumped_lines::locate_in_layer;
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
-use super::bumped_lines::locate_in_layer;
 use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow, LINE_COLUMNS};
 use super::query::{locate_compact, BATCH};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
@@ -123,7 +123,11 @@ impl<'a> RibbonView<'a> {
             None => (parts.num_keys, second_fpr),
             Some(l) if parts.lines => {
                 let keys = parts.bumped.map_or(0, |b| b.num_keys);
-                let fpr = if keys > 0 { 1.0 / (1u32 << LINE_COLUMNS) as f64 } else { 0.0 };
+                let fpr = if keys > 0 {
+                    1.0 / (1u32 << LINE_COLUMNS) as f64
+                } else {
+                    0.0
+                };
                 (keys, fpr)
             }
             Some(l) => {
@@ -262,7 +266,9 @@ impl<'a> RibbonView<'a> {
             };
         }
         match self.locate_any(hash) {
-            (Some((window, result)), words) => Self::matches(words, &window, result, &mut [0; GATHERED_WORDS]),
+            (Some((window, result)), words) => {
+                Self::matches(words, &window, result, &mut [0; GATHERED_WORDS])
+            }
             (None, _) => false,
         }
     }
