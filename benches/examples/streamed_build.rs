@@ -4,7 +4,8 @@
 //!
 //! `cargo run --release -p amq-bench --example streamed_build -- KIND N [THREADS] [MEMORY_MIB] [ABSENT]`
 //!
-//! KIND is `ribbon` (FPR 1%, `RibbonParams::with_fpr(0.01)`), `ribbon7`
+//! KIND is `ribbon` (FPR 1%, `RibbonParams::with_fpr(0.01)`, bumped),
+//! `ribbon-sharded` (the same `without_bumping()`), `ribbon7`
 //! (7 result bits, the two-line layout), `blocked` (`BlockedBloom` at 10
 //! bits per key), `fuse8` or `fuse16` (3-wise `BinaryFuse8`/`16`, in
 //! shards of up to 2^23 keys beyond that many), or `fuse8-slice` (one
@@ -112,6 +113,14 @@ fn main() {
         "ribbon" => Box::new(
             Ribbon::build_streamed(source, &RibbonParams::with_fpr(0.01).unwrap(), &options).unwrap(),
         ),
+        "ribbon-sharded" => Box::new(
+            Ribbon::build_streamed(
+                source,
+                &RibbonParams::with_fpr(0.01).unwrap().without_bumping(),
+                &options,
+            )
+            .unwrap(),
+        ),
         "ribbon7" => Box::new(
             Ribbon::build_streamed(source, &RibbonParams::with_result_bits(7).unwrap(), &options).unwrap(),
         ),
@@ -126,7 +135,9 @@ fn main() {
         "fuse16" => {
             Box::new(BinaryFuse16::build_streamed(source, &FuseParams::THREE_WISE, &options).unwrap())
         }
-        other => panic!("unknown kind {other}: ribbon, ribbon7, blocked, fuse8, fuse8-slice or fuse16"),
+        other => panic!(
+            "unknown kind {other}: ribbon, ribbon-sharded, ribbon7, blocked, fuse8, fuse8-slice or fuse16"
+        ),
     };
     let build = t.elapsed().as_secs_f64();
     let peak = peak_rss();

@@ -519,7 +519,7 @@ impl crate::cost::CostModel for Ribbon {
         // whole 64-slot blocks (the prediction spreads them evenly).
         size_spread: 0.005,
         cost: crate::cost::QueryCost::High,
-        reason: "static, any FPR, within a few percent of log2(1/FPR) bits per key; slower build and query",
+        reason: "static, any FPR, within 1-2% of log2(1/FPR) bits per key (bumped); slower build and query",
         ..crate::cost::Traits::FIXED
     };
 
