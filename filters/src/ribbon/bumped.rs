@@ -131,7 +131,7 @@ impl Layer {
         let shard_blocks = total_blocks / num_shards;
         let ok = shard_blocks.checked_mul(num_shards) == Some(total_blocks)
             && shard_blocks > 0
-            && shard_blocks % BUCKET_BLOCKS == 0
+            && shard_blocks.is_multiple_of(BUCKET_BLOCKS)
             && shard_blocks * BLOCK_SLOTS >= ROW_WIDTH;
         ok.then_some(Layer {
             num_shards,

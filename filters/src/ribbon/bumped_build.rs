@@ -43,6 +43,7 @@ pub(crate) struct Buckets {
 /// in `a`) and `row_of(a, start)` its equation, in a banding of `num_slots`
 /// slots. Writes each bucket's threshold code to `codes` (one per bucket of
 /// the shard) and pushes the bumped keys' first steps to `bumped`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn band_bumped(
     banding: &mut Banding,
     keys: &[u64],
@@ -218,7 +219,8 @@ mod tests {
     extern crate std;
     use std::println;
 
-    /// Parameter exploration: `BUMP_N`, `BUMP_LOAD` (keys per slot),
+    /// Parameter exploration, printing what a layer leaves empty and bumps
+    /// (and checking that it stays sane): `BUMP_N`, `BUMP_LOAD` (keys per slot),
     /// `BUMP_SHARD` (keys per shard), `BUMP_W` (row width 64 or 128),
     /// `BUMP_B` (bucket slots), `BUMP_T1`, `BUMP_T2` (thresholds).
     #[test]
@@ -279,6 +281,9 @@ mod tests {
         let ns = clock.elapsed().as_nanos() as f64 / n as f64;
         let m = num_shards * slots;
         let nb = bumped.len();
+        assert_eq!(hist.iter().sum::<usize>(), m / b);
+        assert!(empty < m / 20, "{empty} of {m} slots empty");
+        assert!(nb < n / 4, "{nb} of {n} keys bumped");
         let bits = m as f64 * 7.0 + (m / b) as f64 * 2.0 + nb as f64 * 7.0 * 1.03;
         println!(
             "n {n} load {:.4} w {w} b {b} t {t:?}: empty {:.3}% bumped {:.3}% codes {hist:?} overhead {:.3}% ({ns:.0} ns/key)",
