@@ -26,7 +26,7 @@
 //! | [`Xor8`], [`Xor16`] | built once | 9.84 (0.391%), 19.68 (0.00153%) | [`xor`] |
 //! | [`BinaryFuse8`], [`BinaryFuse16`], [`BinaryFuse32`] | built once | 9.04 (0.391%), 18.09 (0.00153%), 36.18 (2.33e-8%) | [`xor`] |
 //! | [`PackedBinaryFuse`] | built once; FPR `2^-w` for any `w` from 1 to 32 | 7.91 (0.781%), 11.31 (0.0977%) | [`xor`] |
-//! | [`Ribbon`] | built once; any FPR | 6.89 (1.000%) | [`ribbon`] |
+//! | [`Ribbon`] | built once; any FPR | 6.76 (1.00%), 10.02 (0.100%) | [`ribbon`] |
 //! | [`ParquetBloom`] | insert; Parquet's bytes and value hash | 10.53 (1%) | [`parquet`] |
 //! | [`range::GrafiteRange`] | built once; ranges of `u64` keys | 16.00 (`ℓ/2^13.7` for a range of `ℓ` keys) | [`range`] |
 //! | [`range::MementoFilter`] | insert, remove; ranges of `u64` keys; grows with no size given | 13.1 + `m` per slot (≤ 1% for ranges of up to `2^m` keys while it grows 2^18-fold) | [`range`] |

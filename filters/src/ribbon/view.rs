@@ -12,6 +12,10 @@
 //! A two-line payload (`lines.rs`) is viewed the same way: the query's one
 //! or two lines (16 words) are copied to the stack and read by
 //! [`portable_pair`].
+//! A bumped payload (layouts 2 and 3, `bumped.rs`) is viewed the same way:
+//! a query computes its bucket, reads the bucket's two-bit code from the
+//! bytes and either the layer's words or, for a bumped key, the second
+//! filter's (whose shard table is checked like any other).
 //! Version-1 payloads have no block starts (each shard's place is the sum
 //! of the sizes before it), so they cannot be viewed: [`Error::Unsupported`].
 //!
