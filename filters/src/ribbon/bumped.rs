@@ -35,7 +35,7 @@ use crate::Error;
 pub const BUMPED_SHARD_KEYS: usize = 1 << 16;
 
 /// Keys per slot of a bumped layer: more keys than slots, the excess
-/// bumped. Measured best among 1.00 to 1.05 (the module docs).
+/// bumped. Measured best among 1.00 to 1.05 (`docs/ribbon.md`, "Bumping").
 pub(crate) const BUMPED_LOAD: f64 = 1.03;
 
 /// Fewest keys a filter is bumped at: below, a layer of one small shard
@@ -45,8 +45,8 @@ pub(crate) const BUMPED_LOAD: f64 = 1.03;
 pub const BUMPED_MIN_KEYS: usize = 10_000;
 
 /// Share of the keys a layer bumps at that load, on average (measured at
-/// 10^6 to 10^8 keys): what sizing and the planner's prediction expect of
-/// the second filter.
+/// 10^6 keys by the layer exploration in `bumped_build.rs`): what sizing
+/// and the planner's prediction expect of the second filter.
 pub(crate) const SECOND_SHARE: f64 = 0.031;
 
 /// Slots per bucket: one threshold per bucket.

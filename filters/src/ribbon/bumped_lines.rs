@@ -47,8 +47,8 @@ const SHARD_KEYS: usize = 1 << 16;
 const LOAD: f64 = 1.06;
 
 /// Share of the keys the layer bumps at that load, on average (measured
-/// at 10^6 to 10^8 keys): what the planner's prediction expects of the
-/// second filter.
+/// at 10^6 keys by the layer exploration in `bumped_build.rs`): what the
+/// planner's prediction expects of the second filter.
 pub(crate) const SECOND_SHARE: f64 = 0.057;
 
 /// Thresholds by two-bit code, in slots of the line: keys that start

@@ -101,7 +101,7 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
 
 /// [`predict`] with bumping: the layer's words (or lines) and codes as
 /// built, and the second filter predicted for the share of keys a layer
-/// bumps on average (measured at 10^6 to 10^8 keys).
+/// bumps on average (measured at 10^6 keys).
 fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
     let standard = params.without_bumping();
     if params.two_lines() {
