@@ -381,6 +381,15 @@ pub fn ribbon(input: StaticInput) {
                 .and_then(|q| q.with_slots_per_key(1.0 + f64::from(p >> 2) / 128.0)),
         },
     };
+    // One input in seven (by its first key) also holds a run of
+    // `BUMPED_MIN_KEYS` consecutive keys from there, so the bumped layouts
+    // (built from that many keys on) meet the fuzzer's keys, repeats and
+    // parameters too.
+    let mut input = input;
+    if let Some(&first) = input.keys.first().filter(|&&k| k % 7 == 0) {
+        let run = (0..amq::ribbon::BUMPED_MIN_KEYS as u16).map(|i| first.wrapping_add(i));
+        input.keys.extend(run);
+    }
     match params {
         Ok(params) => static_ops::<Ribbon>(&input, &params),
         Err(e) => assert_documented(&e),
