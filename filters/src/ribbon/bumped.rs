@@ -122,6 +122,9 @@ impl Layer {
     /// split evenly over `num_shards` shards of whole buckets (none for no
     /// shards).
     pub(crate) fn from_parts(num_shards: usize, total_blocks: usize) -> Option<Self> {
+        if total_blocks > u32::MAX as usize {
+            return None; // and below, every product fits
+        }
         if num_shards == 0 {
             return (total_blocks == 0).then_some(Layer {
                 num_shards: 0,
@@ -143,6 +146,9 @@ impl Layer {
     /// line is a bucket): `total_lines` split evenly over `num_shards`
     /// shards, each at least one line.
     pub(crate) fn from_line_parts(num_shards: usize, total_lines: usize) -> Option<Self> {
+        if total_lines > u32::MAX as usize {
+            return None;
+        }
         if num_shards == 0 {
             return (total_lines == 0).then_some(Layer {
                 num_shards: 0,

@@ -97,7 +97,12 @@ impl Ribbon {
     /// filter, whose lines follow the layer's).
     fn from_line_parts(parts: &RibbonParts<'_>, layer: Option<&LayerParts<'_>>) -> Result<Self, Error> {
         let layer_lines = layer.map_or(0, |l| l.layer.total_blocks());
+        // The second filter's line starts count from the layer's end: both
+        // together must fit a `u32` start.
         let offset = u32::try_from(layer_lines).map_err(|_| Error::TooLarge)?;
+        if layer_lines + parts.total_blocks > u32::MAX as usize {
+            return Err(FormatError::InvalidParameters("more lines than a line start holds").into());
+        }
         let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
         check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |start, seed| {
             if parts.num_shards > 0 {
