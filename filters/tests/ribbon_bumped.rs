@@ -250,10 +250,13 @@ fn damaged_bumped_frames_are_refused() {
             ("one block more", patched(&bytes, |b| add_u64(b, BLOCKS, 1))),
             // Found by the fuzzer: a huge block count in one shard once
             // overflowed the shard's slot count before being refused.
-            ("2^62 blocks in one shard", patched(&bytes, |b| {
-                b[SHARDS..SHARDS + 8].copy_from_slice(&1u64.to_le_bytes());
-                b[BLOCKS..BLOCKS + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
-            })),
+            (
+                "2^62 blocks in one shard",
+                patched(&bytes, |b| {
+                    b[SHARDS..SHARDS + 8].copy_from_slice(&1u64.to_le_bytes());
+                    b[BLOCKS..BLOCKS + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+                }),
+            ),
             (
                 "no shards",
                 patched(&bytes, |b| add_u64(b, SHARDS, -(f.num_shards() as i64))),

@@ -98,6 +98,35 @@ pub(crate) fn band_bumped(
     Ok(())
 }
 
+/// What a thread solved of a pass: its first shard, its buckets' codes
+/// (one byte each), its bumped keys' first steps and its distinct keys.
+pub(crate) type Part = (usize, Vec<u8>, Vec<u64>, u64);
+
+/// Gathers a pass's parts in order: each bucket's code packed into `codes`
+/// (`per_shard` buckets per shard, 32 codes to a word), each bumped key's
+/// hash appended to `bumped`; returns the distinct keys.
+pub(crate) fn gather(
+    parts: Vec<Result<Part, Error>>,
+    per_shard: usize,
+    codes: &mut [u64],
+    bumped: &mut Vec<KeyHash>,
+) -> Result<u64, Error> {
+    let mut distinct = 0;
+    for part in parts {
+        let (first_shard, part_codes, part_bumped, keys) = part?;
+        distinct += keys;
+        for (i, &c) in part_codes.iter().enumerate() {
+            let b = first_shard * per_shard + i;
+            codes[b >> 5] |= (c as u64) << (2 * (b & 31));
+        }
+        bumped
+            .try_reserve(part_bumped.len())
+            .map_err(|_| Error::TooLarge)?;
+        bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
+    }
+    Ok(distinct)
+}
+
 /// Whether a layer sized for `n` keys that held only `distinct` of them
 /// (the rest duplicates) is under-loaded enough to build again for
 /// `distinct`: more than 1% of the keys were duplicates.
@@ -173,18 +202,7 @@ where
             }
             Ok::<_, Error>((part.start, part_codes, part_bumped, keys))
         });
-        for result in solved {
-            let (first_shard, part_codes, part_bumped, keys) = result?;
-            distinct += keys;
-            for (i, &c) in part_codes.iter().enumerate() {
-                let b = first_shard * buckets_per_shard + i;
-                codes[b >> 5] |= (c as u64) << (2 * (b & 31));
-            }
-            bumped
-                .try_reserve(part_bumped.len())
-                .map_err(|_| Error::TooLarge)?;
-            bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
-        }
+        distinct += gather(solved, buckets_per_shard, &mut codes, &mut bumped)?;
     }
     if resize(n, distinct) {
         return Ok(Err(distinct as usize));

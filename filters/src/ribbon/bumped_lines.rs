@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::bumped::{code_in, coeff_in_layer, place};
-use super::bumped_build::{band_bumped, resize, Buckets};
+use super::bumped_build::{band_bumped, gather, resize, Buckets};
 use super::config::RibbonParams;
 use super::lines::{
     self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS,
@@ -213,18 +213,8 @@ where
             }
             Ok::<_, Error>((part.start, part_codes, part_bumped, keys))
         });
-        for result in solved {
-            let (first_shard, part_codes, part_bumped, keys) = result?;
-            distinct += keys;
-            for (i, &c) in part_codes.iter().enumerate() {
-                let line = first_shard * shard_lines + i;
-                codes[line >> 5] |= (c as u64) << (2 * (line & 31));
-            }
-            bumped
-                .try_reserve(part_bumped.len())
-                .map_err(|_| Error::TooLarge)?;
-            bumped.extend(part_bumped.iter().map(|&a| KeyHash::from_well_mixed(unmixed(a))));
-        }
+        // A line is a bucket.
+        distinct += gather(solved, shard_lines, &mut codes, &mut bumped)?;
     }
     if resize(n, distinct) {
         return Ok(Err(distinct as usize));
