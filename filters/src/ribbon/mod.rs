@@ -186,7 +186,7 @@
 //! two-line layout). A query computes its shard, start and bucket from the
 //! hash alone, loads the bucket's code and the row's words together, and
 //! asks the second filter only when its start lies below the threshold.
-//! Nearly every slot ends up holding a row (0.1–0.2% stay empty), so the
+//! Nearly every slot ends up holding a row (about 0.1% stay empty), so the
 //! space is the information limit plus the codes (2 bits per 128 slots,
 //! or per 511-bit line), the two-line layout's spare bit per line, and
 //! the second filter's own few percent over its keys:
