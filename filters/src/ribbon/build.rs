@@ -82,8 +82,13 @@ impl Ribbon {
     /// shards. A pass holds `memory / 8` keys (at least one shard). Peak
     /// memory is the finished filter (its words grow as shards are solved),
     /// one pass's hashes, each thread's solved shards until they are
-    /// appended, and 0.3 MB of working space per thread. A source that
-    /// yields a different number of hashes for a shard on a later read is
+    /// appended, and 0.3 MB of working space per thread. A bumped filter
+    /// (the default from [`BUMPED_MIN_KEYS`] keys) allocates its layer's
+    /// words at once, holds the bumped keys' hashes (3–6% of the keys) for
+    /// its second filter, and uses 2 MB of banding per thread; when more
+    /// than 1% of the hashes were duplicates it reads the source as many
+    /// times again, for the distinct keys. A source that yields a different
+    /// number of hashes for a shard on a later read is
     /// [`Error::InvalidParameter`].
     ///
     /// ```
