@@ -185,6 +185,55 @@ impl AnyFilter {
             other => other.contains_hash(key.hash()),
         }
     }
+
+    /// Inserts the key with this hash and says whether it was (probably)
+    /// there already: the Bloom kinds' own `check_and_insert_hash` (one
+    /// probe), else a query and an insert of the same slots (the second in
+    /// cache). [`Error::Unsupported`] for a static kind, and each kind's
+    /// insert errors ([`Error::Full`]: nothing changed).
+    ///
+    /// ```
+    /// use amq::{hash_u64, AnyFilter, FilterKind, FilterSizing};
+    /// let mut seen = AnyFilter::new(FilterKind::QuotientFilter, 1_000, FilterSizing::Fpr(0.01))?;
+    /// let ids = [7u64, 8, 7, 9, 8];
+    /// let mut new = Vec::new();
+    /// for id in ids {
+    ///     if !seen.check_and_insert_hash(hash_u64(id))? {
+    ///         new.push(id);
+    ///     }
+    /// }
+    /// assert_eq!(new, [7, 8, 9]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> Result<bool, Error> {
+        match self {
+            AnyFilter::StandardBloom(f) => Ok(f.check_and_insert_hash(hash)),
+            AnyFilter::BlockedBloom(f) => Ok(f.check_and_insert_hash(hash)),
+            AnyFilter::CountingBloom(f) => Ok(f.check_and_insert_hash(hash)),
+            AnyFilter::QuotientFilter(f) => f.check_and_insert_hash(hash),
+            AnyFilter::ExpandingQuotientFilter(f) => f.check_and_insert_hash(hash),
+            other => {
+                let was = other.contains_hash(hash);
+                other.insert_hash(hash)?;
+                Ok(was)
+            }
+        }
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)).
+    ///
+    /// ```
+    /// use amq::{AnyFilter, FilterKind, FilterSizing};
+    /// let mut seen = AnyFilter::new(FilterKind::CuckooFilter, 1_000, FilterSizing::Fpr(0.01))?;
+    /// assert!(!seen.check_and_insert(b"a")? && seen.check_and_insert(b"a")?);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> Result<bool, Error> {
+        self.check_and_insert_hash(crate::hash_key(key))
+    }
 }
 
 impl FromBytes for AnyFilter {
@@ -271,8 +320,9 @@ impl Insert for AnyFilter {
     }
 }
 
-/// Forwards to the kinds that forget keys (counting Bloom and cuckoo); the
-/// others return [`Error::Unsupported`] and stay unchanged.
+/// Forwards to the kinds that forget keys (counting Bloom, cuckoo and the
+/// quotient filters); the others return [`Error::Unsupported`] and stay
+/// unchanged.
 ///
 /// ```
 /// use amq::{AnyFilter, Error, Filter, FilterKind, FilterSizing, Insert, Remove};

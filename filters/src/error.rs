@@ -98,7 +98,8 @@ pub enum FormatError {
     TrailingBytes,
     /// The first four bytes are not the magic `AMQF`.
     BadMagic,
-    /// A format version this build cannot read.
+    /// A format version this build cannot read, or one older than the
+    /// filter kind the frame names (kinds 12 to 17 exist from version 2).
     UnsupportedVersion(u16),
     /// A filter kind byte this build does not know.
     UnknownKind(u8),

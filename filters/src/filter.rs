@@ -256,20 +256,24 @@ forward_filter! {
     impl[T: Filter + ?Sized] for alloc::sync::Arc<T>;
 }
 
-/// Filters that take new keys after construction: the Bloom family and
-/// cuckoo. Every insert returns a `Result`, the same for every kind, so
-/// code written for one kind compiles for another.
+/// Filters that take new keys after construction: the Bloom family, the
+/// cuckoo filter and the quotient filters. Every insert returns a `Result`,
+/// the same for every kind, so code written for one kind compiles for
+/// another.
 ///
-/// Why a `Result` when a Bloom insert cannot fail: a cuckoo filter's can
-/// ([`Error::Full`], [`Error::TooManyCopies`]), and one trait serves both,
-/// so generic code and [`AnyFilter`](crate::AnyFilter) handle every kind
-/// alike. Code that holds a Bloom kind itself has an insert without a
-/// `Result`: `check_and_insert` / `check_and_insert_hash`
+/// Why a `Result` when a Bloom insert cannot fail: a cuckoo or quotient
+/// filter's can ([`Error::Full`], [`Error::TooManyCopies`]), and one trait
+/// serves all, so generic code and [`AnyFilter`](crate::AnyFilter) handle
+/// every kind alike. `check_and_insert` / `check_and_insert_hash` insert
+/// and also say whether the key was (probably) there already: without a
+/// `Result` on the Bloom kinds
 /// ([`StandardBloom`](crate::StandardBloom::check_and_insert_hash),
 /// [`BlockedBloom`](crate::BlockedBloom::check_and_insert_hash),
 /// [`AtomicBlockedBloom`](crate::AtomicBlockedBloom::check_and_insert_hash),
-/// [`CountingBloom`](crate::CountingBloom::check_and_insert_hash)), which
-/// also says whether the key was (probably) there already.
+/// [`CountingBloom`](crate::CountingBloom::check_and_insert_hash)), with one
+/// on [`QuotientFilter`](crate::quotient::QuotientFilter::check_and_insert_hash),
+/// [`ExpandingQuotientFilter`](crate::quotient::ExpandingQuotientFilter::check_and_insert_hash)
+/// and [`AnyFilter`](crate::AnyFilter::check_and_insert_hash).
 ///
 /// ```
 /// use amq::{Filter, FilterSizing, Insert, StandardBloom};

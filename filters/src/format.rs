@@ -255,6 +255,9 @@ fn parse_frame(bytes: &[u8], checksum: Checksum) -> Result<Frame<'_>, FormatErro
         return Err(FormatError::NonZeroPadding);
     }
     let kind = FilterKind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
+    if version < kind.first_version() {
+        return Err(FormatError::UnsupportedVersion(version));
+    }
     let scheme = HashScheme::from_id(scheme).ok_or(FormatError::UnknownHashScheme(scheme))?;
     Ok(Frame {
         version,

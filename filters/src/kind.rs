@@ -122,6 +122,20 @@ impl FilterKind {
         }
     }
 
+    /// The first format version with this kind: frames of an older
+    /// version holding it are refused (no build ever wrote them).
+    pub(crate) const fn first_version(self) -> u16 {
+        match self {
+            FilterKind::GrafiteRange
+            | FilterKind::QuotientFilter
+            | FilterKind::ExpandingQuotientFilter
+            | FilterKind::MementoFilter
+            | FilterKind::SplitBlockBloom
+            | FilterKind::PackedBinaryFuse => 2,
+            _ => 1,
+        }
+    }
+
     /// The header byte for this kind.
     pub const fn id(self) -> u8 {
         self as u8

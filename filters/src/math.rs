@@ -108,16 +108,23 @@ pub fn blocked_bloom_fpr(total_bits: u64, block_bits: u32, k: u32, n: u64) -> f6
 
 /// `Σ_j Pois(j; λ) · fpr(j)`: the FPR of a filter whose keys fall into blocks
 /// at Poisson rate `λ` per block, when a block holding `j` keys answers a miss
-/// with probability `fpr(j)`. The terms are summed around the mean until they
-/// are negligible (`j ≤ λ + 12√λ + 12`); the mass beyond counts as a sure
-/// match. The caller bounds `λ`, since this takes `O(λ)` steps.
+/// with probability `fpr(j)`. The terms are summed within 12 standard
+/// deviations of the mean (`λ ± (12√λ + 12)`), `O(√λ)` of them, where all but
+/// about `e^-70` of the mass lies; the mass outside counts as a sure match.
+/// The caller bounds `λ`.
 fn poisson_mixture(lambda: f64, fpr: impl Fn(u64) -> f64) -> f64 {
     let mut total = 0.0;
     let mut mass = 0.0;
-    let hi = (lambda + 12.0 * libm::sqrt(lambda) + 12.0) as u64;
-    let mut ln_pj = -lambda; // ln Pois(0; λ)
-    for j in 0..=hi {
-        if j > 0 {
+    let spread = 12.0 * libm::sqrt(lambda) + 12.0;
+    let lo = (lambda - spread).max(0.0) as u64;
+    let hi = (lambda + spread) as u64;
+    // ln Pois(lo; λ) = −λ + lo·ln λ − ln lo!
+    let mut ln_pj = match lo {
+        0 => -lambda,
+        _ => -lambda + lo as f64 * log(lambda) - libm::lgamma(lo as f64 + 1.0),
+    };
+    for j in lo..=hi {
+        if j > lo {
             ln_pj += log(lambda) - log(j as f64);
         }
         let pj = exp(ln_pj);

@@ -26,6 +26,13 @@
 //! | [`CappedPrefix`]`::new(n)` | its first `min(n, len)` bytes | none | those of length `n` |
 //! | [`DelimitedPrefix`]`::new(d)` | up to and including its first `d` | keys without `d` | those ending in their only `d` |
 //! | [`DelimitedPrefix`]`::capped(d, n)` | up to its first `d` within `n` bytes, else its first `min(n, len)` bytes | none | as `new(d)` within `n` bytes, or `n` bytes without a `d` |
+//! | [`DelimitedPrefix`]`::nth(d, n)` | up to and including its `n`-th `d` | keys with fewer | those ending in their `n`-th `d` |
+//!
+//! Keys of several segments (`order:{customer}:{id}`) want the prefix that
+//! tells tables apart: `DelimitedPrefix::new(b':')` gives every such key
+//! `order:`, which rules nothing out; `DelimitedPrefix::nth(b':', 2)` gives
+//! `order:{customer}:`. A store's stats show the prefixes each table's
+//! filter holds (about one per table is the sign of a prefix cut too early).
 //!
 //! ```
 //! use amq::{DelimitedPrefix, PrefixExtractor};
@@ -342,8 +349,9 @@ impl PrefixExtractor for CappedPrefix {
 }
 
 /// A key up to and including its first delimiter byte (`tenant:` of
-/// `tenant:row`). Plain ([`new`](Self::new)), keys without the delimiter are
-/// outside the domain. Capped ([`capped`](Self::capped)), the delimiter is
+/// `tenant:row`), or its `n`-th ([`nth`](Self::nth): `order:c42:` of
+/// `order:c42:17`). Plain ([`new`](Self::new)), keys without the delimiter
+/// (or with fewer than `n`) are outside the domain. Capped ([`capped`](Self::capped)), the delimiter is
 /// looked for in the first `cap` bytes only, and a key without one there has
 /// its first `min(cap, len)` bytes as its prefix: every key is in the
 /// domain, and no prefix is longer than `cap`.
@@ -359,6 +367,8 @@ impl PrefixExtractor for CappedPrefix {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DelimitedPrefix {
     delimiter: u8,
+    /// The delimiter that ends the prefix: the first, second, …
+    nth: u8,
     cap: Option<usize>,
 }
 
@@ -370,7 +380,34 @@ impl DelimitedPrefix {
     /// assert_eq!(DelimitedPrefix::new(b':').prefix(b"a:b:c"), Some(&b"a:"[..]));
     /// ```
     pub const fn new(delimiter: u8) -> DelimitedPrefix {
-        DelimitedPrefix { delimiter, cap: None }
+        DelimitedPrefix {
+            delimiter,
+            nth: 1,
+            cap: None,
+        }
+    }
+
+    /// The extractor up to and including the `n`-th `delimiter` (1 to 255;
+    /// 1 is [`new`](Self::new)), for keys of several segments.
+    /// [`Error::InvalidParameter`] for `n = 0`.
+    ///
+    /// ```
+    /// use amq::{DelimitedPrefix, PrefixExtractor};
+    /// let customer = DelimitedPrefix::nth(b':', 2)?;
+    /// assert_eq!(customer.prefix(b"order:c42:17"), Some(&b"order:c42:"[..]));
+    /// assert_eq!(customer.prefix(b"order:c42"), None); // one delimiter only
+    /// assert!(customer.is_complete(b"order:c42:") && !customer.is_complete(b"order:"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn nth(delimiter: u8, n: u8) -> Result<DelimitedPrefix, Error> {
+        if n == 0 {
+            return Err(invalid("n", "counts delimiters from 1"));
+        }
+        Ok(DelimitedPrefix {
+            delimiter,
+            nth: n,
+            cap: None,
+        })
     }
 
     /// The same, looking at the first `cap` bytes only (see the type's docs).
@@ -382,18 +419,20 @@ impl DelimitedPrefix {
     pub const fn capped(delimiter: u8, cap: usize) -> DelimitedPrefix {
         DelimitedPrefix {
             delimiter,
+            nth: 1,
             cap: Some(cap),
         }
     }
 
-    /// Where the prefix of `key` ends: just past its first delimiter within
-    /// the cap; for a capped extractor without one there, the cap or the
-    /// key's end.
+    /// Where the prefix of `key` ends: just past its `nth` delimiter
+    /// within the cap; for a capped extractor without one there, the cap or
+    /// the key's end.
     #[inline]
     fn end(&self, key: &[u8]) -> Option<usize> {
         let window = &key[..self.cap.map_or(key.len(), |c| c.min(key.len()))];
-        match window.iter().position(|&b| b == self.delimiter) {
-            Some(i) => Some(i + 1),
+        let mut delimiters = window.iter().enumerate().filter(|&(_, &b)| b == self.delimiter);
+        match delimiters.nth(usize::from(self.nth) - 1) {
+            Some((i, _)) => Some(i + 1),
             None => self.cap.map(|_| window.len()),
         }
     }
@@ -406,6 +445,11 @@ impl PrefixExtractor for DelimitedPrefix {
     }
 
     fn is_complete(&self, prefix: &[u8]) -> bool {
+        if self.nth > 1 {
+            // Ends in its `nth` delimiter (no cap with `nth`).
+            let count = prefix.iter().filter(|&&b| b == self.delimiter).count();
+            return count == usize::from(self.nth) && prefix.last() == Some(&self.delimiter);
+        }
         let first = prefix.iter().position(|&b| b == self.delimiter);
         match (first, self.cap) {
             // Ends in its only delimiter, within the cap if any.
@@ -417,6 +461,10 @@ impl PrefixExtractor for DelimitedPrefix {
     }
 
     fn id(&self) -> ExtractorId {
+        if self.nth > 1 {
+            return ExtractorId::new("amq.delimited-nth", &[self.delimiter, self.nth])
+                .unwrap_or_else(|_| unreachable_id());
+        }
         let mut params = Vec::with_capacity(10);
         params.push(self.delimiter);
         if let Some(c) = self.cap {
@@ -450,6 +498,8 @@ mod tests {
             alloc::boxed::Box::new(DelimitedPrefix::new(b':')),
             alloc::boxed::Box::new(DelimitedPrefix::capped(b':', 4)),
             alloc::boxed::Box::new(DelimitedPrefix::capped(b':', 0)),
+            alloc::boxed::Box::new(DelimitedPrefix::nth(b':', 2).unwrap()),
+            alloc::boxed::Box::new(DelimitedPrefix::nth(b':', 3).unwrap()),
         ]
     }
 
@@ -498,6 +548,9 @@ mod tests {
             assert_eq!(&ExtractorId::from_bytes(a.as_bytes()).unwrap(), a);
         }
         assert_ne!(DelimitedPrefix::new(b':').id(), DelimitedPrefix::new(b'/').id());
+        // The first delimiter by `nth` is `new`, identity included.
+        assert_eq!(DelimitedPrefix::nth(b':', 1).unwrap(), DelimitedPrefix::new(b':'));
+        assert!(DelimitedPrefix::nth(b':', 0).is_err());
     }
 
     #[test]

@@ -65,7 +65,11 @@ impl Default for StreamedBuild {
 }
 
 impl StreamedBuild {
-    /// The default memory for key hashes: 512 MiB, 64M keys per pass.
+    /// The default memory for key hashes: 512 MiB, 64M keys per pass. A
+    /// build of fewer keys holds all their hashes at once, as a build from
+    /// a slice does (50M keys: about 400 MB of hashes beside the filter);
+    /// [`with_memory`](Self::with_memory) bounds it lower, for more reads of
+    /// the source.
     pub const DEFAULT_MEMORY: usize = 512 << 20;
 
     /// [`DEFAULT_MEMORY`](Self::DEFAULT_MEMORY) and one thread (the

@@ -208,3 +208,86 @@ fn wrong_kind_and_garbage_are_errors() {
     assert!(BinaryFuse32::from_bytes(&[0xFF; 200]).is_err());
     assert_eq!(f.arity(), FuseArity::Three);
 }
+
+/// A sharded frame built from `docs/format.md` alone: kind 7 (or 8, 9),
+/// seed 0, arity 3, segment length 16, segment count 3, 40 keys, `shards`
+/// shards with seeds 1, 2, …, each shard's `(3 + 2) · 16` fingerprints zero.
+fn sharded_frame(kind: FilterKind, width: usize, shards: u32) -> Vec<u8> {
+    let mut params = Vec::new();
+    params.extend_from_slice(&0u64.to_le_bytes());
+    params.push(3);
+    params.extend_from_slice(&16u32.to_le_bytes());
+    params.extend_from_slice(&3u32.to_le_bytes());
+    params.extend_from_slice(&40u64.to_le_bytes());
+    params.extend_from_slice(&shards.to_le_bytes());
+    for s in 1..=u64::from(shards) {
+        params.extend_from_slice(&s.to_le_bytes());
+    }
+    let payload = vec![0u8; shards as usize * 80 * width];
+    let mut b = b"AMQF".to_vec();
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&[kind.id(), 1]);
+    b.extend_from_slice(&(params.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    b.extend_from_slice(&params);
+    b.resize(b.len().next_multiple_of(64), 0);
+    b.extend_from_slice(&payload);
+    b.extend_from_slice(&[0; 8]);
+    common::reseal(&mut b);
+    b
+}
+
+/// A key's shard is the top `log2 S` bits of its hash, so a shard count
+/// that is not a power of two would leave shards unused or address past
+/// the last one: every decoder and view refuses it, and every count that
+/// decodes answers every query.
+#[test]
+fn sharded_frames_need_a_power_of_two_of_shards() {
+    use amq::xor::{BinaryFuse16View, BinaryFuse32View, BinaryFuse8View};
+    use amq::FilterView;
+    let probes = common::hashes(77, 2_000);
+    for shards in 2..=17u32 {
+        let ok = shards.is_power_of_two();
+        for (kind, width) in [
+            (FilterKind::BinaryFuse8, 1),
+            (FilterKind::BinaryFuse16, 2),
+            (FilterKind::BinaryFuse32, 4),
+        ] {
+            let b = sharded_frame(kind, width, shards);
+            let decoded: Vec<Box<dyn Filter + '_>> = [
+                AnyFilter::from_bytes(&b).map(|f| Box::new(f) as Box<dyn Filter>),
+                FilterView::new(&b).map(|f| Box::new(f) as Box<dyn Filter>),
+                FilterView::trusted(&b).map(|f| Box::new(f) as Box<dyn Filter>),
+                match kind {
+                    FilterKind::BinaryFuse8 => {
+                        BinaryFuse8::from_bytes(&b).map(|f| Box::new(f) as Box<dyn Filter>)
+                    }
+                    FilterKind::BinaryFuse16 => {
+                        BinaryFuse16::from_bytes(&b).map(|f| Box::new(f) as Box<dyn Filter>)
+                    }
+                    _ => BinaryFuse32::from_bytes(&b).map(|f| Box::new(f) as Box<dyn Filter>),
+                },
+                match kind {
+                    FilterKind::BinaryFuse8 => {
+                        BinaryFuse8View::new(&b).map(|f| Box::new(f) as Box<dyn Filter>)
+                    }
+                    FilterKind::BinaryFuse16 => {
+                        BinaryFuse16View::new(&b).map(|f| Box::new(f) as Box<dyn Filter>)
+                    }
+                    _ => BinaryFuse32View::new(&b).map(|f| Box::new(f) as Box<dyn Filter>),
+                },
+            ]
+            .into_iter()
+            .inspect(|r| assert_eq!(r.is_ok(), ok, "{kind:?}, {shards} shards"))
+            .filter_map(Result::ok)
+            .collect();
+            for f in decoded {
+                let mut out = vec![false; probes.len()];
+                f.contains_hashes(&probes, &mut out);
+                for (&h, &o) in probes.iter().zip(&out) {
+                    assert_eq!(f.contains_hash(h), o);
+                }
+            }
+        }
+    }
+}

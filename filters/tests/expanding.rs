@@ -85,13 +85,17 @@ proptest! {
                 }
             }
             for (&i, &c) in &model {
-                // Copies whose fingerprints ran out share one void entry.
-                prop_assert!(f.count_hash(keys[i]) >= c.min(1), "count below the model's");
+                // Every copy keeps its own entry, void ones included.
+                prop_assert!(f.count_hash(keys[i]) >= c, "count below the model's");
                 if c > 0 {
                     prop_assert!(f.contains_hash(keys[i]), "false negative");
                 }
             }
             prop_assert_eq!(f.num_keys(), model.values().sum::<usize>());
+            if f.num_keys() == 0 {
+                // An emptied filter is empty: no key matches.
+                prop_assert!(keys.iter().all(|&h| !f.contains_hash(h)), "emptied filter matches");
+            }
         }
         let probes: Vec<KeyHash> = (0..300).map(|i| common::mixed(i, seed + 1)).chain(keys.iter().copied()).collect();
         common::assert_contains_hashes_agrees(&f, &probes);
@@ -192,6 +196,125 @@ fn counts_of_repeated_keys_across_expansions() {
     }
     for (i, &h) in keys.iter().enumerate() {
         assert!(f.count_hash(h) >= 1 + i % 4 - usize::from(i % 4 == 0));
+    }
+}
+
+/// A remove removes: beside 1,000 held keys, inserting any hash and
+/// removing it again leaves the filter exactly as it was, table and counts
+/// (so churn neither grows the table nor raises its FPR). Half of the hashes
+/// have fingerprint bits that are all zero after the quotient, which look
+/// like a void entry to a rule that does not know the slot width.
+#[test]
+fn insert_then_remove_leaves_the_filter_as_it_was() {
+    for o in [
+        ExpandingOptions::new(0.01),
+        options(0.1, 100, 0),
+        options(0.001, 10, 18),
+    ] {
+        let mut f = ExpandingQuotientFilter::new(o).unwrap();
+        let held = common::hashes(31, 1_000);
+        for &h in &held {
+            f.insert_hash(h).unwrap();
+        }
+        // Below capacity, so the churn's inserts never double it.
+        assert!(f.num_keys() < f.capacity(), "{o:?}");
+        let before = f.clone();
+        let q = f.quotient_bits();
+        for i in 0..200_000u64 {
+            let r = common::mixed(i, 33).get();
+            // Every other hash: quotient bits, then zeros for the whole slot.
+            let h = if i % 2 == 0 {
+                r
+            } else {
+                r & !((1u64 << (64 - q)) - 1) | (r >> 40)
+            };
+            let h = KeyHash::from_well_mixed(h);
+            let count = f.count_hash(h);
+            f.insert_hash(h).unwrap();
+            assert_eq!(f.count_hash(h), count + 1, "{o:?} {h:?}");
+            f.remove_hash(h).unwrap();
+            assert_eq!(f.count_hash(h), count, "{o:?} {h:?}: the remove left its entry");
+        }
+        assert_eq!(f, before, "{o:?}");
+        assert_eq!(f.expected_fpr(), before.expected_fpr());
+        common::assert_no_false_negatives(&f, &held);
+    }
+    // The hash of the report: quotient 5 (of 2^11), then zeros.
+    let mut f = ExpandingQuotientFilter::new(ExpandingOptions::new(0.01)).unwrap();
+    let h = KeyHash::from_well_mixed((5 << 53) | 0x1234);
+    f.insert_hash(h).unwrap();
+    f.insert(b"other").unwrap();
+    f.remove_hash(h).unwrap();
+    assert_eq!((f.contains_hash(h), f.count_hash(h), f.num_keys()), (false, 0, 1));
+}
+
+/// Counts survive fingerprints running out: 200 keys inserted 5 times
+/// each, then the filter grown through many doublings (4-bit fingerprints,
+/// so their entries go void after 4 and are copied on at every later one):
+/// each still counts 5 or more, 5 removals each succeed, and every other
+/// key stays. The same with the default options through 11 doublings.
+#[test]
+fn counts_survive_fingerprints_running_out() {
+    for (o, grow) in [
+        (options(0.1, 50, 0), 60_000usize),
+        (ExpandingOptions::new(0.01), 1_100_000),
+    ] {
+        let mut f = ExpandingQuotientFilter::new(o).unwrap();
+        let repeated = common::hashes(41, 200);
+        for &h in &repeated {
+            for _ in 0..5 {
+                f.insert_hash(h).unwrap();
+            }
+        }
+        let others = common::hashes(42, grow);
+        for &h in &others {
+            f.insert_hash(h).unwrap();
+        }
+        assert!(f.expansions() >= 10, "{o:?}: {}", f.expansions());
+        for &h in &repeated {
+            assert!(f.count_hash(h) >= 5, "{o:?}: count {}", f.count_hash(h));
+        }
+        for &h in &repeated {
+            for _ in 0..5 {
+                f.remove_hash(h).unwrap();
+            }
+        }
+        assert_eq!(f.num_keys(), grow);
+        common::assert_no_false_negatives(&f, &others);
+    }
+}
+
+/// A merge is sized for the sum: two filters whose sum passes one table's
+/// capacity merge (doubled first), keep every key and add their counts.
+#[test]
+fn merges_of_full_filters_are_sized_for_the_sum() {
+    let o = ExpandingOptions::new(0.01);
+    for (na, nb) in [
+        (1_200, 1_200),
+        (1_400, 1_400),
+        (1_900, 1_900),
+        (100, 30_000),
+        (30_000, 100),
+    ] {
+        let (mut a, mut b) = (
+            ExpandingQuotientFilter::new(o).unwrap(),
+            ExpandingQuotientFilter::new(o).unwrap(),
+        );
+        let (ka, kb) = (common::hashes(51, na), common::hashes(52, nb));
+        for &h in &ka {
+            a.insert_hash(h).unwrap();
+        }
+        for &h in &kb {
+            b.insert_hash(h).unwrap();
+        }
+        a.insert_hash(kb[0]).unwrap();
+        let m = a.merge(&b).unwrap_or_else(|e| panic!("{na} + {nb}: {e}"));
+        assert_eq!(m.num_keys(), na + nb + 1);
+        assert!(m.num_keys() <= m.capacity());
+        common::assert_no_false_negatives(&m, &ka);
+        common::assert_no_false_negatives(&m, &kb);
+        assert!(m.count_hash(kb[0]) >= 2);
+        assert!(m.expected_fpr() <= 0.01, "{}", m.expected_fpr());
     }
 }
 
@@ -325,6 +448,131 @@ fn bytes_round_trip_and_survive_corruption() {
     common::assert_round_trip(&f, &keys);
     common::assert_corruption_safe(&f, &keys[..150]);
     common::assert_byte_changes_refused_or_exact(&f);
+}
+
+/// A filter whose void entries stand for several copies writes them after
+/// its table; its bytes round-trip, survive corruption, and every resealed
+/// change is refused or decodes exactly. Forged records are refused: out of
+/// order, zero copies, a count of 0 written, or copies of a void entry the
+/// table does not hold.
+#[test]
+fn void_copies_round_trip_and_forged_records_are_refused() {
+    let mut f = ExpandingQuotientFilter::new(options(0.1, 3, 0)).unwrap();
+    let keys = common::hashes(61, 40);
+    for &h in &keys[..4] {
+        for _ in 0..3 {
+            f.insert_hash(h).unwrap();
+        }
+    }
+    for &h in &keys[4..] {
+        f.insert_hash(h).unwrap();
+    }
+    assert!(f.expansions() >= 4, "{}", f.expansions());
+    let bytes = f.to_bytes();
+    let params = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    assert_eq!(params, 29, "the void-copy count is written");
+    let records = u64::from_le_bytes(bytes[41..49].try_into().unwrap()) as usize;
+    assert!(records > 0);
+    for &h in &keys[..4] {
+        assert!(f.count_hash(h) >= 3);
+    }
+    common::assert_round_trip(&f, &keys);
+    common::assert_corruption_safe(&f, &keys);
+    common::assert_byte_changes_refused_or_exact(&f);
+    let refused = |b: &[u8]| ExpandingQuotientFilter::from_bytes(b).is_err();
+    // The records are the payload's last 24·records bytes.
+    let end = bytes.len() - amq::format::CHECKSUM_LEN;
+    let first = end - 24 * records;
+    let forge = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = bytes.clone();
+        edit(&mut b);
+        common::reseal(&mut b);
+        b
+    };
+    assert!(
+        refused(&forge(
+            &|b| b[first + 16..first + 24].copy_from_slice(&0u64.to_le_bytes())
+        )),
+        "zero copies"
+    );
+    assert!(
+        refused(&forge(
+            &|b| b[first..first + 8].copy_from_slice(&(1u64 << 40).to_le_bytes())
+        )),
+        "quotient"
+    );
+    assert!(
+        refused(&forge(&|b| b[first + 8] = 1)),
+        "payload bits where there are none"
+    );
+    if records > 1 {
+        let swapped = forge(&|b| {
+            let (r0, r1) = (b[first..first + 24].to_vec(), b[first + 24..first + 48].to_vec());
+            b[first..first + 24].copy_from_slice(&r1);
+            b[first + 24..first + 48].copy_from_slice(&r0);
+        });
+        assert!(refused(&swapped), "out of order");
+    }
+    // A record of a quotient whose run holds no void entry.
+    let mut g = ExpandingQuotientFilter::new(options(0.1, 3, 0)).unwrap();
+    g.insert_hash(keys[0]).unwrap();
+    let plain = g.to_bytes();
+    assert_eq!(
+        u32::from_le_bytes(plain[8..12].try_into().unwrap()),
+        21,
+        "no count without copies"
+    );
+    let mut forged = plain[..41].to_vec();
+    forged[8..12].copy_from_slice(&29u32.to_le_bytes());
+    forged.extend_from_slice(&1u64.to_le_bytes());
+    forged.resize(64, 0);
+    let payload_len = u64::from_le_bytes(plain[12..20].try_into().unwrap());
+    forged[12..20].copy_from_slice(&(payload_len + 24).to_le_bytes());
+    forged.extend_from_slice(&plain[64..plain.len() - 8]);
+    for v in [0u64, 0, 2] {
+        forged.extend_from_slice(&v.to_le_bytes());
+    }
+    forged.extend_from_slice(&[0; 8]);
+    common::reseal(&mut forged);
+    assert!(refused(&forged), "copies of no void entry");
+    // The same frame with a count of 0 written and no records.
+    let mut zero = plain[..41].to_vec();
+    zero[8..12].copy_from_slice(&29u32.to_le_bytes());
+    zero.extend_from_slice(&0u64.to_le_bytes());
+    zero.resize(64, 0);
+    zero.extend_from_slice(&plain[64..]);
+    common::reseal(&mut zero);
+    assert!(refused(&zero), "a count of 0 written");
+}
+
+/// The expansion count is checked against the quotient bits: a frame that
+/// claims more doublings than the table has is refused (it decoded before,
+/// and its count passed 255 a few inserts later, so its own bytes were then
+/// refused). Every frame that decodes writes back after more inserts.
+#[test]
+fn a_forged_expansion_count_is_refused() {
+    // Horizon 64: the width is the same at every expansion count up to 64.
+    let mut f = ExpandingQuotientFilter::new(options(0.1, 3, 64)).unwrap();
+    f.insert(b"apple").unwrap();
+    let bytes = f.to_bytes();
+    let (q, x) = (bytes[20], bytes[24]);
+    assert_eq!((q, x), (2, 0));
+    for forged_x in 0..=64u8 {
+        let mut b = bytes.clone();
+        b[24] = forged_x;
+        common::reseal(&mut b);
+        match ExpandingQuotientFilter::from_bytes(&b) {
+            Ok(mut g) => {
+                assert!(forged_x <= q, "{forged_x} expansions of a 2^{q} table decoded");
+                for i in 0..5_000u32 {
+                    g.insert(&i.to_le_bytes()).unwrap();
+                }
+                let back = ExpandingQuotientFilter::from_bytes(&g.to_bytes()).unwrap();
+                assert_eq!(back, g);
+            }
+            Err(_) => assert!(forged_x > q),
+        }
+    }
 }
 
 /// The format is pinned: a filter started at 4 slots (one block and the

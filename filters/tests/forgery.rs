@@ -63,3 +63,61 @@ fn ribbon() {
         <Ribbon as StaticFilter>::build_with(&[], &RibbonParams::with_result_bits(7).unwrap()).unwrap();
     assert_forgery_safe(&empty, Payload::MayBeRefused);
 }
+
+/// Kinds 12 to 17 exist from format version 2: a version-1 frame of any of
+/// them (the same filter with the padding taken out, resealed) is refused
+/// by every decoder, as no build ever wrote one; the version-2 frame
+/// decodes. Older kinds still read version 1 (the golden tests).
+#[test]
+fn kinds_of_version_2_refuse_version_1_frames() {
+    use amq::quotient::{ExpandingOptions, ExpandingQuotientFilter, QuotientFilter};
+    use amq::range::{GrafiteRange, MementoFilter, MementoOptions, RangeFilter, RangeSizing};
+    use amq::{
+        AnyFilter, Error, Filter, FilterSizing, FilterView, FormatError, FromBytes, PackedBinaryFuse,
+        SplitBlockBloom,
+    };
+    let keys = hashes(90, 200);
+    let mut quotient = QuotientFilter::new(200, FilterSizing::Fpr(0.01)).unwrap();
+    let mut expanding = ExpandingQuotientFilter::new(ExpandingOptions::new(0.01)).unwrap();
+    let mut split = SplitBlockBloom::new(200, FilterSizing::Fpr(0.01)).unwrap();
+    for &h in &keys {
+        quotient.insert_hash(h).unwrap();
+        expanding.insert_hash(h).unwrap();
+        split.insert_hash(h).unwrap();
+    }
+    let packed = PackedBinaryFuse::build(&keys, FilterSizing::Fpr(0.001)).unwrap();
+    let ints: Vec<u64> = (0..200u64).map(|i| i * 977).collect();
+    let grafite = GrafiteRange::build(&ints, RangeSizing::BitsPerKey(12.0)).unwrap();
+    let memento = MementoFilter::build(&ints, MementoOptions::new(0.01, 16)).unwrap();
+    let v1_refused =
+        |b: &[u8]| Error::Format(FormatError::UnsupportedVersion(1)) == AnyFilter::from_bytes(b).unwrap_err();
+    type Decodes<'a> = &'a dyn Fn(&[u8]) -> bool;
+    let frames: [(&str, Vec<u8>, Decodes); 6] = [
+        ("quotient", quotient.to_bytes(), &|b| {
+            QuotientFilter::from_bytes(b).is_ok() && AnyFilter::from_bytes(b).is_ok()
+        }),
+        ("expanding", expanding.to_bytes(), &|b| {
+            ExpandingQuotientFilter::from_bytes(b).is_ok() && AnyFilter::from_bytes(b).is_ok()
+        }),
+        ("split-block", split.to_bytes(), &|b| {
+            SplitBlockBloom::from_bytes(b).is_ok() && FilterView::new(b).is_ok()
+        }),
+        ("packed fuse", packed.to_bytes(), &|b| {
+            PackedBinaryFuse::from_bytes(b).is_ok() && AnyFilter::from_bytes(b).is_ok()
+        }),
+        ("grafite", grafite.to_bytes(), &|b| {
+            GrafiteRange::from_bytes(b).is_ok()
+        }),
+        ("memento", memento.to_bytes(), &|b| {
+            MementoFilter::from_bytes(b).is_ok()
+        }),
+    ];
+    for (name, v2, decodes) in frames {
+        assert!(decodes(&v2), "{name}: version 2");
+        let v1 = common::downgrade_to_v1(&v2);
+        assert!(!decodes(&v1), "{name}: version 1 decoded");
+        if !matches!(name, "grafite" | "memento") {
+            assert!(v1_refused(&v1), "{name}");
+        }
+    }
+}

@@ -282,3 +282,50 @@ fn with_fpr_meets_its_target_or_errs() {
         }
     }
 }
+
+/// Every constructor that takes widths or counts as integers, at the ends
+/// of their types, in a build with overflow checks (every test build):
+/// an `Err` or a filter, never a panic (`QuotientFilter::with_bits(10,
+/// u32::MAX)` once overflowed adding the two widths).
+#[test]
+fn integer_parameters_at_their_limits_never_panic() {
+    use amq::quotient::QuotientFilter;
+    use amq::xor::PackedFuseParams;
+    use amq::{PackedBinaryFuse, RibbonParams};
+    let ends32 = [
+        0u32,
+        1,
+        7,
+        31,
+        32,
+        33,
+        63,
+        64,
+        65,
+        u32::MAX / 2,
+        u32::MAX - 1,
+        u32::MAX,
+    ];
+    for &a in &[0u32, 1, 10, 40, 41, 64, u32::MAX] {
+        for &b in &ends32 {
+            if let Ok(f) = QuotientFilter::with_bits(a, b) {
+                assert!(a <= 40 && b >= 1 && a + b <= 64, "{a}, {b}");
+                assert!(!f.contains(b"x"));
+            }
+        }
+    }
+    let keys = [amq::hash_key(b"x")];
+    for &b in &ends32 {
+        let _ = CuckooFilter::with_fingerprint_bits(100, b);
+        let _ = CuckooFilter::with_fingerprint_bits(usize::MAX, b);
+        let _ = BlockedBloom::with_shape(1, b);
+        let _ = BlockedBloom::with_shape(usize::MAX, b);
+        let _ = StandardBloom::with_shape(64, b);
+        let _ = StandardBloom::with_shape(u64::MAX, b);
+        let _ = RibbonParams::with_result_bits(b);
+        let _ = PackedBinaryFuse::build_with(&keys, &PackedFuseParams::with_bits(b));
+        assert!((0.0..=1.0).contains(&amq::cuckoo::cuckoo_fpr(b, 0.95)));
+        assert!((0.0..=1.0).contains(&math::standard_bloom_fpr(u64::MAX, b, u64::MAX)));
+        assert!((0.0..=1.0).contains(&math::blocked_bloom_fpr(u64::MAX, b, b, u64::MAX)));
+    }
+}

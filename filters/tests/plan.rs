@@ -321,6 +321,29 @@ fn impossible_parameters_are_typed_errors() {
     assert!(huge.plans().len() + huge.excluded().len() == FilterKind::ALL.len());
 }
 
+/// The kinds that are not point filters of key hashes are left out each
+/// with its own reason, naming the kind (README's first command once gave
+/// the Memento filter the Parquet filter's).
+#[test]
+fn kinds_outside_the_planner_say_what_they_are() {
+    let r = Planner::for_keys(1_000_000).fpr(0.01).rank().unwrap();
+    let why = |kind: FilterKind| {
+        r.excluded()
+            .iter()
+            .find(|e| e.kind() == kind)
+            .map(|e| e.why())
+            .unwrap()
+    };
+    assert!(
+        why(FilterKind::MementoFilter).contains("MementoFilter"),
+        "{}",
+        why(FilterKind::MementoFilter)
+    );
+    assert!(why(FilterKind::GrafiteRange).contains("GrafiteRange"));
+    assert!(why(FilterKind::ParquetBloom).contains("ParquetBloom"));
+    assert!(!why(FilterKind::MementoFilter).contains("Parquet"));
+}
+
 proptest! {
     #![proptest_config(common::proptest_config(256))]
 

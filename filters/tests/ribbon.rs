@@ -143,9 +143,52 @@ fn half_duplicates_build_and_answer() {
     keys.rotate_left(7_777);
     let f = common::check_static_model::<Ribbon>(&keys, &[], &bits(8));
     assert_eq!(f.num_keys(), 20_000);
-    // The shard count follows the input length, duplicates included (each
-    // shard then holds fewer distinct keys), which costs a little space.
     assert!(f.bits_per_key() < 8.0 * 1.04, "{}", f.bits_per_key());
+}
+
+/// Duplicates are counted once, in every layout, bumped or not, and in
+/// streamed builds: a filter built from each key repeated (3 or 10 times,
+/// shuffled) is the one built from the distinct keys, byte for byte, so
+/// it takes the same shards and space and keeps the same FPR.
+#[test]
+fn duplicates_build_the_filter_of_the_distinct_keys() {
+    let fpr = |p: f64| RibbonParams::with_fpr(p).unwrap();
+    let layouts = [
+        ("1%", fpr(0.01)),
+        ("1% unbumped", fpr(0.01).without_bumping()),
+        ("0.1% unbumped", fpr(0.001).without_bumping()),
+        ("r = 7 two-line unbumped", two_lines().without_bumping()),
+        ("r = 7 blocked", blocked(7)),
+        ("8.3 bits/key", RibbonParams::with_bits_per_key(8.3).unwrap()),
+    ];
+    for (name, params) in &layouts {
+        for (n, copies) in [(2_000usize, 3usize), (5_000, 3), (20_000, 10), (40_000, 2)] {
+            let distinct = hashes(n as u64 + 17, n);
+            let mut repeated: Vec<KeyHash> = (0..copies).flat_map(|_| distinct.iter().copied()).collect();
+            repeated.rotate_left(n / 3);
+            let want = Ribbon::build_with(&distinct, params).unwrap();
+            let got = Ribbon::build_with(&repeated, params).unwrap();
+            assert_eq!(got.num_keys(), n, "{name}, {n} × {copies}");
+            assert_eq!(got.expected_fpr(), want.expected_fpr(), "{name}, {n} × {copies}");
+            assert!(
+                got.to_bytes() == want.to_bytes(),
+                "{name}, {n} × {copies}: not the distinct keys' filter"
+            );
+            let streamed = Ribbon::build_streamed(
+                || repeated.iter().copied(),
+                params,
+                &amq::streamed::StreamedBuild::new()
+                    .with_memory(64 << 10)
+                    .with_threads(2)
+                    .unwrap(),
+            )
+            .unwrap();
+            assert!(
+                streamed.to_bytes() == want.to_bytes(),
+                "{name}, {n} × {copies}: streamed"
+            );
+        }
+    }
 }
 
 #[test]

@@ -29,20 +29,6 @@ fn build(kind: FilterKind, keys: &[KeyHash], bits_per_key: f64) -> AnyFilter {
     AnyFilter::build(kind, keys, FilterSizing::BitsPerKey(bits_per_key)).unwrap()
 }
 
-/// The version-1 frame holding what the version-2 frame `v2` holds (the
-/// inverse of `common::upgrade_v1_frame`).
-fn downgrade(v2: &[u8]) -> Vec<u8> {
-    let params_end = 20 + u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
-    let payload_at = params_end.div_ceil(64) * 64;
-    let mut v1 = v2[..params_end].to_vec();
-    v1[4] = 1;
-    v1.extend_from_slice(&v2[payload_at..v2.len() - 8]);
-    let sum = xxhash_rust::xxh3::xxh3_64(&v1);
-    v1.extend_from_slice(&sum.to_le_bytes());
-    assert_eq!(common::upgrade_v1_frame(&v1), v2);
-    v1
-}
-
 /// Everything a view says equals what the owned filter says.
 fn assert_agrees(view: &FilterView<'_>, owned: &AnyFilter, probes: &[KeyHash]) {
     assert_eq!(view.kind(), owned.kind());
@@ -106,7 +92,7 @@ proptest! {
         prop_assert!(keys.iter().all(|&h| view.contains_hash(h)), "false negative");
         if kind != FilterKind::Ribbon {
             // Version 1 of the same filter: only the padding differs.
-            let v1 = downgrade(&bytes);
+            let v1 = common::downgrade_to_v1(&bytes);
             let old = FilterView::new(&v1).unwrap();
             assert_agrees(&old, &owned, &probes);
             assert_agrees(&FilterView::trusted(&v1).unwrap(), &owned, &probes);

@@ -11,8 +11,9 @@
 //! The scan counters tell the prefix filters' story the same way: of the
 //! tables whose key range met a scan's (`scan_tables`), how many a prefix
 //! filter was asked about (`prefix_probes`), how many it skipped
-//! (`prefix_negatives`), how many it let through for nothing
-//! (`prefix_false_positives`), and the data blocks scans read; and the
+//! (`prefix_negatives`), how many it let through for nothing in scans of
+//! one whole prefix (`prefix_false_positives`, beside those scans' skips,
+//! `whole_prefix_negatives`), and the data blocks scans read; and the
 //! range filters' the same way for scans with both bounds set
 //! (`range_probes`, `range_negatives`, `range_false_positives`).
 
@@ -51,6 +52,7 @@ pub(crate) struct Counters {
     pub prefix_probes: AtomicU64,
     pub prefix_negatives: AtomicU64,
     pub prefix_false_positives: AtomicU64,
+    pub whole_prefix_negatives: AtomicU64,
     pub prefix_scans_unfiltered: AtomicU64,
     pub range_probes: AtomicU64,
     pub range_negatives: AtomicU64,
@@ -140,6 +142,13 @@ pub struct LevelStats {
     /// another: each such pair answers every range for both, a false
     /// positive for a range between them.
     pub range_keys_collapsed: u64,
+    /// Tables whose filter holds the prefixes of the store's extractor
+    /// (and is trusted).
+    pub prefix_tables: usize,
+    /// The distinct prefixes those tables' filters hold, summed: about one
+    /// per table when the extractor gives every key of a table the same
+    /// prefix ([`Stats::prefixes_per_table`]).
+    pub prefixes: u64,
     /// Filter kinds present on this level (`None` for tables without one).
     pub filter_kinds: Vec<Option<FilterKind>>,
     /// The model's expected data-block reads per missing key at this level
@@ -280,9 +289,17 @@ pub struct Stats {
     pub prefix_probes: u64,
     /// Prefix probes that answered "absent": tables the scan skipped.
     pub prefix_negatives: u64,
-    /// Prefix probes that answered "maybe" where the table held no key in
-    /// the scan's range (counted when the scan reaches the table).
+    /// Prefix probes of scans over one whole complete prefix
+    /// ([`Db::scan_prefix`](crate::Db::scan_prefix) of a complete prefix,
+    /// or a scan of exactly its range) that answered "maybe" where the
+    /// table held no key with the prefix (counted when the scan reaches the
+    /// table). A scan of a narrower range inside a prefix is not counted:
+    /// a table with no key in that range may still hold the prefix.
     pub prefix_false_positives: u64,
+    /// Of the prefix negatives, those of scans over one whole complete
+    /// prefix: with [`prefix_false_positives`](Self::prefix_false_positives),
+    /// the probes for prefixes a table did not hold whose answers are known.
+    pub whole_prefix_negatives: u64,
     /// [`Db::scan_prefix`](crate::Db::scan_prefix) calls, with a
     /// [`prefix_extractor`](crate::Options::prefix_extractor()) set, whose
     /// prefix no filter could serve: neither complete for the extractor nor
@@ -400,9 +417,39 @@ impl Stats {
     }
 
     /// The measured false-positive rate of the prefix filters: false
-    /// positives over probes for prefixes a table did not hold.
+    /// positives over probes for prefixes a table did not hold, in scans
+    /// over one whole prefix (`prefix_false_positives` over
+    /// `prefix_false_positives + whole_prefix_negatives`); 0 before any.
     pub fn measured_prefix_fpr(&self) -> f64 {
-        false_positive_rate(self.prefix_false_positives, self.prefix_negatives)
+        false_positive_rate(self.prefix_false_positives, self.whole_prefix_negatives)
+    }
+
+    /// Distinct prefixes per table, over the tables whose filters hold the
+    /// store's prefixes (`None` without such tables). About 1 means each
+    /// table's keys share one prefix: a prefix scan can skip only the
+    /// tables of other prefixes, and none at all when every key has the
+    /// same prefix (an extractor that cuts too early, `DelimitedPrefix::new(b':')`
+    /// on `order:{customer}:{id}` keys: `DelimitedPrefix::nth(b':', 2)` cuts
+    /// after the customer).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), amq_lsm::Error> {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = amq_lsm::Options::default().prefix_extractor(amq::DelimitedPrefix::new(b':'));
+    /// let db = amq_lsm::Db::open(dir.path(), opts)?;
+    /// for i in 0..100 {
+    ///     db.put(format!("order:{:04}:{i}", i % 10), "")?;
+    /// }
+    /// db.flush()?;
+    /// assert_eq!(db.stats().prefixes_per_table(), Some(1.0)); // "order:" only
+    /// # Ok(()) }
+    /// ```
+    pub fn prefixes_per_table(&self) -> Option<f64> {
+        let (tables, prefixes) = self
+            .levels
+            .iter()
+            .fold((0, 0), |(t, p), l| (t + l.prefix_tables, p + l.prefixes));
+        (tables > 0).then(|| prefixes as f64 / tables as f64)
     }
 
     /// The measured false-positive rate of the filters: false positives over
@@ -473,6 +520,20 @@ impl fmt::Display for Stats {
                     f,
                     "; {} prefix scans unfiltered (prefix not complete for the extractor)",
                     self.prefix_scans_unfiltered
+                )?;
+            }
+            writeln!(f)?;
+        }
+        if let Some(per_table) = self.prefixes_per_table() {
+            let tables: usize = self.levels.iter().map(|l| l.prefix_tables).sum();
+            write!(
+                f,
+                "prefix filters: {tables} tables, {per_table:.1} distinct prefixes per table"
+            )?;
+            if per_table < 1.5 {
+                write!(
+                    f,
+                    " (one prefix per table: scans skip only the tables of other prefixes; does the extractor cut every key to the same prefix?)"
                 )?;
             }
             writeln!(f)?;
@@ -589,6 +650,7 @@ impl Counters {
             prefix_probes: g(&self.prefix_probes),
             prefix_negatives: g(&self.prefix_negatives),
             prefix_false_positives: g(&self.prefix_false_positives),
+            whole_prefix_negatives: g(&self.whole_prefix_negatives),
             prefix_scans_unfiltered: g(&self.prefix_scans_unfiltered),
             range_probes: g(&self.range_probes),
             range_negatives: g(&self.range_negatives),
@@ -681,6 +743,7 @@ mod tests {
             prefix_probes: 40,
             prefix_negatives: 38,
             prefix_false_positives: 1,
+            whole_prefix_negatives: 38,
             scan_blocks_read: 3,
             ..Stats::default()
         }

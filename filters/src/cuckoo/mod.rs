@@ -133,9 +133,10 @@ pub const DESIGN_LOAD: f64 = 0.95;
 /// The fingerprint widths a [`CuckooFilter`] supports.
 pub const FINGERPRINT_BITS: [u32; 3] = [8, 12, 16];
 
-/// Expected FPR of a cuckoo filter with `fingerprint_bits`-bit fingerprints
-/// (never 0), [`SLOTS`]-slot buckets and `load` (fraction of slots occupied):
-/// `1 - (1 - 1/(2^f - 1))^(2b·load)` (Fan et al. 2014, section 4.2).
+/// Expected FPR of a cuckoo filter with `fingerprint_bits`-bit fingerprints,
+/// [`SLOTS`]-slot buckets and `load` (fraction of slots occupied):
+/// `1 - (1 - 1/(2^f - 1))^(2b·load)` (Fan et al. 2014, section 4.2); 1 for
+/// no fingerprint bits at any load.
 ///
 /// ```
 /// use amq::cuckoo::cuckoo_fpr;
@@ -146,6 +147,9 @@ pub const FINGERPRINT_BITS: [u32; 3] = [8, 12, 16];
 /// assert_eq!(cuckoo_fpr(12, 0.0), 0.0);
 /// ```
 pub fn cuckoo_fpr(fingerprint_bits: u32, load: f64) -> f64 {
+    if fingerprint_bits == 0 {
+        return 1.0;
+    }
     let values = libm::pow(2.0, fingerprint_bits as f64) - 1.0;
     let probed = 2.0 * SLOTS as f64 * load;
     1.0 - libm::exp(probed * libm::log1p(-1.0 / values))

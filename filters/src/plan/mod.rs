@@ -598,6 +598,34 @@ impl Plan {
         AnyFilter::build(self.kind, hashes, self.sizing)
     }
 
+    /// The filter, built from a source of key hashes read a few times, in
+    /// the memory and on the threads `options` gives:
+    /// [`AnyFilter::build_streamed`] with this plan's kind and sizing
+    /// (Ribbon, binary fuse and blocked Bloom; [`Error::Unsupported`] for
+    /// the other kinds, which take a slice or inserts).
+    ///
+    /// ```
+    /// use amq::plan::Planner;
+    /// use amq::streamed::StreamedBuild;
+    /// use amq::{hash_u64, Filter};
+    /// let source = || (0..200_000u64).map(hash_u64);
+    /// let plan = Planner::for_keys(200_000).fpr(0.01).plan()?;
+    /// let f = plan.build_streamed(source, &StreamedBuild::new().with_memory(256 << 10))?;
+    /// assert!(source().all(|h| f.contains_hash(h)));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build_streamed<S, I>(
+        &self,
+        source: S,
+        options: &crate::streamed::StreamedBuild,
+    ) -> Result<AnyFilter, Error>
+    where
+        S: Fn() -> I + Sync,
+        I: IntoIterator<Item = KeyHash>,
+    {
+        AnyFilter::build_streamed(self.kind, source, self.sizing, options)
+    }
+
     /// An empty filter with room for the planned number of keys, to fill
     /// with [`Insert`](crate::Insert): [`AnyFilter::new`]. An
     /// [`Error::Unsupported`] for a static kind, which is built from all its

@@ -168,7 +168,13 @@ pub(super) fn not_key_hashed(kind: FilterKind) -> &'static str {
         FilterKind::GrafiteRange => {
             "a range filter over ordered u64 keys, not a point filter of key hashes: sized by plan::predict_range (see range::GrafiteRange)"
         }
-        _ => "hashed with Parquet's XXH64 of a value, not amq's key hash: for filters exchanged with Parquet readers (see ParquetBloom)",
+        FilterKind::MementoFilter => {
+            "a dynamic range filter over ordered u64 keys (inserts, removes, grows), not a point filter of key hashes (see range::MementoFilter)"
+        }
+        FilterKind::ParquetBloom => {
+            "hashed with Parquet's XXH64 of a value, not amq's key hash: for filters exchanged with Parquet readers (see ParquetBloom)"
+        }
+        _ => "not a point filter of amq key hashes",
     }
 }
 

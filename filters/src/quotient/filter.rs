@@ -127,7 +127,7 @@ impl QuotientFilter {
         if quotient_bits > MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge);
         }
-        if remainder_bits == 0 || quotient_bits + remainder_bits > 64 {
+        if remainder_bits == 0 || remainder_bits > 64 - quotient_bits {
             return Err(invalid("remainder_bits", "must be 1 to 64 − quotient bits"));
         }
         Ok(QuotientFilter::from_table(Table::new(
@@ -391,6 +391,41 @@ impl Filter for QuotientFilter {
 
     fn to_bytes(&self) -> Vec<u8> {
         self.encode()
+    }
+}
+
+impl QuotientFilter {
+    /// Inserts one more copy of the key with this hash and says whether it
+    /// was (probably) there already: a query of its run, then the insert
+    /// into the same run (in cache). Errors as [`insert_hash`](Insert::insert_hash)
+    /// ([`Error::Full`]: nothing changed).
+    ///
+    /// ```
+    /// use amq::quotient::QuotientFilter;
+    /// use amq::{hash_u64, FilterSizing};
+    /// let mut seen = QuotientFilter::new(1_000, FilterSizing::Fpr(0.01))?;
+    /// let ids = [7u64, 8, 7, 9];
+    /// let mut new = Vec::new();
+    /// for id in ids {
+    ///     if !seen.check_and_insert_hash(hash_u64(id))? {
+    ///         new.push(id);
+    ///     }
+    /// }
+    /// assert_eq!(new, [7, 8, 9]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> Result<bool, Error> {
+        let was = self.contains_hash(hash);
+        self.insert_hash(hash)?;
+        Ok(was)
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)).
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> Result<bool, Error> {
+        self.check_and_insert_hash(crate::hash_key(key))
     }
 }
 

@@ -8,7 +8,6 @@ use alloc::vec::Vec;
 use super::banding::Banding;
 use super::config::{RibbonParams, SHARD_KEYS};
 use super::layout::Columns;
-use super::order::count_shards;
 use super::row::{coeff_of, result_of, seeded, spread, start_of, unmixed, Row, ROW_WIDTH};
 use super::runs::{self, Solver};
 use super::solution::{padding_words, solve_into, BLOCK_SLOTS};
@@ -50,7 +49,8 @@ fn band_shard(
 /// The words (with their padding), shard table and distinct key count of
 /// a blocked filter of the `n` hashes `source` yields, with the column
 /// rule `columns` if given (a bumped filter's second filter takes its
-/// layer's), else the one `params` chooses for the shards' sizes.
+/// layer's), else the one `params` chooses for the shards' sizes (planned
+/// for the distinct keys: `runs::solve_distinct`).
 pub(crate) fn build_compact<F, I>(
     source: &F,
     n: usize,
@@ -62,25 +62,27 @@ where
     F: Fn() -> I + Sync,
     I: IntoIterator<Item = KeyHash>,
 {
-    let num_shards = n.div_ceil(SHARD_KEYS);
-    let counts = count_shards(source(), num_shards)?;
-    let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(num_shards)?;
-    for (p, &keys) in planned.iter_mut().zip(&counts) {
-        // Fits: `runs::solve` refuses a total of 2^32 blocks or more.
-        let blocks = if keys == 0 {
-            0
-        } else {
-            params.blocks(keys as usize, 0)?
+    let make = |n: usize, plan: &[u32]| {
+        let columns = match columns {
+            Some(c) => c,
+            None => {
+                let mut planned: Vec<u32> = crate::zeroed::zeroed_vec(plan.len())?;
+                for (p, &keys) in planned.iter_mut().zip(plan) {
+                    // Fits: `runs::solve` refuses a total of 2^32 blocks or more.
+                    let blocks = if keys == 0 {
+                        0
+                    } else {
+                        params.blocks(keys as usize, 0)?
+                    };
+                    *p = u32::try_from(blocks).map_err(|_| Error::TooLarge)?;
+                }
+                params.columns(n, plan.len(), |s| planned[s] as usize)
+            }
         };
-        *p = u32::try_from(blocks).map_err(|_| Error::TooLarge)?;
-    }
-    let columns = match columns {
-        Some(c) => c,
-        None => params.columns(n, num_shards, |s| planned[s] as usize),
+        Ok(BlockSolver { params, columns })
     };
-    drop(planned);
-    let solver = BlockSolver { params, columns };
-    let (run, num_keys) = runs::solve(&solver, source, &counts, options)?;
+    let (solver, run, num_keys) = runs::solve_distinct(&make, source, n, SHARD_KEYS, options)?;
+    let num_shards = run.ends.len();
     let (mut starts, _) = shard_table(num_shards)?;
     if num_shards > 0 {
         starts.push(0u32);

@@ -10,7 +10,6 @@ use super::bumped_build::build_bumped;
 use super::bumped_lines::build_bumped_lines;
 use super::config::RibbonParams;
 use super::lines::{LineSolver, LINE_SHARD_KEYS};
-use super::order::count_shards;
 use super::runs;
 use super::{lines, Kernel, Layout, Ribbon};
 use crate::streamed::StreamedBuild;
@@ -145,8 +144,8 @@ where
         };
     }
     if params.two_lines() {
-        let counts = count_shards(source(), n.div_ceil(LINE_SHARD_KEYS))?;
-        let (run, num_keys) = runs::solve(&LineSolver(params.slots_per_key()), source, &counts, options)?;
+        let make = |_: usize, _: &[u32]| Ok(LineSolver(params.slots_per_key()));
+        let (_, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
         return Ok(Ribbon {
             words: Vec::new(),
             layout: Layout::Lines(lines::finish(run)?),

@@ -13,6 +13,7 @@ use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SLOTS, THRESHOL
 use super::config::RibbonParams;
 use super::order::{count_shards, fill, sorted_distinct};
 use super::row::{result_of, unmixed, Row, ROW_WIDTH};
+use super::runs::resize;
 use super::solution::{padding, solve_into, BLOCK_SLOTS};
 use super::{Kernel, Layout, Ribbon};
 use crate::streamed::{run_jobs, StreamedBuild};
@@ -127,16 +128,9 @@ pub(crate) fn gather(
     Ok(distinct)
 }
 
-/// Whether a layer sized for `n` keys that held only `distinct` of them
-/// (the rest duplicates) is under-loaded enough to build again for
-/// `distinct`: more than 1% of the keys were duplicates.
-pub(crate) fn resize(n: usize, distinct: u64) -> bool {
-    (distinct as f64) < 0.99 * n as f64
-}
-
 /// Builds a bumped filter of the `n` hashes `source` yields, or says
 /// (`Err`) how many distinct keys it holds when duplicates left its layer
-/// under-loaded ([`resize`]): the caller builds again for that many.
+/// under-loaded ([`resize`](super::runs::resize)): the caller builds again for that many.
 pub(super) fn build_bumped<F, I>(
     source: &F,
     n: usize,

@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::bumped::{code_in, coeff_in_layer, place};
-use super::bumped_build::{band_bumped, gather, resize, Buckets};
+use super::bumped_build::{band_bumped, gather, Buckets};
 use super::config::RibbonParams;
 use super::lines::{
     self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS,
@@ -216,16 +216,17 @@ where
         // A line is a bucket.
         distinct += gather(solved, shard_lines, &mut codes, &mut bumped)?;
     }
-    if resize(n, distinct) {
+    if runs::resize(n, distinct) {
         return Ok(Err(distinct as usize));
     }
     // The second filter: a sharded two-line filter of the bumped keys.
     let second_source = || bumped.iter().copied();
-    let second_counts = count_shards(second_source(), bumped.len().div_ceil(lines::LINE_SHARD_KEYS))?;
-    let (run, second_keys) = runs::solve(
-        &LineSolver(params.slots_per_key()),
+    let make = |_: usize, _: &[u32]| Ok(LineSolver(params.slots_per_key()));
+    let (_, run, second_keys) = runs::solve_distinct(
+        &make,
         &second_source,
-        &second_counts,
+        bumped.len(),
+        lines::LINE_SHARD_KEYS,
         &StreamedBuild::in_memory(),
     )?;
     let mut second = lines::finish(run)?;

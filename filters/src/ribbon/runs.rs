@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::banding::Banding;
-use super::order::{fill, sorted_distinct};
+use super::order::{count_shards, fill, sorted_distinct};
 use super::table::MAX_ATTEMPTS;
 use crate::streamed::{run_jobs, StreamedBuild};
 use crate::{Error, KeyHash};
@@ -108,16 +108,105 @@ impl<T: Copy> Run<T> {
     }
 }
 
+/// Whether a filter sized for `n` keys that held only `distinct` of them
+/// (the rest duplicates) is under-loaded enough to build again for
+/// `distinct`: more than 1% of the keys were duplicates.
+pub(crate) fn resize(n: usize, distinct: u64) -> bool {
+    (distinct as f64) < 0.99 * n as f64
+}
+
+/// A layout's solver for `n` distinct keys in `plan.len()` shards, shard
+/// `s` planned for `plan[s]` keys.
+pub(crate) trait MakeSolver<S> {
+    fn make(&self, n: usize, plan: &[u32]) -> Result<S, Error>;
+}
+
+impl<S, M: Fn(usize, &[u32]) -> Result<S, Error>> MakeSolver<S> for M {
+    fn make(&self, n: usize, plan: &[u32]) -> Result<S, Error> {
+        self(n, plan)
+    }
+}
+
+/// Solves the `n` hashes of `source` in shards of about `shard_keys` keys
+/// (`n`: the hashes, or their distinct count when known) with the solver
+/// `make` gives; returns it, the run and the distinct key count. Shard
+/// counts come from `n` and shard sizes from the hashes; when more than 1%
+/// of the hashes were duplicates ([`resize`]), the filter is solved again
+/// planned for the distinct keys (their shard count, each shard's distinct
+/// keys), so duplicates cost neither space nor FPR.
+pub(crate) fn solve_distinct<S, F, I>(
+    make: &impl MakeSolver<S>,
+    source: &F,
+    n: usize,
+    shard_keys: usize,
+    options: &StreamedBuild,
+) -> Result<(S, Run<S::Unit>, u64), Error>
+where
+    S: Solver,
+    S::Unit: Default,
+    F: Fn() -> I + Sync,
+    I: IntoIterator<Item = KeyHash>,
+{
+    let shards = n.div_ceil(shard_keys);
+    let counts = count_shards(source(), shards)?;
+    let solver = make.make(n, &counts)?;
+    let (run, distinct) = solve(&solver, source, &counts, &counts, options)?;
+    let total: u64 = distinct.iter().map(|&d| u64::from(d)).sum();
+    // The hashes the shards were planned for (`n` may already be the
+    // distinct count, known from an earlier build).
+    let hashes: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+    if !resize(hashes as usize, total) {
+        return Ok((solver, run, total));
+    }
+    drop(run);
+    let d = total as usize;
+    let (counts, plan) = match d.div_ceil(shard_keys) {
+        s if s == shards => (counts, distinct),
+        s => {
+            let counts = count_shards(source(), s)?;
+            let plan = distinct_counts(source, &counts, options)?;
+            (counts, plan)
+        }
+    };
+    let solver = make.make(d, &plan)?;
+    let (run, _) = solve(&solver, source, &counts, &plan, options)?;
+    Ok((solver, run, total))
+}
+
+/// Each shard's distinct keys, read from `source` (its keys counted per
+/// shard in `counts`) in the passes `options` allows.
+fn distinct_counts<F, I>(source: &F, counts: &[u32], options: &StreamedBuild) -> Result<Vec<u32>, Error>
+where
+    F: Fn() -> I,
+    I: IntoIterator<Item = KeyHash>,
+{
+    let mut distinct = Vec::new();
+    distinct
+        .try_reserve_exact(counts.len())
+        .map_err(|_| Error::TooLarge)?;
+    for pass in options.plan(counts) {
+        for part in pass {
+            let mut group = fill(source(), part.clone(), counts)?;
+            for s in part {
+                distinct.push(sorted_distinct(&mut group, s).len() as u32);
+            }
+        }
+    }
+    Ok(distinct)
+}
+
 /// Solves every shard of `source` (its keys counted per shard in
-/// `counts`, out of `num_shards`) with `solver`, in the passes and on the
-/// threads `options` allows; returns the whole run and the distinct key
-/// count. The run's storage ends with the layout's padding.
+/// `counts`) with `solver`, shard `s` planned for `plan[s]` keys (its
+/// distinct keys when known, else `counts[s]`), in the passes and on the
+/// threads `options` allows; returns the whole run and each shard's
+/// distinct keys. The run's storage ends with the layout's padding.
 pub(crate) fn solve<S, F, I>(
     solver: &S,
     source: &F,
     counts: &[u32],
+    plan: &[u32],
     options: &StreamedBuild,
-) -> Result<(Run<S::Unit>, u64), Error>
+) -> Result<(Run<S::Unit>, Vec<u32>), Error>
 where
     S: Solver,
     S::Unit: Default,
@@ -125,7 +214,8 @@ where
     I: IntoIterator<Item = KeyHash>,
 {
     let num_shards = counts.len();
-    let planned = |s: usize| match counts[s] {
+    debug_assert_eq!(plan.len(), num_shards);
+    let planned = |s: usize| match plan[s] {
         0 => Ok(0),
         keys => solver.units(keys as usize, 0),
     };
@@ -142,10 +232,13 @@ where
     };
     let reserve = solver.storage(0, total_units)?.checked_add(padding);
     let mut whole = Run::new(0, num_shards, reserve.ok_or(Error::TooLarge)?)?;
-    let mut distinct = 0u64;
+    let mut distinct = Vec::new();
+    distinct
+        .try_reserve_exact(num_shards)
+        .map_err(|_| Error::TooLarge)?;
     for pass in options.plan(counts) {
         if pass.len() == 1 {
-            distinct += solve_part(solver, source, counts, pass[0].clone(), &mut whole)?;
+            solve_part(solver, source, counts, pass[0].clone(), &mut whole, &mut distinct)?;
             continue;
         }
         // Each part starts where the planned sizes put it.
@@ -163,15 +256,16 @@ where
                 units += planned(s)?;
             }
             let mut run = Run::new(base, part.len(), solver.storage(base, base + units)?)?;
-            let keys = solve_part(solver, source, counts, part, &mut run)?;
+            let mut keys = Vec::with_capacity(part.len());
+            solve_part(solver, source, counts, part, &mut run, &mut keys)?;
             Ok::<_, Error>((run, keys))
         });
         for (part, result) in pass.into_iter().zip(runs) {
             let (run, keys) = result?;
-            distinct += keys;
+            distinct.extend_from_slice(&keys);
             if S::POSITIONAL && run.base != whole.end() {
                 drop(run);
-                solve_part(solver, source, counts, part, &mut whole)?;
+                solve_part(solver, source, counts, part, &mut whole, &mut Vec::new())?;
             } else {
                 whole.append(run)?;
             }
@@ -184,14 +278,15 @@ where
 }
 
 /// Reads the keys of `shards` from `source` and solves those shards at the
-/// end of `run`; returns their distinct key count.
+/// end of `run`; appends each one's distinct key count to `distinct`.
 fn solve_part<S, F, I>(
     solver: &S,
     source: &F,
     counts: &[u32],
     shards: Range<usize>,
     run: &mut Run<S::Unit>,
-) -> Result<u64, Error>
+    distinct: &mut Vec<u32>,
+) -> Result<(), Error>
 where
     S: Solver,
     S::Unit: Default,
@@ -200,13 +295,12 @@ where
 {
     let mut group = fill(source(), shards.clone(), counts)?;
     let mut banding = Banding::new(0)?;
-    let mut distinct = 0u64;
     for s in shards {
         let keys = sorted_distinct(&mut group, s);
-        distinct += keys.len() as u64;
+        distinct.push(keys.len() as u32);
         solve_shard(solver, keys, &mut banding, run)?;
     }
-    Ok(distinct)
+    Ok(())
 }
 
 /// Solves one shard (distinct keys) at the end of `run`: seed after seed,

@@ -146,15 +146,25 @@ fn huge_shard_count_is_refused_before_allocating() {
     assert_eq!(Ribbon::from_bytes(&b), Err(Error::Format(FormatError::Truncated)));
 }
 
+/// `n` distinct hashes that all fall in the first of two shards, so the
+/// second stays empty.
+fn first_shard_only(n: usize) -> Vec<KeyHash> {
+    (0..u64::MAX)
+        .map(|i| KeyHash::from_well_mixed(crate::hash::remix(i, 3)))
+        .filter(|&h| super::row::shard_of(super::row::mixed(h.get()), 2) == 0)
+        .take(n)
+        .collect()
+}
+
 #[test]
 fn empty_shards_answer_no() {
-    // Two shards of input but one distinct key: one shard stays empty.
+    // Two shards of input, every key in the first: the second stays empty.
     let k = KeyHash::from_well_mixed;
-    let keys = vec![k(7); SHARD_KEYS + 1];
+    let keys = first_shard_only(SHARD_KEYS + 1);
     let params = RibbonParams::with_result_bits(4).unwrap().without_bumping();
     let f = Ribbon::build_with(&keys, &params).unwrap();
-    assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-    assert!(f.contains_hash(k(7)));
+    assert_eq!((f.num_shards(), f.num_keys()), (2, SHARD_KEYS + 1));
+    assert!(keys.iter().all(|&h| f.contains_hash(h)));
     let back = Ribbon::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(back, f);
     let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
@@ -169,15 +179,15 @@ fn empty_shards_answer_no() {
 #[test]
 fn empty_shards_answer_no_in_the_two_line_layout() {
     let k = KeyHash::from_well_mixed;
-    let keys = vec![k(7); lines::LINE_SHARD_KEYS + 1];
+    let keys = first_shard_only(lines::LINE_SHARD_KEYS + 1);
     let params = RibbonParams::with_result_bits(7)
         .unwrap()
         .with_two_line_layout()
         .unwrap()
         .without_bumping();
     let f = Ribbon::build_with(&keys, &params).unwrap();
-    assert_eq!((f.num_shards(), f.num_keys()), (2, 1));
-    assert!(f.contains_hash(k(7)));
+    assert_eq!((f.num_shards(), f.num_keys()), (2, lines::LINE_SHARD_KEYS + 1));
+    assert!(keys.iter().all(|&h| f.contains_hash(h)));
     let absent = (0..10_000u64).filter(|&h| f.contains_hash(k(h))).count();
     assert!(absent < 500, "{absent}");
     // The batch path agrees at every length around its pipeline depth

@@ -83,20 +83,20 @@ mod fingerprint;
 mod packed;
 pub(crate) mod peel;
 mod query;
+mod segments;
+mod shard_layout;
 mod sharded;
 mod view;
 // The file is named after the filter, as its sibling `binary_fuse.rs` is.
 #[allow(clippy::module_inception)]
 mod xor;
 
-pub use binary_fuse::{
-    BinaryFuse, BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseArity, FuseFingerprint, FuseParams,
-    MAX_SEGMENT_LEN, MAX_START_LOAD,
-};
+pub use binary_fuse::{BinaryFuse, BinaryFuse16, BinaryFuse32, BinaryFuse8, FuseFingerprint, FuseParams};
 pub use fingerprint::Fingerprint;
 pub use packed::{
     packed_fingerprint_bits, PackedBinaryFuse, PackedBinaryFuseView, PackedFuseParams, MAX_FINGERPRINT_BITS,
 };
+pub use segments::{FuseArity, MAX_SEGMENT_LEN, MAX_START_LOAD};
 pub use sharded::FUSE_SHARD_KEYS;
 pub use view::{
     BinaryFuse16View, BinaryFuse32View, BinaryFuse8View, BinaryFuseView, Xor16View, Xor8View, XorView,

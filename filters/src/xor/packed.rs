@@ -20,10 +20,11 @@
 
 use alloc::vec::Vec;
 
-use super::binary_fuse::{self, FuseArity, FuseParts, Segments};
+use super::binary_fuse::{self, FuseParts};
 use super::fingerprint::{Fingerprint, Table};
 use super::peel;
 use super::query;
+use super::segments::{self, FuseArity, Segments};
 use crate::cost::{CostModel, Knob, Params, Shape, Traits};
 use crate::format::{self, ByteWriter, Checksum, Frame};
 use crate::sizing::{check_bits_per_key, check_fpr};
@@ -175,7 +176,7 @@ pub fn packed_fingerprint_bits(n: usize, sizing: FilterSizing) -> Result<u32, Er
             // layout would.
             let per_key = match n {
                 0 => 1.125,
-                _ => binary_fuse::slots_for(n, FuseArity::Three)? as f64 / n as f64,
+                _ => segments::slots_for(n, FuseArity::Three)? as f64 / n as f64,
             };
             libm::floor(b / per_key)
         }
@@ -445,7 +446,7 @@ impl CostModel for PackedBinaryFuse {
     /// The default 3-wise layout, what [`PackedBinaryFuse::build`] makes.
     fn shape(n: usize, sizing: FilterSizing) -> Result<Shape, Error> {
         let bits = packed_fingerprint_bits(n, sizing)?;
-        let slots = binary_fuse::slots_for(n, FuseArity::Three)?;
+        let slots = segments::slots_for(n, FuseArity::Three)?;
         Ok(Shape {
             bytes: table_len(slots, bits) as u64,
             fpr: if n == 0 {

@@ -35,136 +35,24 @@
 //! # Format
 //!
 //! A sharded frame is a binary fuse frame whose parameters go on after the
-//! key count with the shard count `S` (`u32`, at least 2) and `S` seeds
+//! key count with the shard count `S` (`u32`, a power of two, at least 2) and `S` seeds
 //! (`u64`); the segment layout is one shard's, and the payload is the `S`
-//! tables in shard order. A single table's frame has no such fields.
+//! tables in shard order. A single table's frame has no such fields. The
+//! layout and its frame fields, shared with views, are `shard_layout.rs`.
 
 use alloc::vec::Vec;
 
-use super::binary_fuse::{BinaryFuse, FuseArity, FuseFingerprint, FuseParams, Segments};
-use super::peel::{self, Geometry};
-use super::query::Locate;
-use crate::format::{ByteWriter, Reader};
-use crate::hash::remix;
+use super::binary_fuse::{BinaryFuse, FuseFingerprint, FuseParams};
+use super::peel;
+use super::segments::{FuseArity, Segments};
 use crate::streamed::{count_shards, run_jobs, Group, StreamedBuild};
-use crate::{Error, FormatError, KeyHash};
+use crate::{Error, KeyHash};
 
 /// Keys per shard of a streamed binary fuse build: filters of up to 2^23
 /// keys are one table, larger ones `⌈n / 2^23⌉` shards rounded up to a power
 /// of two. A shard's build needs about 32 bytes per key (268 MB) per
 /// thread.
 pub const FUSE_SHARD_KEYS: usize = 1 << 23;
-
-/// The seeds of a sharded table, owned or read in place.
-pub(crate) trait ShardSeeds {
-    /// Number of shards.
-    fn count(&self) -> usize;
-    /// Shard `s`'s seed (`s < count()`).
-    fn seed(&self, s: usize) -> u64;
-}
-
-impl ShardSeeds for [u64] {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.len()
-    }
-    #[inline(always)]
-    fn seed(&self, s: usize) -> u64 {
-        self[s]
-    }
-}
-
-/// Seeds stored as little-endian `u64`s in a frame's parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LeSeeds<'a>(&'a [u8]);
-
-impl ShardSeeds for LeSeeds<'_> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.0.len() / 8
-    }
-    #[inline(always)]
-    fn seed(&self, s: usize) -> u64 {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&self.0[8 * s..8 * s + 8]);
-        u64::from_le_bytes(b)
-    }
-}
-
-/// Where a key's slots lie in a sharded table: its shard from the top bits
-/// of its hash, then that shard's fuse slots, moved to the shard's start.
-pub(crate) struct Sharded<'a, T: ?Sized> {
-    pub(crate) segments: &'a Segments,
-    pub(crate) seeds: &'a T,
-}
-
-impl<T: ShardSeeds + ?Sized, const A: usize> Locate<A> for Sharded<'_, T>
-where
-    Segments: Geometry<A>,
-{
-    /// `seed` is unused: each shard has its own.
-    #[inline(always)]
-    fn locate(&self, _seed: u64, hash: u64) -> (u64, [usize; A]) {
-        let s = (hash >> (64 - self.seeds.count().trailing_zeros())) as usize;
-        let mixed = remix(hash, self.seeds.seed(s));
-        let base = s * self.segments.len() as usize;
-        let mut slots = Geometry::<A>::slots(self.segments, mixed);
-        for slot in &mut slots {
-            *slot += base;
-        }
-        (mixed, slots)
-    }
-}
-
-/// Runs `query::$call::<_, _, _, A>($table, layout, $seed, $rest...)` with
-/// the layout of a binary fuse filter of `$segments` and `$seeds`
-/// ([`ShardSeeds`]; none for a single table) and its arity `A`.
-macro_rules! fuse_query {
-    ($call:ident, $table:expr, $segments:expr, $seeds:expr, $seed:expr, $($rest:expr),+) => {{
-        use $crate::xor::binary_fuse::FuseArity;
-        use $crate::xor::query;
-        use $crate::xor::sharded::{ShardSeeds, Sharded};
-        let (table, segments, seeds, seed) = ($table, $segments, $seeds, $seed);
-        match (segments.arity(), seeds.count() == 0) {
-            (FuseArity::Three, true) => query::$call::<_, _, _, 3>(table, segments, seed, $($rest),+),
-            (FuseArity::Four, true) => query::$call::<_, _, _, 4>(table, segments, seed, $($rest),+),
-            (FuseArity::Three, false) => {
-                query::$call::<_, _, _, 3>(table, &Sharded { segments, seeds }, seed, $($rest),+)
-            }
-            (FuseArity::Four, false) => {
-                query::$call::<_, _, _, 4>(table, &Sharded { segments, seeds }, seed, $($rest),+)
-            }
-        }
-    }};
-}
-pub(crate) use fuse_query;
-
-/// Writes the shard fields of a sharded frame's parameters (nothing for a
-/// single table).
-pub(crate) fn write_shards(p: &mut ByteWriter, seeds: &[u64]) {
-    if !seeds.is_empty() {
-        p.u32(seeds.len() as u32);
-        for &s in seeds {
-            p.u64(s);
-        }
-    }
-}
-
-/// Reads the shard fields after a binary fuse frame's key count: no seeds
-/// for a single table (no bytes left), else at least two.
-pub(crate) fn read_shards<'a>(params: &mut Reader<'a>) -> Result<LeSeeds<'a>, Error> {
-    if params.remaining() == 0 {
-        return Ok(LeSeeds(&[]));
-    }
-    let count = params.u32()? as usize;
-    if count < 2 {
-        return Err(
-            FormatError::InvalidParameters("a sharded binary fuse filter has at least two shards").into(),
-        );
-    }
-    let bytes = params.take(count.checked_mul(8).ok_or(FormatError::Truncated)?)?;
-    Ok(LeSeeds(bytes))
-}
 
 impl<F: FuseFingerprint> BinaryFuse<F> {
     /// Builds the filter from a source of key hashes (`source()` must yield

@@ -12,7 +12,7 @@ use super::binary_fuse::{self, BinaryFuse, FuseFingerprint, FuseParts};
 use super::fingerprint::LeTable;
 use super::fingerprint_fpr;
 use super::query;
-use super::sharded::{fuse_query, LeSeeds};
+use super::shard_layout::{fuse_query, LeSeeds};
 use super::xor::{self as xor_filter, Xor, XorFingerprint, XorParts};
 use crate::format::{self, Checksum};
 use crate::{Error, Filter, FilterKind, KeyHash};

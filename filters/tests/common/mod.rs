@@ -215,6 +215,20 @@ pub fn upgrade_v1_frame(v1: &[u8]) -> Vec<u8> {
     v2
 }
 
+/// The version-1 frame holding what the version-2 frame `v2` holds (the
+/// inverse of [`upgrade_v1_frame`]).
+pub fn downgrade_to_v1(v2: &[u8]) -> Vec<u8> {
+    let params_end = 20 + u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
+    let payload_at = params_end.div_ceil(64) * 64;
+    let mut v1 = v2[..params_end].to_vec();
+    v1[4] = 1;
+    v1.extend_from_slice(&v2[payload_at..v2.len() - 8]);
+    let sum = xxhash_rust::xxh3::xxh3_64(&v1);
+    v1.extend_from_slice(&sum.to_le_bytes());
+    assert_eq!(upgrade_v1_frame(&v1), v2);
+    v1
+}
+
 /// Pins a kind's bytes in both format versions: `bytes` (what the filter
 /// writes today) must be the version-2 form of the version-1 golden string,
 /// and the version-1 golden bytes must still decode to a filter that writes

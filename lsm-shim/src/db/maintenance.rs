@@ -169,6 +169,10 @@ impl Db {
                         .range_filter()
                         .map_or(0, |f| amq::range::RangeFilter::size_in_bytes(f) as u64);
                     ls.untrusted_range_filters += usize::from(t.range_filter_untrusted().is_some());
+                    if let Some(p) = t.filter_prefixes() {
+                        ls.prefix_tables += 1;
+                        ls.prefixes += p;
+                    }
                     let collapsed = t.range_keys_collapsed().unwrap_or(0);
                     ls.range_tables_collapsing += usize::from(collapsed > 0);
                     ls.range_keys_collapsed += collapsed;

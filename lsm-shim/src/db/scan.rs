@@ -340,6 +340,18 @@ impl Scan {
             _ => None,
         };
         let mut hash = prefix.map(|p| PreparedHash::new(hash_prefix(p)));
+        // A scan of exactly one whole prefix: a table the prefix filter let
+        // through and where the scan finds nothing held no key with the
+        // prefix, a false positive. Inside a narrower range that table may
+        // hold the prefix elsewhere: its "maybe" is not counted either way.
+        let whole_prefix = prefix.is_some_and(|p| {
+            matches!(&self.lo, Bound::Included(lo) if lo.len() == p.len())
+                && match &self.hi {
+                    Bound::Excluded(h) => is_prefix_end(h, p),
+                    Bound::Unbounded => p.iter().all(|&b| b == 0xff),
+                    Bound::Included(_) => false,
+                }
+        });
         let mut counts = ReadCounts::default();
         let mut n = ChoiceCounts::default();
         let mut maybes = Vec::new();
@@ -386,6 +398,7 @@ impl Scan {
                 n.prefix_probes += u64::from(by_prefix.is_some());
                 if by_prefix == Some(false) {
                     n.prefix_negatives += 1;
+                    n.whole_prefix_negatives += u64::from(whole_prefix);
                     continue;
                 }
                 // No question where a range filter cannot help: none
@@ -402,10 +415,11 @@ impl Scan {
                 n.range_negatives += 1;
                 continue;
             }
-            let maybe = FilterMaybe::new(by_prefix == Some(true), by_range == Some(true)).map(|m| {
-                maybes.push(m);
-                (maybes.len() - 1) as u32
-            });
+            let maybe = FilterMaybe::new(by_prefix == Some(true) && whole_prefix, by_range == Some(true))
+                .map(|m| {
+                    maybes.push(m);
+                    (maybes.len() - 1) as u32
+                });
             if r != last_run {
                 runs.push(Vec::new());
                 last_run = r;
@@ -423,6 +437,7 @@ impl Scan {
             (&self.stats.scan_tables, n.met),
             (&self.stats.prefix_probes, n.prefix_probes),
             (&self.stats.prefix_negatives, n.prefix_negatives),
+            (&self.stats.whole_prefix_negatives, n.whole_prefix_negatives),
             (&self.stats.range_probes, n.range_probes),
             (&self.stats.range_negatives, n.range_negatives),
         ] {
@@ -564,6 +579,7 @@ struct ChoiceCounts {
     met: u64,
     prefix_probes: u64,
     prefix_negatives: u64,
+    whole_prefix_negatives: u64,
     range_probes: u64,
     range_negatives: u64,
 }

@@ -14,6 +14,7 @@
 //! file, syncing it, renaming it and syncing the directory.
 
 mod fault;
+mod lock;
 
 pub use fault::FaultEnv;
 
@@ -174,16 +175,9 @@ impl Env for StdEnv {
         let _ = dir;
         Ok(())
     }
+    /// A POSIX record lock on Unix, not inherited by forked children
+    /// (`env/lock.rs`).
     fn lock(&self, path: &Path) -> io::Result<Box<dyn Send + Sync>> {
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        match f.try_lock() {
-            Ok(()) => Ok(Box::new(f)),
-            Err(fs::TryLockError::WouldBlock) => Err(io::Error::new(io::ErrorKind::WouldBlock, "locked")),
-            Err(fs::TryLockError::Error(e)) => Err(e),
-        }
+        Ok(Box::new(lock::lock(path)?))
     }
 }

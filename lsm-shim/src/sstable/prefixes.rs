@@ -156,6 +156,16 @@ impl Table {
         }
     }
 
+    /// The distinct prefixes the filter holds, when it holds the store's:
+    /// its entries less the whole keys (partitions count a prefix whose
+    /// keys span two of them twice).
+    pub(crate) fn filter_prefixes(&self) -> Option<u64> {
+        self.prefixes_usable.then(|| match self.contents.whole_keys {
+            true => self.contents.entries.saturating_sub(self.entries()),
+            false => self.contents.entries,
+        })
+    }
+
     /// Whether point reads need the key's prefix hash here: the filter
     /// holds prefixes and no whole keys.
     pub(crate) fn wants_key_prefix(&self) -> bool {

@@ -10,7 +10,7 @@
 //! | `w`          | u8   | slot bits: the current fingerprint length + 1 |
 //! | `F0`         | u8   | the schedule's first fingerprint length, 1 to 62 |
 //! | `H`          | u8   | the schedule's horizon, at most 64 |
-//! | `X`          | u8   | expansions so far |
+//! | `X`          | u8   | expansions so far, at most `q` |
 //! | keys         | u64  | keys inserted less keys removed |
 //! | cap          | u64  | `max_keys`, `u64::MAX` for none |
 //!
@@ -18,12 +18,13 @@
 //! (`quotient/codec.rs`), with `w`-bit values; each value is a fingerprint,
 //! its delimiter bit and zeros (`expanding/fingerprint.rs`). The decoder
 //! refuses a table no inserts leave, a value with no delimiter, a width
-//! other than the schedule's at `X` expansions, two void entries in a run,
+//! other than the schedule's at `X` expansions, more expansions than `q`,
 //! and more keys than the cap.
 
 use alloc::vec::Vec;
 
 use super::filter::ExpandingQuotientFilter;
+use super::growing::{decode_copies, COPY_RECORD};
 use super::schedule::Schedule;
 use crate::format::{self, Frame};
 use crate::quotient::table::{Table, MAX_QUOTIENT_BITS, TAIL};
@@ -42,9 +43,16 @@ impl ExpandingQuotientFilter {
         ]);
         params.extend_from_slice(&(self.g.keys as u64).to_le_bytes());
         params.extend_from_slice(&self.g.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
-        format::encode(FilterKind::ExpandingQuotientFilter, &params, blocks.len(), |w| {
-            w.bytes(blocks);
-        })
+        let copies = self.g.encode_copies(&mut params);
+        format::encode(
+            FilterKind::ExpandingQuotientFilter,
+            &params,
+            blocks.len() + copies.len(),
+            |w| {
+                w.bytes(blocks);
+                w.bytes(&copies);
+            },
+        )
     }
 
     pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
@@ -58,6 +66,14 @@ impl ExpandingQuotientFilter {
         let expansions = u32::from(p.u8()?);
         let keys = p.u64()?;
         let cap = p.u64()?;
+        // The void-copy count, written only when not 0.
+        let records = match p.remaining() {
+            0 => 0,
+            _ => match p.u64()? {
+                0 => return Err(bad("a void-copy count of 0")),
+                r => r,
+            },
+        };
         frame.params.finish()?;
         let schedule = schedule
             .check()
@@ -65,11 +81,23 @@ impl ExpandingQuotientFilter {
         if q > MAX_QUOTIENT_BITS || w != schedule.length(expansions) + 1 || q + w > 64 || w > 63 {
             return Err(bad("quotient or slot bits out of range"));
         }
-        let (_, len) = Table::shape(q, w)?;
-        if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
-            return Err(bad("payload length does not match the table's shape"));
+        // Each expansion doubled the table: more than `q` never happened
+        // (and could not be written back in a byte once past 255).
+        if expansions > q {
+            return Err(bad("more expansions than quotient bits"));
         }
-        let blocks = frame.payload.take(frame.payload.remaining())?;
+        let (_, len) = Table::shape(q, w)?;
+        let copies_len = usize::try_from(records)
+            .ok()
+            .and_then(|r| r.checked_mul(COPY_RECORD));
+        let blocks_len = len - TAIL;
+        if copies_len.and_then(|c| c.checked_add(blocks_len)) != Some(frame.payload.remaining()) {
+            return Err(bad(
+                "payload length does not match the table's shape and void copies",
+            ));
+        }
+        let blocks = frame.payload.take(blocks_len)?;
+        let copies = frame.payload.take(frame.payload.remaining())?;
         frame.payload.finish()?;
         let table = Table::from_block_bytes(q, w, blocks).map_err(FormatError::InvalidParameters)?;
         let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;
@@ -77,7 +105,15 @@ impl ExpandingQuotientFilter {
             u64::MAX => None,
             m => Some(usize::try_from(m).map_err(|_| bad("cap too large"))?),
         };
-        ExpandingQuotientFilter::from_parts(table, schedule, expansions, keys, max_keys).map_err(bad)
+        ExpandingQuotientFilter::from_parts(
+            table,
+            decode_copies(copies),
+            schedule,
+            expansions,
+            keys,
+            max_keys,
+        )
+        .map_err(bad)
     }
 }
 

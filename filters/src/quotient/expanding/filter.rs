@@ -2,6 +2,7 @@
 //! keeping its FPR within a bound at every size.
 
 use super::fingerprint;
+use super::grow::OneVoidPerRun;
 use super::growing::{planned_horizon, GrowingTable};
 use super::schedule::{Schedule, MAX_LENGTH};
 use crate::error::invalid;
@@ -82,12 +83,15 @@ impl ExpandingOptions {
 /// 1.44× the space for not knowing the count. A rewrite briefly holds the
 /// old and the new table.
 ///
-/// **Deletes and counts.** [`remove`](Remove::remove) takes away the
-/// longest fingerprint that matches the key: any key whose entry that is
-/// also matches the key's own, shorter or equal entry, so no inserted key
-/// loses its last match. A key inserted `k` times counts `k` (or more).
-/// Removing a key whose entry has gone void takes one of its copies; the
-/// others stay (they cost FPR, not correctness). Remove only keys that were
+/// **Deletes and counts.** Every copy of a key has its own entry, through
+/// every expansion. [`remove`](Remove::remove) takes away the longest
+/// fingerprint that matches the key: any key whose entry that is also
+/// matches the key's own, shorter or equal entry, so no inserted key loses
+/// its last match. A key inserted `k` times counts `k` (or more), and `k`
+/// removals take `k` entries. An entry whose fingerprint ran out (void) was
+/// copied into both halves of its quotient; the copy its key did not go to
+/// stays after the key is removed (it costs FPR, not correctness), until
+/// the last key's removal empties the filter. Remove only keys that were
 /// inserted, as with every filter that deletes.
 ///
 /// ```
@@ -160,16 +164,18 @@ impl ExpandingQuotientFilter {
         })
     }
 
-    /// A filter around a decoded table, its fingerprint lengths counted.
+    /// A filter around a decoded table and its void copies, its
+    /// fingerprint lengths counted.
     pub(super) fn from_parts(
         table: Table,
+        copies: impl IntoIterator<Item = ((usize, u64), u64)>,
         schedule: Schedule,
         expansions: u32,
         keys: usize,
         max_keys: Option<usize>,
     ) -> Result<Self, &'static str> {
         Ok(ExpandingQuotientFilter {
-            g: GrowingTable::from_parts(table, schedule, 0, expansions, keys, max_keys)?,
+            g: GrowingTable::from_parts(table, copies, schedule, 0, expansions, keys, max_keys)?,
         })
     }
 
@@ -249,9 +255,14 @@ impl ExpandingQuotientFilter {
     pub fn count_hash(&self, hash: KeyHash) -> usize {
         let (x, key) = self.split(hash);
         match self.g.table.run(x) {
-            Some(run) => run
-                .filter(|&s| fingerprint::matches(self.g.table.value(s), key))
-                .count(),
+            Some(run) => {
+                let entries = run
+                    .filter(|&s| fingerprint::matches(self.g.table.value(s), key))
+                    .count();
+                // A void entry matches every key of its quotient, and so
+                // do the copies it stands for.
+                entries.saturating_add(usize::try_from(self.g.void_copies(x, 0)).unwrap_or(usize::MAX))
+            }
             None => 0,
         }
     }
@@ -261,9 +272,11 @@ impl ExpandingQuotientFilter {
         self.count_hash(crate::hash_key(key))
     }
 
-    /// A filter holding the keys of both: the one with fewer quotients
-    /// expanded to the other's, the two tables merged in one ordered pass
-    /// (then doubled if the sum is past capacity). Both must come from the
+    /// A filter holding the keys of both (every copy: counts add up): the
+    /// one with fewer quotients expanded to the other's, both doubled
+    /// until the sum of their entries fits, then the two tables merged in
+    /// one ordered pass. [`Error::Full`] if the sum passes the cap or the
+    /// table may not grow that far. Both must come from the
     /// same target FPR and horizon ([`Error::Incompatible`] otherwise); the
     /// cap is the first filter's.
     ///
@@ -296,24 +309,36 @@ impl ExpandingQuotientFilter {
         while b.quotient_bits() < a.quotient_bits() {
             b.g.expand()?;
         }
-        let expansions = a.g.expansions.max(b.g.expansions);
-        let width = self.g.schedule.length(expansions) + 1;
-        let both = crate::quotient::filter::Merge {
-            a: super::grow::widened(&a.g.table, 0, width).peekable(),
-            b: super::grow::widened(&b.g.table, 0, width).peekable(),
+        // Sized for the sum: both doubled until their entries fit one
+        // table's capacity (and again if the merged runs pass its last slot).
+        let (table, copies) = loop {
+            if a.g.table.len() + b.g.table.len() <= a.capacity() {
+                let width = self.g.schedule.length(a.g.expansions.max(b.g.expansions)) + 1;
+                let both = crate::quotient::filter::Merge {
+                    a: super::grow::widened(&a.g.table, 0, width).peekable(),
+                    b: super::grow::widened(&b.g.table, 0, width).peekable(),
+                };
+                let mut entries = OneVoidPerRun::new(both, 0, width, &a.g.copies, &b.g.copies);
+                match Table::from_sorted(a.quotient_bits(), width, &mut entries) {
+                    Err(Error::Full) => {}
+                    built => break (built?, entries.copies),
+                }
+            }
+            a.g.expand()?;
+            b.g.expand()?;
         };
-        let table = Table::from_sorted(
-            a.quotient_bits(),
-            width,
-            super::grow::one_void_per_run(both, 0, width),
-        )?;
-        let g = GrowingTable::from_parts(table, self.g.schedule, 0, expansions, keys, self.g.max_keys)
-            .map_err(|_| Error::Incompatible)?;
-        let mut merged = ExpandingQuotientFilter { g };
-        while merged.g.table.len() > merged.capacity() {
-            merged.g.expand()?;
-        }
-        Ok(merged)
+        let expansions = a.g.expansions.max(b.g.expansions);
+        let g = GrowingTable::from_parts(
+            table,
+            copies,
+            self.g.schedule,
+            0,
+            expansions,
+            keys,
+            self.g.max_keys,
+        )
+        .map_err(|_| Error::Incompatible)?;
+        Ok(ExpandingQuotientFilter { g })
     }
 }
 
@@ -363,6 +388,41 @@ impl Filter for ExpandingQuotientFilter {
     }
 }
 
+impl ExpandingQuotientFilter {
+    /// Inserts one more copy of the key with this hash and says whether it
+    /// was (probably) there already: a query of its run, then the insert
+    /// into the same run (in cache). Errors as [`insert_hash`](Insert::insert_hash)
+    /// ([`Error::Full`]: nothing changed).
+    ///
+    /// ```
+    /// use amq::quotient::{ExpandingOptions, ExpandingQuotientFilter};
+    /// use amq::hash_u64;
+    /// let mut seen = ExpandingQuotientFilter::new(ExpandingOptions::new(0.01))?;
+    /// let ids = [7u64, 8, 7, 9];
+    /// let mut new = Vec::new();
+    /// for id in ids {
+    ///     if !seen.check_and_insert_hash(hash_u64(id))? {
+    ///         new.push(id);
+    ///     }
+    /// }
+    /// assert_eq!(new, [7, 8, 9]);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert_hash(&mut self, hash: KeyHash) -> Result<bool, Error> {
+        let was = self.contains_hash(hash);
+        self.insert_hash(hash)?;
+        Ok(was)
+    }
+
+    /// [`check_and_insert_hash`](Self::check_and_insert_hash) of `key`,
+    /// hashed once ([`hash_key`](crate::hash_key)).
+    #[doc(alias = "check_and_set", alias = "test_and_set")]
+    pub fn check_and_insert(&mut self, key: &[u8]) -> Result<bool, Error> {
+        self.check_and_insert_hash(crate::hash_key(key))
+    }
+}
+
 impl Insert for ExpandingQuotientFilter {
     /// Inserts one more copy of the key, doubling the table first when it
     /// is full. [`Error::Full`] (nothing changed) at the
@@ -374,17 +434,13 @@ impl Insert for ExpandingQuotientFilter {
 }
 
 impl Remove for ExpandingQuotientFilter {
-    /// Removes the longest fingerprint that matches the key. When only the
-    /// quotient's void entry matches, it stays (other copies of the key,
-    /// or other keys, may be all it stands for now) and only the key count
-    /// falls. [`Error::NotPresent`] (nothing changed) if nothing matches.
+    /// Removes the longest fingerprint that matches the key, a void entry
+    /// if nothing longer does; removing the last key empties the filter.
+    /// [`Error::NotPresent`] (nothing changed) if nothing matches.
     fn remove_hash(&mut self, hash: KeyHash) -> Result<(), Error> {
         let (x, key) = self.split(hash);
-        let removed = self.g.kernel.remove_longest(&mut self.g.table, x, key);
-        if removed.is_none() && !self.contains_hash(hash) {
-            return Err(Error::NotPresent);
-        }
-        self.g.removed(removed);
-        Ok(())
+        let kernel = self.g.kernel;
+        self.g
+            .remove_copy(x, key, 0, |table| kernel.remove_longest(table, x, key))
     }
 }

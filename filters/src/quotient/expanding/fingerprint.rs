@@ -33,12 +33,14 @@ pub(crate) fn matches(v: u64, key: u64) -> bool {
 }
 
 /// For a value `v` that `key` matches, a score that grows with the
-/// fingerprint's length (`63 −` its trailing zeros); `None` if no match or
-/// if `v` is void (removals leave void entries: see `grow.rs`).
+/// fingerprint's length (`63 −` its trailing zeros, so a void entry scores
+/// lowest); `None` if no match. A removal takes the entry of the highest
+/// score: any key that entry stands for also matches every shorter entry
+/// the removed key matches, so no inserted key loses its last match, void
+/// entries included (each copy of a key keeps its own entry: `grow.rs`).
 #[inline(always)]
 pub(crate) fn longest(v: u64, key: u64) -> Option<u32> {
-    let tz = v.trailing_zeros();
-    (matches(v, key) && v >> tz != 1).then(|| 63 - tz)
+    matches(v, key).then(|| 63 - v.trailing_zeros())
 }
 
 /// The fingerprint length of a `width`-bit value `v ≠ 0`.
@@ -85,9 +87,13 @@ mod tests {
                 assert_eq!(matches(v, other), i >= len, "len {len}, bit {i}");
             }
             let score = longest(v, key);
-            assert_eq!(score, (len > 0).then(|| 63 - (8 - len - 1)));
+            assert_eq!(score, Some(63 - (8 - len - 1)));
         }
         assert!(longest(entry(key, 8, 7), key ^ 0b10).is_none());
+        // A fingerprint of zeros is not a void entry, whatever its length:
+        // it scores above the void and below longer fingerprints.
+        let zeros: alloc::vec::Vec<_> = (0..8).map(|len| longest(entry(0, 8, len), 0).unwrap()).collect();
+        assert!(zeros.windows(2).all(|w| w[0] < w[1]), "{zeros:?}");
     }
 
     #[test]

@@ -12,9 +12,10 @@
 //! ones).
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 
 use super::fingerprint;
-use super::grow::{doubled, expected_matches, histogram};
+use super::grow::{doubled, expected_matches, histogram, VoidCopies};
 use super::schedule::{Schedule, MAX_HORIZON, MAX_LENGTH};
 use crate::error::invalid;
 use crate::quotient::kernel::Kernel;
@@ -38,14 +39,34 @@ pub(crate) struct GrowingTable {
     /// Keys inserted less keys removed.
     pub(crate) keys: usize,
     pub(crate) max_keys: Option<usize>,
-    /// Entries by fingerprint length (void copies counted each).
+    /// The copies each void entry stands for past itself (`grow.rs`).
+    pub(crate) copies: VoidCopies,
+    /// Entries by fingerprint length (each void entry once, its copies
+    /// not: they match no more keys).
     pub(crate) lengths: Box<[u64; 64]>,
 }
 
 impl PartialEq for GrowingTable {
     fn eq(&self, other: &Self) -> bool {
-        fn parts(g: &GrowingTable) -> (&Table, Schedule, u32, u32, usize, Option<usize>) {
-            (&g.table, g.schedule, g.payload, g.expansions, g.keys, g.max_keys)
+        type Parts<'a> = (
+            &'a Table,
+            &'a VoidCopies,
+            Schedule,
+            u32,
+            u32,
+            usize,
+            Option<usize>,
+        );
+        fn parts(g: &GrowingTable) -> Parts<'_> {
+            (
+                &g.table,
+                &g.copies,
+                g.schedule,
+                g.payload,
+                g.expansions,
+                g.keys,
+                g.max_keys,
+            )
         }
         parts(self) == parts(other)
     }
@@ -85,13 +106,16 @@ impl GrowingTable {
             expansions: 0,
             keys: 0,
             max_keys,
+            copies: VoidCopies::new(),
             lengths: Box::new([0; 64]),
         })
     }
 
-    /// The state around a decoded table, its fingerprint lengths counted.
+    /// The state around a decoded table and its void copies (in order), its
+    /// fingerprint lengths counted.
     pub(crate) fn from_parts(
         table: Table,
+        copies: impl IntoIterator<Item = ((usize, u64), u64)>,
         schedule: Schedule,
         payload: u32,
         expansions: u32,
@@ -100,8 +124,10 @@ impl GrowingTable {
     ) -> Result<Self, &'static str> {
         let lengths = histogram(&table, payload)
             .ok_or("an entry without a delimiter, or a void entry twice in a run")?;
-        // Copies whose fingerprints ran out share a void entry: keys may
-        // outnumber entries, but not the cap.
+        let copies = checked_copies(&table, payload, copies)?;
+        // A void entry and its copies stand for copies of keys that may have
+        // been removed: keys may be fewer than what the table holds, or more
+        // (filters written before copies were counted), but not past the cap.
         if max_keys.is_some_and(|m| keys > m) {
             return Err("more keys than the cap");
         }
@@ -113,6 +139,7 @@ impl GrowingTable {
             expansions,
             keys,
             max_keys,
+            copies,
             lengths,
         })
     }
@@ -178,14 +205,67 @@ impl GrowingTable {
         Ok(())
     }
 
-    /// Counts the removal of one key whose entry `removed` (if any) was
-    /// taken out of the table.
-    pub(crate) fn removed(&mut self, removed: Option<u64>) {
-        if let Some(v) = removed {
-            let code = v >> self.payload;
-            self.lengths[fingerprint::length(code, self.code_width()) as usize] -= 1;
+    /// The copies quotient `x`'s void entry of payload `low` stands for
+    /// past itself.
+    #[inline]
+    pub(crate) fn void_copies(&self, x: usize, low: u64) -> u64 {
+        if self.copies.is_empty() {
+            return 0;
         }
+        self.copies.get(&(x, low)).copied().unwrap_or(0)
+    }
+
+    /// Removes one copy of a key of quotient `x`, code bits `bits` and
+    /// payload `low`: a counted copy of the run's void entry when nothing
+    /// longer matches, else the entry `remove` takes out of the table (the
+    /// longest match). [`Error::NotPresent`] (nothing changed) if nothing
+    /// matches.
+    pub(crate) fn remove_copy(
+        &mut self,
+        x: usize,
+        bits: u64,
+        low: u64,
+        remove: impl FnOnce(&mut Table) -> Option<u64>,
+    ) -> Result<(), Error> {
+        if self.void_copies(x, low) > 0 {
+            let (p, width, table) = (self.payload, self.code_width(), &self.table);
+            let longer = table.run(x).is_some_and(|run| {
+                run.into_iter().any(|s| {
+                    let v = table.value(s);
+                    let code = v >> p;
+                    v & low_mask(p) == low
+                        && !fingerprint::is_void(code, width)
+                        && fingerprint::matches(code, bits)
+                })
+            });
+            if !longer {
+                if let Some(n) = self.copies.get_mut(&(x, low)) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.copies.remove(&(x, low));
+                    }
+                }
+                self.count_removal();
+                return Ok(());
+            }
+        }
+        let v = remove(&mut self.table).ok_or(Error::NotPresent)?;
+        let code = v >> self.payload;
+        self.lengths[fingerprint::length(code, self.code_width()) as usize] -= 1;
+        self.count_removal();
+        Ok(())
+    }
+
+    /// One key fewer. The last key's removal empties the table: the void
+    /// entries copied into halves their keys did not go to stand for no key
+    /// then, and an empty filter matches nothing.
+    fn count_removal(&mut self) {
         self.keys = self.keys.saturating_sub(1);
+        if self.keys == 0 && self.table.len() > 0 {
+            self.table.clear();
+            self.copies.clear();
+            *self.lengths = [0; 64];
+        }
     }
 
     /// Doubles the table (see the module docs). [`Error::Full`] when it
@@ -203,13 +283,15 @@ impl GrowingTable {
         {
             return Err(Error::Full);
         }
-        let (table, lengths) = doubled(
+        let (table, copies, lengths) = doubled(
             &self.table,
+            &self.copies,
             self.payload,
             length + 1 + self.payload,
             &self.lengths,
         )?;
         self.table = table;
+        self.copies = copies;
         self.lengths = lengths;
         self.expansions = next;
         Ok(())
@@ -225,6 +307,66 @@ impl GrowingTable {
     pub(crate) fn payload_mask(&self) -> u64 {
         low_mask(self.payload)
     }
+}
+
+/// Bytes of one void-copy record in a frame's payload: `u64` quotient,
+/// `u64` payload bits, `u64` copies.
+pub(crate) const COPY_RECORD: usize = 24;
+
+impl GrowingTable {
+    /// The void copies as a frame stores them: their count (a `u64`
+    /// parameter, written only when not 0, so frames without copies are
+    /// what they always were) and the records after the table's blocks.
+    pub(crate) fn encode_copies(&self, params: &mut Vec<u8>) -> Vec<u8> {
+        if self.copies.is_empty() {
+            return Vec::new();
+        }
+        params.extend_from_slice(&(self.copies.len() as u64).to_le_bytes());
+        let mut out = Vec::with_capacity(self.copies.len() * COPY_RECORD);
+        for (&(x, low), &n) in &self.copies {
+            for v in [x as u64, low, n] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+}
+
+/// The void-copy records of a frame (`bytes`, whole records, checked by
+/// the caller's length check), as [`GrowingTable::from_parts`] takes them;
+/// a quotient past `usize` becomes one no table has.
+pub(crate) fn decode_copies(bytes: &[u8]) -> impl Iterator<Item = ((usize, u64), u64)> + '_ {
+    bytes.chunks_exact(COPY_RECORD).map(|r| {
+        let word = |i: usize| u64::from_le_bytes(r[8 * i..8 * i + 8].try_into().unwrap_or([0xff; 8]));
+        ((usize::try_from(word(0)).unwrap_or(usize::MAX), word(1)), word(2))
+    })
+}
+
+/// Void copies read from bytes, checked against `table`: in strictly
+/// increasing order, at least one copy each, each of a void entry the
+/// table holds (one pass over both, as both are sorted the same way).
+fn checked_copies(
+    table: &Table,
+    payload: u32,
+    copies: impl IntoIterator<Item = ((usize, u64), u64)>,
+) -> Result<VoidCopies, &'static str> {
+    let void = 1u64 << (table.width() - payload - 1);
+    let mut entries = table.entries().peekable();
+    let mut checked = VoidCopies::new();
+    let mut last = None;
+    for ((x, low), n) in copies {
+        if n == 0 || low > low_mask(payload) || last.is_some_and(|l| l >= (x, low)) {
+            return Err("void copies out of order, out of range or zero");
+        }
+        last = Some((x, low));
+        let target = (x, void << payload | low);
+        while entries.next_if(|&e| e < target).is_some() {}
+        if entries.next_if_eq(&target).is_none() {
+            return Err("void copies of a void entry the table does not hold");
+        }
+        checked.insert((x, low), n);
+    }
+    Ok(checked)
 }
 
 /// The horizon a filter starting at `quotients` quotients plans for: the

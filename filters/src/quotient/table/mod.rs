@@ -205,6 +205,12 @@ impl Table {
         self.len
     }
 
+    /// Removes every entry, keeping the shape.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.fill(0);
+        self.len = 0;
+    }
+
     /// Slots in all (canonical and padding).
     #[cfg(test)]
     pub(crate) fn slots(&self) -> usize {

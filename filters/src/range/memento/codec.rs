@@ -10,7 +10,7 @@
 //! | `m`          | u8   | memento bits, at most 40 |
 //! | `F0`         | u8   | the schedule's first fingerprint length, 1 to 62 |
 //! | `H`          | u8   | the schedule's horizon, at most 64 |
-//! | `X`          | u8   | expansions so far |
+//! | `X`          | u8   | expansions so far (`2^X` divides `N`) |
 //! | keys         | u64  | keys inserted less keys removed |
 //! | cap          | u64  | `max_keys`, `u64::MAX` for none |
 //!
@@ -18,14 +18,14 @@
 //! with `w`-bit values: a fingerprint, its delimiter bit and zeros
 //! (`quotient/expanding/fingerprint.rs`), then the `m`-bit memento. The
 //! decoder refuses a table no inserts leave, a value with no delimiter, a
-//! width other than the schedule's at `X` expansions, a void entry twice
-//! in a run, and more keys than the cap.
+//! width other than the schedule's at `X` expansions, an `N` that `2^X`
+//! does not divide, and more keys than the cap.
 
 use alloc::vec::Vec;
 
 use super::{MementoFilter, MAX_MEMENTO_BITS};
 use crate::format::{self, Frame};
-use crate::quotient::expanding::growing::{address_bits, GrowingTable};
+use crate::quotient::expanding::growing::{address_bits, decode_copies, GrowingTable, COPY_RECORD};
 use crate::quotient::expanding::schedule::Schedule;
 use crate::quotient::table::{Table, MAX_QUOTIENTS, TAIL};
 use crate::{Error, FilterKind, FormatError};
@@ -44,9 +44,16 @@ impl MementoFilter {
         ]);
         params.extend_from_slice(&(self.g.keys as u64).to_le_bytes());
         params.extend_from_slice(&self.g.max_keys.map_or(u64::MAX, |m| m as u64).to_le_bytes());
-        format::encode(FilterKind::MementoFilter, &params, blocks.len(), |w| {
-            w.bytes(blocks);
-        })
+        let copies = self.g.encode_copies(&mut params);
+        format::encode(
+            FilterKind::MementoFilter,
+            &params,
+            blocks.len() + copies.len(),
+            |w| {
+                w.bytes(blocks);
+                w.bytes(&copies);
+            },
+        )
     }
 
     pub(crate) fn from_frame(mut frame: Frame<'_>) -> Result<Self, Error> {
@@ -61,6 +68,14 @@ impl MementoFilter {
         let expansions = u32::from(p.u8()?);
         let keys = p.u64()?;
         let cap = p.u64()?;
+        // The void-copy count, written only when not 0.
+        let records = match p.remaining() {
+            0 => 0,
+            _ => match p.u64()? {
+                0 => return Err(bad("a void-copy count of 0")),
+                r => r,
+            },
+        };
         frame.params.finish()?;
         let schedule = schedule
             .check()
@@ -74,11 +89,22 @@ impl MementoFilter {
         {
             return Err(bad("quotients, memento or slot bits out of range"));
         }
-        let (_, len) = Table::shape_of(quotients, w)?;
-        if Some(frame.payload.remaining()) != len.checked_sub(TAIL) {
-            return Err(bad("payload length does not match the table's shape"));
+        // Each expansion doubled the quotients: `N` is a multiple of `2^X`.
+        if expansions > quotients.trailing_zeros() {
+            return Err(bad("more expansions than the quotients' doublings"));
         }
-        let blocks = frame.payload.take(frame.payload.remaining())?;
+        let (_, len) = Table::shape_of(quotients, w)?;
+        let copies_len = usize::try_from(records)
+            .ok()
+            .and_then(|r| r.checked_mul(COPY_RECORD));
+        let blocks_len = len - TAIL;
+        if copies_len.and_then(|c| c.checked_add(blocks_len)) != Some(frame.payload.remaining()) {
+            return Err(bad(
+                "payload length does not match the table's shape and void copies",
+            ));
+        }
+        let blocks = frame.payload.take(blocks_len)?;
+        let copies = frame.payload.take(frame.payload.remaining())?;
         frame.payload.finish()?;
         let table =
             Table::from_block_bytes_of(quotients, w, blocks).map_err(FormatError::InvalidParameters)?;
@@ -87,7 +113,16 @@ impl MementoFilter {
             u64::MAX => None,
             c => Some(usize::try_from(c).map_err(|_| bad("cap too large"))?),
         };
-        let g = GrowingTable::from_parts(table, schedule, m, expansions, keys, max_keys).map_err(bad)?;
+        let g = GrowingTable::from_parts(
+            table,
+            decode_copies(copies),
+            schedule,
+            m,
+            expansions,
+            keys,
+            max_keys,
+        )
+        .map_err(bad)?;
         Ok(MementoFilter { g })
     }
 }

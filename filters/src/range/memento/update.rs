@@ -99,9 +99,9 @@ impl MementoFilter {
     /// Removes one copy of `key`: the entry with its memento and the
     /// longest fingerprint that matches its partition (any key whose entry
     /// that is also matches its own, shorter or equal, entry, so no
-    /// inserted key loses its last match). When only a void entry matches,
-    /// it stays (it may stand for other keys too) and only the key count
-    /// falls. [`Error::NotPresent`] (nothing changed) if nothing matches.
+    /// inserted key loses its last match), a void entry if nothing longer
+    /// matches; removing the last key empties the filter.
+    /// [`Error::NotPresent`] (nothing changed) if nothing matches.
     ///
     /// ```
     /// use amq::range::{MementoFilter, MementoOptions, RangeFilter};
@@ -125,11 +125,8 @@ impl MementoFilter {
                 None
             }
         };
-        let removed = self.g.table.remove_best_by(Broadword, x, score);
-        if removed.is_none() && !self.probe(x, bits, memento, memento) {
-            return Err(Error::NotPresent);
-        }
-        self.g.removed(removed);
-        Ok(())
+        self.g.remove_copy(x, bits, memento, |table| {
+            table.remove_best_by(Broadword, x, score)
+        })
     }
 }
