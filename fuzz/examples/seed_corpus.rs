@@ -157,7 +157,8 @@ fn main() {
             o.initial_keys = 8;
             let mut f = MementoFilter::new(o).unwrap();
             for i in 0..n {
-                f.insert(if i % 2 == 0 { i } else { amq::hash::remix(i, 2) }).unwrap();
+                f.insert(if i % 2 == 0 { i } else { amq::hash::remix(i, 2) })
+                    .unwrap();
             }
             let bytes = f.to_bytes();
             let mut input = vec![0u8];
@@ -165,10 +166,15 @@ fn main() {
             for target in ["decode_memento", "decode_any"] {
                 let dir = root.join(target);
                 fs::create_dir_all(&dir).unwrap();
-                fs::write(dir.join(format!("Memento-{n}-{fpr}-{len}-{}", bytes.len())), &input).unwrap();
+                fs::write(
+                    dir.join(format!("Memento-{n}-{fpr}-{len}-{}", bytes.len())),
+                    &input,
+                )
+                .unwrap();
             }
         }
     }
+    forged_seeds(&root);
     // Key maps, fitted to the key shapes amq-lsm's tables hold.
     let dir = root.join("decode_key_map");
     fs::create_dir_all(&dir).unwrap();
@@ -220,4 +226,154 @@ fn key_sets() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ("one", vec![b"only".to_vec()]),
         ("none", Vec::new()),
     ]
+}
+
+/// Writes `bytes` as a seed of each target, behind mode byte `mode` (1:
+/// the decoder target reseals the checksum first).
+fn seed(root: &Path, targets: &[&str], tag: &str, mode: u8, bytes: &[u8]) {
+    let mut input = vec![mode];
+    input.extend_from_slice(bytes);
+    for target in targets {
+        let dir = root.join(target);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("{tag}-{}", bytes.len())), &input).unwrap();
+    }
+}
+
+/// The version-1 form of a version-2 frame (no padding; checksum left to
+/// the target's reseal).
+fn version_1(v2: &[u8]) -> Vec<u8> {
+    let params_end = 20 + u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
+    let mut v1 = v2[..params_end].to_vec();
+    v1[4] = 1;
+    v1.extend_from_slice(&v2[params_end.div_ceil(64) * 64..]);
+    v1
+}
+
+/// Seeds for the decoders' cross-field checks: sharded binary fuse frames
+/// with shard counts that are not powers of two, expanding and Memento
+/// frames with void copies and with forged expansion counts, and
+/// version-1 frames of the kinds that exist from version 2.
+fn forged_seeds(root: &Path) {
+    use amq::quotient::{ExpandingOptions, ExpandingQuotientFilter};
+    use amq::Insert;
+    // Kind 7, seed 0, arity 3, L = 16, c = 3, 40 keys, S shards of zeros.
+    for shards in [3u32, 4, 5, 6] {
+        let mut params = 0u64.to_le_bytes().to_vec();
+        params.push(3);
+        params.extend_from_slice(&16u32.to_le_bytes());
+        params.extend_from_slice(&3u32.to_le_bytes());
+        params.extend_from_slice(&40u64.to_le_bytes());
+        params.extend_from_slice(&shards.to_le_bytes());
+        for s in 1..=u64::from(shards) {
+            params.extend_from_slice(&s.to_le_bytes());
+        }
+        let payload = vec![0u8; shards as usize * 80];
+        let mut b = b"AMQF\x02\x00\x07\x01".to_vec();
+        b.extend_from_slice(&(params.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        b.extend_from_slice(&params);
+        b.resize(b.len().next_multiple_of(64), 0);
+        b.extend_from_slice(&payload);
+        b.extend_from_slice(&[0; 8]);
+        seed(
+            root,
+            &["decode_binary_fuse8", "decode_any"],
+            &format!("BinaryFuse8-{shards}-shards"),
+            1,
+            &b,
+        );
+    }
+    // Void copies: keys inserted three times whose entries went void.
+    let mut o = ExpandingOptions::new(0.1);
+    o.initial_keys = 3;
+    o.horizon = 0;
+    let mut f = ExpandingQuotientFilter::new(o).unwrap();
+    for i in 0..40u32 {
+        for _ in 0..if i < 4 { 3 } else { 1 } {
+            f.insert(&i.to_le_bytes()).unwrap();
+        }
+    }
+    let copies = f.to_bytes();
+    assert_eq!(copies[8], 29, "the void-copy count is written");
+    seed(
+        root,
+        &["decode_expanding", "decode_any"],
+        "Expanding-void-copies",
+        0,
+        &copies,
+    );
+    // Horizon 64: the width stays valid at any expansion count.
+    o.horizon = 64;
+    let mut g = ExpandingQuotientFilter::new(o).unwrap();
+    g.insert(b"apple").unwrap();
+    let mut forged = g.to_bytes();
+    forged[24] = 40;
+    seed(
+        root,
+        &["decode_expanding", "decode_any"],
+        "Expanding-forged-expansions",
+        1,
+        &forged,
+    );
+    let mut m = MementoFilter::new({
+        let mut o = MementoOptions::new(0.25, 8);
+        o.initial_keys = 4;
+        o.horizon = 0;
+        o
+    })
+    .unwrap();
+    for i in 0..300u64 {
+        for _ in 0..if i < 4 { 3 } else { 1 } {
+            m.insert(amq::hash::remix(i, 3)).unwrap();
+        }
+    }
+    let memento = m.to_bytes();
+    assert_eq!(memento[8], 37, "the void-copy count is written");
+    seed(root, &["decode_memento"], "Memento-void-copies", 0, &memento);
+    let mut forged = memento.clone();
+    forged[32] = 50;
+    seed(root, &["decode_memento"], "Memento-forged-expansions", 1, &forged);
+    // Version 1 of the kinds of version 2.
+    let hashes: Vec<KeyHash> = (0..40u32).map(|i| hash_key(&i.to_le_bytes())).collect();
+    for kind in [
+        FilterKind::QuotientFilter,
+        FilterKind::SplitBlockBloom,
+        FilterKind::PackedBinaryFuse,
+    ] {
+        let bytes = AnyFilter::build(kind, &hashes, FilterSizing::Fpr(0.01))
+            .unwrap()
+            .to_bytes();
+        seed(
+            root,
+            &[target_name(kind), "decode_any"],
+            &format!("{kind:?}-version-1"),
+            1,
+            &version_1(&bytes),
+        );
+    }
+    seed(
+        root,
+        &["decode_expanding", "decode_any"],
+        "Expanding-version-1",
+        1,
+        &version_1(&copies),
+    );
+    seed(
+        root,
+        &["decode_memento"],
+        "Memento-version-1",
+        1,
+        &version_1(&memento),
+    );
+    let grafite = GrafiteRange::build(&[1, 5, 900], RangeSizing::BitsPerKey(12.0))
+        .unwrap()
+        .to_bytes();
+    seed(
+        root,
+        &["decode_grafite_range"],
+        "GrafiteRange-version-1",
+        1,
+        &version_1(&grafite),
+    );
 }

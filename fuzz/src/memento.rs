@@ -83,6 +83,12 @@ pub enum MementoOp {
     Near(u16, u16, u16),
     /// Encode, decode, and go on with the decoded filter.
     RoundTrip,
+    /// Inserts `64 · (n % 64)` distinct keys spread over `u64` (held too):
+    /// the filter doubles, and entries inserted before go void.
+    Grow(u8),
+    /// Inserts this key and removes it again: the filter must be exactly
+    /// as before (unless the insert doubled it).
+    Churn(u64),
 }
 
 /// Options and operations for one filter.
@@ -112,6 +118,7 @@ pub fn memento_ops(input: MementoInput) {
     let held = |model: &BTreeMap<u64, usize>, i: u16| {
         (!model.is_empty()).then(|| *model.keys().nth(usize::from(i) % model.len()).unwrap())
     };
+    let mut grown = 0u64;
     for op in input.ops.iter().take(5_000) {
         let (lo, hi) = match *op {
             MementoOp::Insert(_) | MementoOp::InsertPacked(_) => {
@@ -124,7 +131,10 @@ pub fn memento_ops(input: MementoInput) {
                 match f.insert(k) {
                     Ok(()) => *model.entry(k).or_default() += 1,
                     Err(Error::Full) => {
-                        assert!(o.max_keys.is_some_and(|m| f.num_keys() >= m), "Full below the cap");
+                        assert!(
+                            o.max_keys.is_some_and(|m| f.num_keys() >= m),
+                            "Full below the cap"
+                        );
                         assert_eq!(f.to_bytes(), before, "a refused insert changed the filter");
                     }
                     Err(e) => panic!("undocumented insert error {e:?}"),
@@ -138,6 +148,34 @@ pub fn memento_ops(input: MementoInput) {
                 *c -= 1;
                 if *c == 0 {
                     model.remove(&k);
+                }
+                if model.is_empty() {
+                    assert!(
+                        f.is_empty() && !f.may_contain_range(0, u64::MAX),
+                        "an emptied filter matched"
+                    );
+                }
+                continue;
+            }
+            MementoOp::Grow(n) => {
+                // At most 2^16 keys grown per input, so a run stays fast.
+                let start = grown;
+                grown = (grown + u64::from(n % 64) * 64).min(1 << 16);
+                for i in start..grown {
+                    let k = amq::hash::remix(i, input.packed_base ^ 0x6d65);
+                    match f.insert(k) {
+                        Ok(()) => *model.entry(k).or_default() += 1,
+                        Err(Error::Full) => break,
+                        Err(e) => panic!("undocumented insert error {e:?}"),
+                    }
+                }
+                continue;
+            }
+            MementoOp::Churn(k) => {
+                let mut g = f.clone();
+                if g.insert(k).is_ok() && g.quotients() == f.quotients() {
+                    g.remove(k).expect("a key just inserted is removed");
+                    assert_eq!(g, f, "an insert and its remove changed the filter");
                 }
                 continue;
             }
@@ -165,4 +203,14 @@ pub fn memento_ops(input: MementoInput) {
     for &k in model.keys() {
         assert!(f.may_contain(k), "false negative on key {k}");
     }
+    // Every copy removed, void ones included: the filter is empty.
+    for (&k, &c) in &model {
+        for _ in 0..c {
+            f.remove(k).expect("a held key is removed");
+        }
+    }
+    assert!(
+        f.is_empty() && !f.may_contain_range(0, u64::MAX),
+        "an emptied filter matched"
+    );
 }

@@ -272,10 +272,16 @@ pub fn quotient(input: DynInput) {
     }
 }
 
-/// The expanding quotient filter: the multiset model from a table of a few
-/// slots through many expansions (short fingerprints, so entries go void),
-/// with a cap on some inputs (so `Full` is exercised); then a merge of a
-/// filter holding the inserted keys with itself, which must hold them all.
+/// The expanding quotient filter against a multiset model, from a table of
+/// a few slots through many expansions (short fingerprints, so entries go
+/// void), with a cap on some inputs (so `Full` is exercised). `Union(keys)`
+/// here grows the filter by as many distinct filler keys as it lists times
+/// 64 (held too), so keys inserted before lose their fingerprint bits and
+/// later removes take void entries. After every step: each held key counts
+/// at least its copies; a query of a key not held, inserted and removed
+/// again, leaves the filter exactly as it was (unless that insert doubled
+/// it). At the end: every copy removed, the filter is empty and matches
+/// nothing; and a merge of a filter with itself holds its keys twice.
 pub fn expanding(input: DynInput) {
     use amq::quotient::{ExpandingOptions, ExpandingQuotientFilter};
     let mut o = ExpandingOptions::new([0.25, 0.1, 0.01, 0.001][usize::from(input.bits % 4)]);
@@ -284,18 +290,104 @@ pub fn expanding(input: DynInput) {
     if input.expected & 0x8000 != 0 {
         o.max_keys = Some(usize::from(input.expected % 512) + 1);
     }
-    let f = match ExpandingQuotientFilter::new(o) {
+    let mut f = match ExpandingQuotientFilter::new(o) {
         Ok(f) => f,
         Err(e) => return assert_documented(&e),
     };
     let keys = inserted(&input);
-    multiset_ops(input, f.clone(), true);
-    let mut other = f;
+    // Keys of the ops are `u16`s, fillers `u32`s past them: disjoint.
+    let key = |k: u32| match u16::try_from(k) {
+        Ok(k) => h(k),
+        Err(_) => hash_key(&k.to_le_bytes()),
+    };
+    let mut model: HashMap<u32, usize> = HashMap::new();
+    let mut next_filler = 1u32 << 16;
+    let insert = |f: &mut ExpandingQuotientFilter, model: &mut HashMap<u32, usize>, k: u32| {
+        let before = f.to_bytes();
+        match f.insert_hash(key(k)) {
+            Ok(()) => *model.entry(k).or_default() += 1,
+            Err(Error::Full) => {
+                assert!(
+                    o.max_keys.is_some_and(|m| f.num_keys() >= m) || f.quotient_bits() >= 30,
+                    "Full below the cap"
+                );
+                assert_eq!(f.to_bytes(), before, "a refused insert changed the filter");
+            }
+            Err(e) => panic!("undocumented insert error {e:?}"),
+        }
+    };
+    for op in input.ops.into_iter().take(2_000) {
+        match op {
+            Op::Insert(k) => insert(&mut f, &mut model, u32::from(k)),
+            Op::Union(fillers) => {
+                // At most 2^16 fillers per input, so a run stays fast.
+                for _ in 0..fillers.len().min(64) * 64 {
+                    if next_filler >= 1 << 17 {
+                        break;
+                    }
+                    insert(&mut f, &mut model, next_filler);
+                    next_filler += 1;
+                }
+            }
+            Op::Remove(k) => {
+                let k = u32::from(k);
+                if let Some(c) = model.get_mut(&k) {
+                    f.remove_hash(key(k)).expect("removing an inserted key succeeds");
+                    *c -= 1;
+                    if *c == 0 {
+                        model.remove(&k);
+                    }
+                }
+            }
+            Op::Query(k) => {
+                let k = u32::from(k);
+                assert!(
+                    !model.contains_key(&k) || f.contains_hash(key(k)),
+                    "false negative"
+                );
+                if !model.contains_key(&k) && o.max_keys.is_none_or(|m| f.num_keys() < m) {
+                    let mut g = f.clone();
+                    if g.insert_hash(key(k)).is_ok() && g.quotient_bits() == f.quotient_bits() {
+                        g.remove_hash(key(k))
+                            .expect("removing a key just inserted succeeds");
+                        assert_eq!(g, f, "an insert and its remove changed the filter");
+                    }
+                }
+            }
+            Op::RoundTrip => f = round_trip(&f),
+        }
+        if let Some((&k, &c)) = model.iter().next() {
+            assert!(f.count_hash(key(k)) >= c, "a count below the copies inserted");
+        }
+        assert_eq!(f.num_keys(), model.values().sum::<usize>());
+    }
+    for (&k, &c) in &model {
+        assert!(f.count_hash(key(k)) >= c, "a count below the copies inserted");
+    }
+    let mut emptied = f.clone();
+    for (&k, &c) in &model {
+        for _ in 0..c {
+            emptied
+                .remove_hash(key(k))
+                .expect("removing an inserted key succeeds");
+        }
+    }
+    assert_eq!(emptied.num_keys(), 0);
+    assert!(
+        (0..64u32)
+            .chain(model.keys().copied())
+            .all(|k| !emptied.contains_hash(key(k))),
+        "an emptied filter matched a key"
+    );
+    let mut other = ExpandingQuotientFilter::new(o).expect("built before");
     let held = fill_until_full(&mut other, &keys);
     match other.merge(&other) {
         Ok(m) => {
             assert!(held.iter().all(|&k| m.contains_hash(h(k))), "a merge lost a key");
             assert_eq!(m.num_keys(), 2 * held.len());
+            for &k in &held {
+                assert!(m.count_hash(h(k)) >= 2 * held.iter().filter(|&&j| j == k).count());
+            }
             assert_eq!(
                 m.to_bytes(),
                 ExpandingQuotientFilter::from_bytes(&m.to_bytes())

@@ -294,6 +294,21 @@ fn main() -> ExitCode {
         s.present_ns
     );
 
+    // A filter sized in advance for each checkpoint's count takes 6- or
+    // 7-bit remainders, as its load allows: the ratio swings with it.
+    let ratios: Vec<String> = checkpoints
+        .iter()
+        .zip(&amq)
+        .map(|(&c, p)| {
+            let sized = QuotientFilter::new(c as usize, FilterSizing::Fpr(args.fpr)).expect("amq sized");
+            let bits = sized.size_in_bytes() as f64 * 8.0 / c as f64;
+            format!("{:.2}", p.bits_per_key / bits)
+        })
+        .collect();
+    println!(
+        "- memory at each checkpoint against a filter sized in advance for it: {}×",
+        ratios.join(" / ")
+    );
     let end = *amq.last().expect("a checkpoint");
     let worst_fpr = amq.iter().map(|p| p.fpr / args.fpr).fold(0.0, f64::max);
     let space = end.bits_per_key / s.bits_per_key;

@@ -294,8 +294,9 @@ impl Planner {
         }
     }
 
-    /// Whether keys must be removed (default `false`). Leaves counting Bloom
-    /// and cuckoo.
+    /// Whether keys must be removed (default `false`). Leaves the kinds
+    /// that remove: the quotient filters (the expanding one too when the key
+    /// count is not known), the cuckoo filter and the counting Bloom filter.
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn deletes(self, yes: bool) -> Self {
         Planner { deletes: yes, ..self }

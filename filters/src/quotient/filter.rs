@@ -381,6 +381,10 @@ impl Filter for QuotientFilter {
         self.table.len()
     }
 
+    /// The FPR at the table's load: every entry counts, so a key inserted
+    /// `k` times counts `k` times (its copies occupy slots, yet match an
+    /// absent key no more often than one copy would): for a multiset this
+    /// overstates the FPR of the distinct keys.
     fn expected_fpr(&self) -> f64 {
         fpr(self.load_factor(), self.remainder_bits())
     }

@@ -178,7 +178,9 @@ pub trait RangeFilter: Send + Sync {
     /// ```
     fn size_in_bytes(&self) -> usize;
 
-    /// Distinct keys the filter was built from.
+    /// The keys the filter holds: distinct keys for a filter built once
+    /// ([`GrafiteRange`]); keys inserted less keys removed, every copy
+    /// counted, for one that takes inserts ([`MementoFilter`]).
     ///
     /// ```
     /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
@@ -189,8 +191,9 @@ pub trait RangeFilter: Send + Sync {
     #[doc(alias = "len", alias = "count")]
     fn num_keys(&self) -> usize;
 
-    /// Whether the filter was built from no key: [`num_keys`](RangeFilter::num_keys)
-    /// is 0, and then every range answers `false`.
+    /// Whether the filter holds no key: [`num_keys`](RangeFilter::num_keys)
+    /// is 0, and then every range answers `false` (a [`MementoFilter`]
+    /// whose keys were all removed included).
     ///
     /// ```
     /// use amq::range::{GrafiteRange, RangeFilter, RangeSizing};
