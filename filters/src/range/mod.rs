@@ -48,11 +48,13 @@ use crate::error::invalid;
 use crate::{Error, FilterKind};
 
 pub mod grafite;
+mod keyed;
 pub mod keymap;
 mod keys;
 pub mod memento;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};
+pub use keyed::KeyRangeFilter;
 pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};
 pub use memento::{MementoFilter, MementoOptions};

@@ -1,0 +1,297 @@
+//! [`KeyRangeFilter`]: a range filter over byte-string keys, for a storage
+//! engine's table: "may any key of this table lie between these two byte
+//! strings?"
+//!
+//! It is a [`KeyMap`] fitted to the table's keys (their varying byte
+//! positions as one mixed-radix number, so neighbouring keys are
+//! neighbouring integers) and a [`GrafiteRange`] over the keys' `u64`s. A
+//! query maps its bounds conservatively ([`KeyMap::range`]): every key of
+//! the table inside the byte range has its `u64` inside the interval the
+//! Grafite filter is asked about, so there is no false negative for any
+//! bounds, open, excluded or included, and a range the map alone rules out
+//! (a bound between keys' prefixes that no key has) answers `false`
+//! without a probe. Where the keys' differences need more than 64 bits
+//! ([`KeyMap::is_exact`] is `false`), keys that differ only past them share
+//! a `u64`: false positives, never a wrong answer.
+//!
+//! # Byte format
+//!
+//! | bytes | field |
+//! |-------|-------|
+//! | 4 | magic `AMQR` |
+//! | 1 | version, 1 |
+//! | 4 | `m`, the key map's length (LE) |
+//! | m | the key map ([`KeyMap::to_bytes`], its own checksum inside) |
+//! | … | the range filter (amq's frame of a [`GrafiteRange`], checksummed) |
+//! | 8 | xxh3-64, seed 0, of every byte before |
+//!
+//! The decoder checks all of it; anything else is an error, never a
+//! filter that could rule out a range holding a key.
+
+use alloc::vec::Vec;
+use core::ops::Bound;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{GrafiteRange, KeyMap, KeyMapBuilder, RangeFilter, RangeSizing};
+use crate::{Error, FormatError};
+
+const MAGIC: &[u8; 4] = b"AMQR";
+const VERSION: u8 = 1;
+/// Magic, version, map length.
+const HEADER: usize = 9;
+const CHECKSUM: usize = 8;
+
+/// A range is asked about only while its bound, `ℓ · n / r` before it is
+/// capped at 1, is below this: past it an empty range passes the filter
+/// with probability `1 − e^(−ℓn/r)` > 98%, so a probe would almost never
+/// say no; the answer is then `true` at once.
+const ASK_BELOW: f64 = 4.0;
+
+/// A range filter over byte-string keys: a [`KeyMap`] fitted to them and a
+/// [`GrafiteRange`] over their `u64`s (see the module docs).
+///
+/// ```
+/// use std::ops::Bound::{Excluded, Included, Unbounded};
+/// use amq::range::{KeyRangeFilter, RangeSizing};
+///
+/// let keys: Vec<String> = (0..1_000u32).map(|i| format!("user:{:06}", i * 10)).collect();
+/// let f = KeyRangeFilter::build(&keys, RangeSizing::BitsPerKey(16.0), 7)?;
+/// assert!(f.may_contain_range(Included(&b"user:000095"[..]), Included(&b"user:000100"[..])));
+/// // An empty range between two keys: almost always ruled out.
+/// let empty = (0..999u32)
+///     .filter(|i| {
+///         let (lo, hi) = (format!("user:{:06}", i * 10 + 1), format!("user:{:06}", i * 10 + 9));
+///         f.may_contain_range(Included(lo.as_bytes()), Excluded(hi.as_bytes()))
+///     })
+///     .count();
+/// assert!(empty < 30, "{empty}");
+/// // Past the last key: the map alone says no.
+/// assert!(!f.may_contain_range(Excluded(&b"user:009990"[..]), Unbounded));
+/// let back = KeyRangeFilter::from_bytes(&f.to_bytes())?;
+/// assert_eq!(back, f);
+/// # Ok::<(), amq::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRangeFilter {
+    map: KeyMap,
+    filter: GrafiteRange,
+    /// Intervals this long or longer are answered `true` without a probe.
+    max_len: u64,
+}
+
+impl KeyRangeFilter {
+    /// The filter of `keys` (any order, duplicates allowed), sized by
+    /// `sizing` over the keys' distinct `u64`s, seeded by `seed` (tables
+    /// with different seeds have independent false positives). Errors as
+    /// [`GrafiteRange::build_seeded`].
+    pub fn build<K: AsRef<[u8]>>(keys: &[K], sizing: RangeSizing, seed: u64) -> Result<Self, Error> {
+        let mut builder = KeyMapBuilder::new();
+        for k in keys {
+            builder.add(k.as_ref());
+        }
+        let map = builder.finish();
+        let codes: Vec<u64> = keys.iter().map(|k| map.map(k.as_ref())).collect();
+        let filter = GrafiteRange::build_seeded(&codes, sizing, seed)?;
+        Ok(Self::from_parts(map, filter))
+    }
+
+    fn from_parts(map: KeyMap, filter: GrafiteRange) -> Self {
+        // `expected_fpr(1)` is `n·(1/r + 2^-64)`, far below its cap of 1.
+        let per_integer = filter.expected_fpr(1);
+        let max_len = match per_integer > 0.0 {
+            true => libm::fmin(ASK_BELOW / per_integer, u64::MAX as f64) as u64,
+            false => u64::MAX,
+        };
+        KeyRangeFilter { map, filter, max_len }
+    }
+
+    /// Whether a key may lie in `lo..hi` (bounds as in
+    /// [`BTreeMap::range`](alloc::collections::BTreeMap::range)): `false`
+    /// only when no key the filter was built from does.
+    #[inline]
+    pub fn may_contain_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
+        let Some((a, b)) = self.map.range(lo, hi) else {
+            return false;
+        };
+        if b - a >= self.max_len {
+            return true;
+        }
+        self.filter.may_contain_range(a, b)
+    }
+
+    /// Whether `key` may be one of the keys.
+    ///
+    /// ```
+    /// use amq::range::{KeyRangeFilter, RangeSizing};
+    /// let f = KeyRangeFilter::build(&["a1", "a5"], RangeSizing::BitsPerKey(16.0), 0)?;
+    /// assert!(f.may_contain(b"a5"));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    pub fn may_contain(&self, key: &[u8]) -> bool {
+        self.may_contain_range(Bound::Included(key), Bound::Included(key))
+    }
+
+    /// The Grafite filter's expected FPR for an empty interval of
+    /// `range_len` of the map's `u64`s ([`RangeFilter::expected_fpr`]).
+    pub fn expected_fpr(&self, range_len: u64) -> f64 {
+        self.filter.expected_fpr(range_len)
+    }
+
+    /// The key map.
+    pub fn key_map(&self) -> &KeyMap {
+        &self.map
+    }
+
+    /// The distinct `u64`s the filter holds (fewer than the distinct keys
+    /// where the map [is not exact](KeyMap::is_exact)).
+    pub fn num_keys(&self) -> usize {
+        self.filter.num_keys()
+    }
+
+    /// Heap bytes: the map and the filter.
+    pub fn size_in_bytes(&self) -> usize {
+        self.map.to_bytes().len() + self.filter.size_in_bytes()
+    }
+
+    /// The filter's bytes (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let map = self.map.to_bytes();
+        let filter = self.filter.to_bytes();
+        let mut out = Vec::with_capacity(HEADER + map.len() + filter.len() + CHECKSUM);
+        out.extend_from_slice(MAGIC);
+        out.push(VERSION);
+        out.extend_from_slice(&(map.len() as u32).to_le_bytes());
+        out.extend_from_slice(&map);
+        out.extend_from_slice(&filter);
+        let sum = xxh3_64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Decodes [`to_bytes`](Self::to_bytes)' output, checking every field:
+    /// bytes that are not one give an [`Error`], never a panic or a filter
+    /// that could answer `false` for a range holding a key.
+    ///
+    /// ```
+    /// use amq::range::{KeyRangeFilter, RangeSizing};
+    /// let bytes = KeyRangeFilter::build(&["a", "b"], RangeSizing::BitsPerKey(16.0), 0)?.to_bytes();
+    /// assert!(KeyRangeFilter::from_bytes(&bytes).is_ok());
+    /// assert!(KeyRangeFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        if bytes.len() < HEADER + CHECKSUM {
+            return Err(FormatError::Truncated.into());
+        }
+        if &bytes[..4] != MAGIC {
+            return Err(FormatError::BadMagic.into());
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - CHECKSUM);
+        let mut stored = [0u8; 8];
+        stored.copy_from_slice(sum);
+        if xxh3_64(body) != u64::from_le_bytes(stored) {
+            return Err(FormatError::ChecksumMismatch.into());
+        }
+        if bytes[4] != VERSION {
+            return Err(FormatError::UnsupportedVersion(u16::from(bytes[4])).into());
+        }
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&bytes[5..9]);
+        let map_len = u32::from_le_bytes(len) as usize;
+        let rest = &body[HEADER..];
+        if rest.len() < map_len {
+            return Err(FormatError::Truncated.into());
+        }
+        let (map, filter) = rest.split_at(map_len);
+        let map = KeyMap::from_bytes(map)?;
+        let filter = GrafiteRange::from_bytes(filter)?;
+        Ok(Self::from_parts(map, filter))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeSet;
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use proptest::prelude::*;
+
+    fn bound(kind: u8, key: &[u8]) -> Bound<&[u8]> {
+        match kind % 3 {
+            0 => Bound::Included(key),
+            1 => Bound::Excluded(key),
+            _ => Bound::Unbounded,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x6b72),
+            ..ProptestConfig::default()
+        })]
+
+        /// Against a `BTreeSet`: every range holding a key answers `true`,
+        /// for keys and bounds of a small alphabet and mixed lengths (keys
+        /// that are prefixes of others), every bound kind; bytes round-trip.
+        #[test]
+        fn no_false_negative_for_any_bounds(
+            keys in proptest::collection::vec(proptest::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..6), 0..60),
+            queries in proptest::collection::vec((proptest::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..7), proptest::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', 0xff]), 0..7), any::<u8>(), any::<u8>()), 1..40),
+            bits in 4.0f64..24.0,
+        ) {
+            let f = KeyRangeFilter::build(&keys, RangeSizing::BitsPerKey(bits), 3).unwrap();
+            let set: BTreeSet<Vec<u8>> = keys.iter().cloned().collect();
+            for (a, b, ka, kb) in &queries {
+                let (lo, hi) = (bound(*ka, a), bound(*kb, b));
+                let ordered = match (lo, hi) {
+                    (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+                        x < y || (x == y && matches!((lo, hi), (Bound::Included(_), Bound::Included(_))))
+                    }
+                    _ => true,
+                };
+                if ordered && set.range::<[u8], _>((lo, hi)).next().is_some() {
+                    prop_assert!(f.may_contain_range(lo, hi), "false negative {lo:?}..{hi:?}");
+                }
+            }
+            for k in &keys {
+                prop_assert!(f.may_contain(k));
+            }
+            let back = KeyRangeFilter::from_bytes(&f.to_bytes()).unwrap();
+            prop_assert_eq!(&back, &f);
+        }
+    }
+
+    #[test]
+    fn empty_filters_answer_nothing() {
+        let none: [&[u8]; 0] = [];
+        let f = KeyRangeFilter::build(&none, RangeSizing::BitsPerKey(16.0), 0).unwrap();
+        assert!(!f.may_contain_range(Bound::Unbounded, Bound::Unbounded));
+        assert!(!f.may_contain(b""));
+        assert_eq!(KeyRangeFilter::from_bytes(&f.to_bytes()).unwrap(), f);
+    }
+
+    /// Every truncation and every single-byte change is refused: the
+    /// checksum covers the whole frame, and what passes it is checked.
+    #[test]
+    fn damaged_bytes_are_refused() {
+        let keys: Vec<String> = (0..300u32).map(|i| format!("k{:05}", i * 3)).collect();
+        let bytes = KeyRangeFilter::build(&keys, RangeSizing::BitsPerKey(12.0), 1)
+            .unwrap()
+            .to_bytes();
+        for n in 0..bytes.len() {
+            assert!(KeyRangeFilter::from_bytes(&bytes[..n]).is_err(), "{n}");
+        }
+        let mut b = bytes.clone();
+        for i in 0..bytes.len() {
+            b[i] ^= 0x10;
+            assert!(KeyRangeFilter::from_bytes(&b).is_err(), "byte {i}");
+            b[i] = bytes[i];
+        }
+    }
+}
