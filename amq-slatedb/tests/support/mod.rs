@@ -115,21 +115,39 @@ impl ObjectStore for CountingStore {
 #[derive(Default)]
 pub struct MapCache {
     map: Mutex<HashMap<CachedKey, CachedEntry>>,
+    /// Serve filters (and table stats) only: every index and data block a
+    /// read needs is fetched from the store.
+    filters_only: bool,
 }
 
 impl MapCache {
+    /// A cache of filters alone.
+    pub fn filters_only() -> Self {
+        MapCache {
+            filters_only: true,
+            ..MapCache::default()
+        }
+    }
+
     fn get(&self, key: &CachedKey) -> Result<Option<CachedEntry>, slatedb::Error> {
         Ok(self.map.lock().unwrap().get(key).cloned())
+    }
+
+    fn get_data(&self, key: &CachedKey) -> Result<Option<CachedEntry>, slatedb::Error> {
+        if self.filters_only {
+            return Ok(None);
+        }
+        self.get(key)
     }
 }
 
 #[async_trait::async_trait]
 impl DbCache for MapCache {
     async fn get_block(&self, key: &CachedKey) -> Result<Option<CachedEntry>, slatedb::Error> {
-        self.get(key)
+        self.get_data(key)
     }
     async fn get_index(&self, key: &CachedKey) -> Result<Option<CachedEntry>, slatedb::Error> {
-        self.get(key)
+        self.get_data(key)
     }
     async fn get_filter(&self, key: &CachedKey) -> Result<Option<CachedEntry>, slatedb::Error> {
         self.get(key)
