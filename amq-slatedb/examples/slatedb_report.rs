@@ -209,7 +209,9 @@ async fn main() {
         let amq_blocked = Arc::new(
             PointFilterPolicy::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)).unwrap(),
         );
-        let candidates: [(&str, Arc<dyn FilterPolicy>, Option<Arc<PointFilterPolicy>>); 3] = [
+        // Name, the policy, and amq's (for its hash count).
+        type Candidate = (&'static str, Arc<dyn FilterPolicy>, Option<Arc<PointFilterPolicy>>);
+        let candidates: [Candidate; 3] = [
             ("SlateDB Bloom", Arc::new(BloomFilterPolicy::new(10)), None),
             ("amq Ribbon", amq_ribbon.clone(), Some(amq_ribbon)),
             ("amq BlockedBloom", amq_blocked.clone(), Some(amq_blocked)),

@@ -14,13 +14,16 @@
 //!   through a key map fitted to each table's keys
 //!   ([`amq::range::KeyRangeFilter`]).
 //!
-//! This crate only translates: the filters, their byte format and their
+//! `docs/slatedb.md` in the repository has a longer program, which policy
+//! to pick for which workload, and the figures measured against SlateDB's
+//! own Bloom filter. This crate only translates: the filters, their byte format and their
 //! checks are amq's. Bytes that are not a valid filter of a policy (damaged,
 //! truncated, of an unknown kind) decode to a filter that answers "may
 //! contain", counted in the policy's [`FilterStats`]: never a wrong answer.
 //!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use amq::range::RangeSizing;
 //! use amq::{FilterKind, FilterSizing};

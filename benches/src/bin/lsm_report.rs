@@ -325,7 +325,7 @@ fn hash_sharing(keys_per_table: usize, probes: usize, runs: usize, svg: &str) ->
     // The target again, against each filter's own `contains_hash` where the
     // store holds it: once the filters outgrow the caches, one filter's
     // probe in L1 is no longer what a probe of them costs, the store or no
-    // store (`docs/lsm.md`, "Hash sharing").
+    // store (`docs/results-lsm.md`, "Hash sharing").
     let _ = writeln!(
         md,
         "\n*The store's own filters*: `contains_hash` of the same hashes on the filters the store walks \

@@ -51,7 +51,7 @@
 //! Random choices come from an xorshift generator seeded by the key hash, so
 //! inserts are deterministic and nothing random is stored. The look-ahead
 //! and the longer walk (the paper uses 500 plain steps) raise the load at
-//! the first failure from about 95.6% to 97.5% at 1M keys (`docs/cuckoo.md`).
+//! the first failure to about 97.3–97.5% at 1M keys (`docs/cuckoo.md`).
 //!
 //! # A full table never loses a key
 //!

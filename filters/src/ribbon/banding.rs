@@ -92,7 +92,7 @@ impl Banding {
     /// The four lanes are plain rows, refilled as walks end; when the rows
     /// run out, the other walks finish one at a time. (Keeping four
     /// `Option<Row>` lanes to the end and testing each per step measured
-    /// slower; `docs/ribbon.md` has the figures and the command.)
+    /// slower.)
     pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
         let first = [rows.next(), rows.next(), rows.next(), rows.next()];
         let [Some(a), Some(b), Some(c), Some(d)] = first else {

@@ -227,8 +227,8 @@
 //! ([`StreamedBuild`](crate::streamed::StreamedBuild)), on one or more
 //! threads (each solving a run of the pass's shards, appended in order;
 //! `runs.rs`). The shards, seeds and words are the ones
-//! [`Ribbon::build_with`] makes: at 10^9 keys and 1% the filter is 862 MB
-//! and the build's peak memory 1.36 GB (`docs/results-amq.md`).
+//! [`Ribbon::build_with`] makes: at 10^9 keys and 1% the (bumped) filter is
+//! 844 MB and the build's peak memory 1,555 MB (`docs/results-amq.md`).
 //!
 //! # Invariants
 //!

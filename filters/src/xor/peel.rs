@@ -42,7 +42,7 @@
 //! (9 bytes). Binary fuse (split state, 1.125 slots per key): about 24 bytes
 //! per key. Xor (joint state, 1.23 slots per key): about 34. Input with
 //! duplicates adds the distinct copy (8 bytes per key) and, while it is made,
-//! a scratch copy (8 more). `docs/static-filters.md` has the measured peaks.
+//! a scratch copy (8 more).
 
 use alloc::vec::Vec;
 
