@@ -7,8 +7,8 @@ use amq::range::RangeSizing;
 use amq::{DelimitedPrefix, FilterKind, FilterSizing};
 use amq_slatedb::{PointFilterPolicy, PrefixFilterPolicy, RangeFilterPolicy};
 use slatedb::config::{FlushOptions, FlushType};
-use slatedb::object_store::memory::InMemory;
 use slatedb::object_store::ObjectStore;
+use slatedb::object_store::memory::InMemory;
 use slatedb::{Db, DbReader, FilterPolicy};
 
 #[tokio::main]

@@ -16,7 +16,7 @@
 //! cargo run --release -p amq-slatedb --example slatedb_report -- [--keys 2000] [--gets 45000] [--scans 30]
 //! ```
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/slatedb/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
@@ -26,11 +26,11 @@ use amq::range::RangeSizing;
 use amq::{FilterKind, FilterSizing};
 use amq_slatedb::{Extractor, PointFilterPolicy, PrefixFilterPolicy, RangeFilterPolicy};
 use slatedb::bytes::Bytes;
-use slatedb::object_store::memory::InMemory;
 use slatedb::object_store::ObjectStore;
+use slatedb::object_store::memory::InMemory;
 use slatedb::{BloomFilterPolicy, Db, FilterPolicy, FilterQuery, PrefixTarget, RowEntry, ValueDeletable};
 use slatedb_common::metrics::{DefaultMetricsRecorder, MetricValue};
-use support::{flush, settings, CountingStore, MapCache};
+use support::{CountingStore, MapCache, flush, settings};
 
 struct Args {
     keys: usize,
@@ -201,7 +201,9 @@ async fn main() {
         "\n## Absent gets over overlapping L0 tables ({} keys each)\n",
         args.keys
     );
-    println!("| tables | filter (equal memory: 10 bits/key) | store reads per absent get (filters cached) | µs per absent get, median (range) of 9 alternating rounds (all cached) | key hashes per get |");
+    println!(
+        "| tables | filter (equal memory: 10 bits/key) | store reads per absent get (filters cached) | µs per absent get, median (range) of 9 alternating rounds (all cached) | key hashes per get |"
+    );
     println!("|--:|---|--:|--:|--:|");
     for count in [8usize, 32, 64] {
         let amq_ribbon =
@@ -210,7 +212,11 @@ async fn main() {
             PointFilterPolicy::new(FilterKind::BlockedBloom, FilterSizing::BitsPerKey(10.0)).unwrap(),
         );
         // Name, the policy, and amq's (for its hash count).
-        type Candidate = (&'static str, Arc<dyn FilterPolicy>, Option<Arc<PointFilterPolicy>>);
+        type Candidate = (
+            &'static str,
+            Arc<dyn FilterPolicy>,
+            Option<Arc<PointFilterPolicy>>,
+        );
         let candidates: [Candidate; 3] = [
             ("SlateDB Bloom", Arc::new(BloomFilterPolicy::new(10)), None),
             ("amq Ribbon", amq_ribbon.clone(), Some(amq_ribbon)),

@@ -58,7 +58,7 @@ mod range;
 mod stats;
 
 pub use choice::FilterChoice;
-pub use point::{PointFilterPolicy, POINT_POLICY_NAME};
+pub use point::{POINT_POLICY_NAME, PointFilterPolicy};
 pub use prefix::{Extractor, PrefixFilterPolicy};
-pub use range::{RangeFilterPolicy, RANGE_POLICY_NAME};
+pub use range::{RANGE_POLICY_NAME, RangeFilterPolicy};
 pub use stats::FilterStats;

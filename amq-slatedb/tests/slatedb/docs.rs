@@ -3,8 +3,8 @@
 
 #[test]
 fn the_docs_show_the_quickstart_program() {
-    let docs = include_str!("../../docs/slatedb.md");
-    let program = include_str!("../examples/quickstart.rs");
+    let docs = include_str!("../../../docs/slatedb.md");
+    let program = include_str!("../../examples/quickstart.rs");
     let program = &program[program.find("use std::sync::Arc;").unwrap()..];
     let start = docs.find("```rust\n").expect("a Rust block") + "```rust\n".len();
     let shown = &docs[start..start + docs[start..].find("```").unwrap()];

@@ -11,7 +11,7 @@ use amq::plan::Priority;
 use amq::range::RangeSizing;
 use amq::{DelimitedPrefix, FilterKind, FilterSizing};
 use amq_slatedb::{
-    Extractor, FilterChoice, PointFilterPolicy, PrefixFilterPolicy, RangeFilterPolicy, POINT_POLICY_NAME,
+    Extractor, FilterChoice, POINT_POLICY_NAME, PointFilterPolicy, PrefixFilterPolicy, RangeFilterPolicy,
 };
 use proptest::prelude::*;
 use slatedb::bytes::Bytes;

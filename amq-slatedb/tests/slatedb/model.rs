@@ -6,22 +6,20 @@
 //! and with filters under a name the reader does not know. Every answer
 //! must be the model's.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::support::{Concat, Damage, Damaging, Rng, collect, flush, settings};
 use amq::plan::Priority;
 use amq::range::RangeSizing;
 use amq::{DelimitedPrefix, FilterKind, FilterSizing};
 use amq_slatedb::{PointFilterPolicy, PrefixFilterPolicy, RangeFilterPolicy};
 use slatedb::config::DbReaderOptions;
-use slatedb::object_store::memory::InMemory;
 use slatedb::object_store::ObjectStore;
+use slatedb::object_store::memory::InMemory;
 use slatedb::{Db, DbReader, DbReaderMode, FilterPolicy};
 use slatedb_common::metrics::{DefaultMetricsRecorder, MetricValue};
-use support::{collect, flush, settings, Concat, Damage, Damaging, Rng};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Policies = Vec<Arc<dyn FilterPolicy>>;
