@@ -48,7 +48,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod bounds;
 mod choice;
 mod fallback;
 mod memo;

@@ -9,7 +9,6 @@ use amq::{AnyFilter, Filter as _, FilterKind, FilterSizing, KeyHash, PrefixExtra
 use slatedb::bytes::{BufMut, Bytes};
 use slatedb::{Filter, FilterBuilder, FilterPolicy, FilterQuery, FilterTarget, PrefixTarget, RowEntry};
 
-use crate::bounds::ends_within;
 use crate::choice::FilterChoice;
 use crate::fallback::MayContain;
 use crate::memo;
@@ -82,12 +81,9 @@ impl Extractor {
     fn scan_prefix_len(&self, p: &Bytes) -> Option<usize> {
         match self {
             Extractor::Amq(e) => {
-                if e.is_complete(p) {
-                    return Some(p.len());
-                }
-                e.prefix(p)
-                    .filter(|q| p.starts_with(q) && e.is_complete(q))
-                    .map(<[u8]>::len)
+                let end = amq::prefix::prefix_end(p);
+                let hi = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+                amq::prefix::shared_prefix(e.as_ref(), Bound::Included(p), hi)
             }
             Extractor::SlateDb(e) => e
                 .prefix_len(&PrefixTarget::Prefix(p.clone()))
@@ -100,19 +96,8 @@ impl Extractor {
     /// the end does not pass it.
     fn range_prefix_len(&self, lo: &Bound<Bytes>, hi: &Bound<Bytes>) -> Option<usize> {
         let Extractor::Amq(e) = self else { return None };
-        let start = match lo {
-            Bound::Included(k) | Bound::Excluded(k) => k,
-            Bound::Unbounded => return None,
-        };
-        let q = e
-            .prefix(start)
-            .filter(|q| start.starts_with(q) && e.is_complete(q))?;
-        let hi = match hi {
-            Bound::Included(h) => Bound::Included(&h[..]),
-            Bound::Excluded(h) => Bound::Excluded(&h[..]),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        ends_within(q, hi).then_some(q.len())
+        let (lo, hi) = (lo.as_ref().map(|k| &k[..]), hi.as_ref().map(|k| &k[..]));
+        amq::prefix::shared_prefix(e.as_ref(), lo, hi)
     }
 }
 
@@ -269,11 +254,11 @@ impl FilterBuilder for PrefixBuilder {
         if self.policy.whole_keys {
             self.hashes.push(amq::hash_key(key));
         }
-        if let Some(n) = self.policy.extractor.key_prefix_len(key) {
-            if self.last_prefix.as_deref() != Some(&key[..n]) {
-                self.hashes.push(amq::hash_prefix(&key[..n]));
-                self.last_prefix = Some(key.slice(..n));
-            }
+        if let Some(n) = self.policy.extractor.key_prefix_len(key)
+            && self.last_prefix.as_deref() != Some(&key[..n])
+        {
+            self.hashes.push(amq::hash_prefix(&key[..n]));
+            self.last_prefix = Some(key.slice(..n));
         }
         self.last_key = Some(key.clone());
     }

@@ -9,9 +9,9 @@ use amq::range::{KeyRangeFilter, RangeSizing};
 use slatedb::bytes::{BufMut, Bytes};
 use slatedb::{Filter, FilterBuilder, FilterPolicy, FilterQuery, FilterTarget, RowEntry};
 
-use crate::bounds::prefix_end;
 use crate::fallback::MayContain;
 use crate::stats::{Counters, FilterStats};
+use amq::prefix::prefix_end;
 
 /// The name every range filter is stored under; the filter's frame carries
 /// its own version, key map and Grafite parameters.

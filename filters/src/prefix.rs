@@ -45,6 +45,7 @@
 
 use alloc::vec::Vec;
 use core::fmt::Debug;
+use core::ops::Bound;
 
 use crate::error::invalid;
 use crate::Error;
@@ -474,6 +475,78 @@ impl PrefixExtractor for DelimitedPrefix {
     }
 }
 
+/// The least byte string above every string that starts with `prefix`: the
+/// prefix with its last byte below `0xff` incremented and the bytes after
+/// it dropped; `None` when there is none (a prefix of `0xff` bytes only, or
+/// empty): the prefix's keys then run to the end of the key space. The keys
+/// with a prefix are `prefix..prefix_end(prefix)`.
+///
+/// ```
+/// use amq::prefix::prefix_end;
+/// assert_eq!(prefix_end(b"user:"), Some(b"user;".to_vec()));
+/// assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
+/// assert_eq!(prefix_end(b"\xff"), None);
+/// ```
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
+}
+
+/// Whether `end` is [`prefix_end`]`(prefix)`, without building it.
+///
+/// ```
+/// use amq::prefix::is_prefix_end;
+/// assert!(is_prefix_end(b"user;", b"user:") && !is_prefix_end(b"user:", b"user:"));
+/// ```
+pub fn is_prefix_end(end: &[u8], prefix: &[u8]) -> bool {
+    match prefix.iter().rposition(|&b| b != 0xff) {
+        Some(last) => end.len() == last + 1 && end[..last] == prefix[..last] && end[last] == prefix[last] + 1,
+        None => false,
+    }
+}
+
+/// The length of the complete prefix of `extractor` that every key inside
+/// `lo..hi` starts with, if there is one: the start bound's prefix, when it
+/// is complete and the end bound does not pass the prefix's last key. A
+/// scan of that range may then ask a filter of `extractor`'s prefixes about
+/// it: a key in the range has it as its prefix. A prefix scan of `p` is the
+/// range `p..prefix_end(p)`: this is `p` when `p` is complete, or the
+/// complete prefix `p` extends.
+///
+/// ```
+/// use std::ops::Bound::{Excluded, Included, Unbounded};
+/// use amq::prefix::shared_prefix;
+/// use amq::DelimitedPrefix;
+/// let tenants = DelimitedPrefix::new(b':');
+/// assert_eq!(shared_prefix(&tenants, Included(&b"t1:a"[..]), Included(&b"t1:z"[..])), Some(3));
+/// assert_eq!(shared_prefix(&tenants, Included(&b"t1:4"[..]), Excluded(&b"t1:5"[..])), Some(3));
+/// assert_eq!(shared_prefix(&tenants, Included(&b"t1:a"[..]), Included(&b"t2:a"[..])), None);
+/// assert_eq!(shared_prefix(&tenants, Included(&b"t1:a"[..]), Unbounded), None);
+/// ```
+pub fn shared_prefix<E: PrefixExtractor + ?Sized>(
+    extractor: &E,
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+) -> Option<usize> {
+    let start = match lo {
+        Bound::Included(k) | Bound::Excluded(k) => k,
+        Bound::Unbounded => return None,
+    };
+    let p = extractor.prefix(start).filter(|p| start.starts_with(p))?;
+    if !extractor.is_complete(p) {
+        return None;
+    }
+    let inside = match hi {
+        Bound::Included(h) => h.starts_with(p),
+        Bound::Excluded(h) => h.starts_with(p) || is_prefix_end(h, p),
+        // Every key at or past a prefix of `0xff` bytes starts with it.
+        Bound::Unbounded => p.iter().all(|&b| b == 0xff),
+    };
+    inside.then_some(p.len())
+}
+
 /// The built-ins' names and parameters always fit: this is never reached.
 #[cold]
 fn unreachable_id() -> ExtractorId {
@@ -551,6 +624,41 @@ mod tests {
         // The first delimiter by `nth` is `new`, identity included.
         assert_eq!(DelimitedPrefix::nth(b':', 1).unwrap(), DelimitedPrefix::new(b':'));
         assert!(DelimitedPrefix::nth(b':', 0).is_err());
+    }
+
+    fn shared(e: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
+        let start = match lo {
+            Bound::Included(k) | Bound::Excluded(k) => k,
+            Bound::Unbounded => b"",
+        };
+        shared_prefix(e, lo, hi).map(|len| start[..len].to_vec())
+    }
+
+    #[test]
+    fn a_range_uses_a_prefix_only_when_every_key_in_it_has_that_prefix() {
+        use Bound::{Excluded as X, Included as I, Unbounded as U};
+        let d = DelimitedPrefix::new(b':');
+        let p = Some(b"t1:".to_vec());
+        assert_eq!(shared(&d, I(b"t1:a"), I(b"t1:z")), p);
+        assert_eq!(shared(&d, X(b"t1:"), X(b"t1;")), p); // up to the prefix's end
+        assert_eq!(shared(&d, I(b"t1:a"), X(b"t1;a")), None); // past it
+        assert_eq!(shared(&d, I(b"t1:a"), I(b"t2:a")), None);
+        assert_eq!(shared(&d, I(b"t1:a"), U), None);
+        assert_eq!(shared(&d, U, I(b"t1:a")), None);
+        assert_eq!(shared(&d, I(b"t1"), I(b"t1:a")), None); // start outside the domain
+        let f = FixedPrefix::new(2);
+        assert_eq!(shared(&f, I(b"\xff\xffa"), U), Some(b"\xff\xff".to_vec()));
+        assert_eq!(shared(&f, I(b"ab"), I(b"ab")), Some(b"ab".to_vec()));
+        assert_eq!(prefix_end(b""), None);
+        for p in [&b"ab"[..], b"a\xff", b"\xff\xff", b"", b"\x00"] {
+            for h in [&b"ac"[..], b"b", b"ab", b"a\xff\x00", b"\x01", b"", b"\xff"] {
+                assert_eq!(
+                    is_prefix_end(h, p),
+                    prefix_end(p).as_deref() == Some(h),
+                    "{p:?} {h:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -59,16 +59,7 @@ pub(crate) fn before_end(key: &[u8], hi: Bound<&[u8]>) -> bool {
     }
 }
 
-/// The least key above every key that starts with `prefix`: the prefix with
-/// its last byte below `0xff` incremented and the bytes after it dropped.
-/// `None` when there is none (a prefix of `0xff` bytes only, or empty): the
-/// prefix's keys then run to the end of the key space.
-pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let last = prefix.iter().rposition(|&b| b != 0xff)?;
-    let mut end = prefix[..=last].to_vec();
-    end[last] += 1;
-    Some(end)
-}
+pub(crate) use amq::prefix::prefix_end;
 
 #[inline(always)]
 fn be64(c: &[u8]) -> u64 {
@@ -79,14 +70,6 @@ fn be64(c: &[u8]) -> u64 {
 mod tests {
     use super::{compare_keys, key_prefix, prefix_end};
     use proptest::prelude::*;
-
-    #[test]
-    fn a_prefix_ends_at_its_successor() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(b"a\xff\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_end(b"\xff"), None);
-        assert_eq!(prefix_end(b""), None);
-    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(3), ..ProptestConfig::default() })]

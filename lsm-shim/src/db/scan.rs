@@ -17,7 +17,8 @@
 use std::ops::{Bound, Range, RangeBounds};
 use std::sync::Arc;
 
-use amq::{hash_prefix, PrefixExtractor, PreparedHash};
+use amq::prefix::{is_prefix_end, shared_prefix};
+use amq::{hash_prefix, PreparedHash};
 
 use super::Db;
 use crate::block::Direction;
@@ -235,35 +236,6 @@ impl Db {
 
 fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     b.as_ref().map(Vec::as_slice)
-}
-
-/// The length of the complete prefix of `extractor` that every key inside
-/// `lo..hi` starts with, if there is one: the start's prefix, when it is
-/// complete and the end does not pass the prefix's last key.
-fn shared_prefix(extractor: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<usize> {
-    let start = match lo {
-        Bound::Included(k) | Bound::Excluded(k) => k,
-        Bound::Unbounded => return None,
-    };
-    let p = extractor.prefix(start).filter(|p| start.starts_with(p))?;
-    if !extractor.is_complete(p) {
-        return None;
-    }
-    let inside = match hi {
-        Bound::Included(h) => h.starts_with(p),
-        Bound::Excluded(h) => h.starts_with(p) || is_prefix_end(h, p),
-        // Every key at or past a prefix of `0xff` bytes starts with it.
-        Bound::Unbounded => p.iter().all(|&b| b == 0xff),
-    };
-    inside.then_some(p.len())
-}
-
-/// Whether `h` is [`prefix_end`]`(p)`, without building it.
-fn is_prefix_end(h: &[u8], p: &[u8]) -> bool {
-    match p.iter().rposition(|&b| b != 0xff) {
-        Some(last) => h.len() == last + 1 && h[..last] == p[..last] && h[last] == p[last] + 1,
-        None => false,
-    }
 }
 
 /// A table a scan reads, and, if a prefix or range filter let it through,
@@ -606,45 +578,5 @@ impl DoubleEndedIterator for MemEntries {
     fn next_back(&mut self) -> Option<Self::Item> {
         let i = self.range.next_back()?;
         Some(Ok(self.entries[i].clone()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use amq::{DelimitedPrefix, FixedPrefix};
-
-    fn shared(e: &dyn PrefixExtractor, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<Vec<u8>> {
-        let start = match lo {
-            Bound::Included(k) | Bound::Excluded(k) => k,
-            Bound::Unbounded => b"",
-        };
-        shared_prefix(e, lo, hi).map(|len| start[..len].to_vec())
-    }
-
-    #[test]
-    fn a_range_uses_a_prefix_only_when_every_key_in_it_has_that_prefix() {
-        use Bound::{Excluded as X, Included as I, Unbounded as U};
-        let d = DelimitedPrefix::new(b':');
-        let p = Some(b"t1:".to_vec());
-        assert_eq!(shared(&d, I(b"t1:a"), I(b"t1:z")), p);
-        assert_eq!(shared(&d, X(b"t1:"), X(b"t1;")), p); // up to the prefix's end
-        assert_eq!(shared(&d, I(b"t1:a"), X(b"t1;a")), None); // past it
-        assert_eq!(shared(&d, I(b"t1:a"), I(b"t2:a")), None);
-        assert_eq!(shared(&d, I(b"t1:a"), U), None);
-        assert_eq!(shared(&d, U, I(b"t1:a")), None);
-        assert_eq!(shared(&d, I(b"t1"), I(b"t1:a")), None); // start outside the domain
-        let f = FixedPrefix::new(2);
-        assert_eq!(shared(&f, I(b"\xff\xffa"), U), Some(b"\xff\xff".to_vec()));
-        assert_eq!(shared(&f, I(b"ab"), I(b"ab")), Some(b"ab".to_vec()));
-        for p in [&b"ab"[..], b"a\xff", b"\xff\xff", b"", b"\x00"] {
-            for h in [&b"ac"[..], b"b", b"ab", b"a\xff\x00", b"\x01", b"", b"\xff"] {
-                assert_eq!(
-                    is_prefix_end(h, p),
-                    prefix_end(p).as_deref() == Some(h),
-                    "{p:?} {h:?}"
-                );
-            }
-        }
     }
 }

@@ -24,7 +24,7 @@
 use alloc::vec::Vec;
 
 use super::filter::ExpandingQuotientFilter;
-use super::growing::{decode_copies, COPY_RECORD};
+use super::growing::{decode_copies, read_copy_count, split_copies};
 use super::schedule::Schedule;
 use crate::format::{self, Frame};
 use crate::quotient::table::{Table, MAX_QUOTIENT_BITS, TAIL};
@@ -66,14 +66,7 @@ impl ExpandingQuotientFilter {
         let expansions = u32::from(p.u8()?);
         let keys = p.u64()?;
         let cap = p.u64()?;
-        // The void-copy count, written only when not 0.
-        let records = match p.remaining() {
-            0 => 0,
-            _ => match p.u64()? {
-                0 => return Err(bad("a void-copy count of 0")),
-                r => r,
-            },
-        };
+        let records = read_copy_count(p)?;
         frame.params.finish()?;
         let schedule = schedule
             .check()
@@ -87,17 +80,7 @@ impl ExpandingQuotientFilter {
             return Err(bad("more expansions than quotient bits"));
         }
         let (_, len) = Table::shape(q, w)?;
-        let copies_len = usize::try_from(records)
-            .ok()
-            .and_then(|r| r.checked_mul(COPY_RECORD));
-        let blocks_len = len - TAIL;
-        if copies_len.and_then(|c| c.checked_add(blocks_len)) != Some(frame.payload.remaining()) {
-            return Err(bad(
-                "payload length does not match the table's shape and void copies",
-            ));
-        }
-        let blocks = frame.payload.take(blocks_len)?;
-        let copies = frame.payload.take(frame.payload.remaining())?;
+        let (blocks, copies) = split_copies(&mut frame.payload, len - TAIL, records)?;
         frame.payload.finish()?;
         let table = Table::from_block_bytes(q, w, blocks).map_err(FormatError::InvalidParameters)?;
         let keys = usize::try_from(keys).map_err(|_| bad("key count too large"))?;

@@ -18,10 +18,11 @@ use super::fingerprint;
 use super::grow::{doubled, expected_matches, histogram, VoidCopies};
 use super::schedule::{Schedule, MAX_HORIZON, MAX_LENGTH};
 use crate::error::invalid;
+use crate::format::Reader;
 use crate::quotient::kernel::Kernel;
 use crate::quotient::table::{Table, MAX_QUOTIENTS};
 use crate::succinct::bits::low_mask;
-use crate::Error;
+use crate::{Error, FormatError};
 
 /// A table of fingerprint codes over `payload` bits that doubles when full,
 /// with the schedule that gives new codes their length and the counts the
@@ -332,9 +333,42 @@ impl GrowingTable {
     }
 }
 
+/// The void-copy record count that ends a frame's parameters: 0 when
+/// absent (a written 0 is refused: no filter writes it).
+pub(crate) fn read_copy_count(params: &mut Reader<'_>) -> Result<u64, Error> {
+    match params.remaining() {
+        0 => Ok(0),
+        _ => match params.u64()? {
+            0 => Err(FormatError::InvalidParameters("a void-copy count of 0").into()),
+            r => Ok(r),
+        },
+    }
+}
+
+/// A frame's payload as the table's blocks (`blocks_len` bytes) and its
+/// `records` void-copy records, its length checked against both.
+pub(crate) fn split_copies<'a>(
+    payload: &mut Reader<'a>,
+    blocks_len: usize,
+    records: u64,
+) -> Result<(&'a [u8], &'a [u8]), Error> {
+    let copies_len = usize::try_from(records)
+        .ok()
+        .and_then(|r| r.checked_mul(COPY_RECORD));
+    if copies_len.and_then(|c| c.checked_add(blocks_len)) != Some(payload.remaining()) {
+        return Err(FormatError::InvalidParameters(
+            "payload length does not match the table's shape and void copies",
+        )
+        .into());
+    }
+    let blocks = payload.take(blocks_len)?;
+    let copies = payload.take(payload.remaining())?;
+    Ok((blocks, copies))
+}
+
 /// The void-copy records of a frame (`bytes`, whole records, checked by
-/// the caller's length check), as [`GrowingTable::from_parts`] takes them;
-/// a quotient past `usize` becomes one no table has.
+/// [`split_copies`]), as [`GrowingTable::from_parts`] takes them; a
+/// quotient past `usize` becomes one no table has.
 pub(crate) fn decode_copies(bytes: &[u8]) -> impl Iterator<Item = ((usize, u64), u64)> + '_ {
     bytes.chunks_exact(COPY_RECORD).map(|r| {
         let word = |i: usize| u64::from_le_bytes(r[8 * i..8 * i + 8].try_into().unwrap_or([0xff; 8]));

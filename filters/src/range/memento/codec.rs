@@ -25,7 +25,9 @@ use alloc::vec::Vec;
 
 use super::{MementoFilter, MAX_MEMENTO_BITS};
 use crate::format::{self, Frame};
-use crate::quotient::expanding::growing::{address_bits, decode_copies, GrowingTable, COPY_RECORD};
+use crate::quotient::expanding::growing::{
+    address_bits, decode_copies, read_copy_count, split_copies, GrowingTable,
+};
 use crate::quotient::expanding::schedule::Schedule;
 use crate::quotient::table::{Table, MAX_QUOTIENTS, TAIL};
 use crate::{Error, FilterKind, FormatError};
@@ -68,14 +70,7 @@ impl MementoFilter {
         let expansions = u32::from(p.u8()?);
         let keys = p.u64()?;
         let cap = p.u64()?;
-        // The void-copy count, written only when not 0.
-        let records = match p.remaining() {
-            0 => 0,
-            _ => match p.u64()? {
-                0 => return Err(bad("a void-copy count of 0")),
-                r => r,
-            },
-        };
+        let records = read_copy_count(p)?;
         frame.params.finish()?;
         let schedule = schedule
             .check()
@@ -94,17 +89,7 @@ impl MementoFilter {
             return Err(bad("more expansions than the quotients' doublings"));
         }
         let (_, len) = Table::shape_of(quotients, w)?;
-        let copies_len = usize::try_from(records)
-            .ok()
-            .and_then(|r| r.checked_mul(COPY_RECORD));
-        let blocks_len = len - TAIL;
-        if copies_len.and_then(|c| c.checked_add(blocks_len)) != Some(frame.payload.remaining()) {
-            return Err(bad(
-                "payload length does not match the table's shape and void copies",
-            ));
-        }
-        let blocks = frame.payload.take(blocks_len)?;
-        let copies = frame.payload.take(frame.payload.remaining())?;
+        let (blocks, copies) = split_copies(&mut frame.payload, len - TAIL, records)?;
         frame.payload.finish()?;
         let table =
             Table::from_block_bytes_of(quotients, w, blocks).map_err(FormatError::InvalidParameters)?;
