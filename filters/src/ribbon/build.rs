@@ -9,9 +9,10 @@ use super::bumped::BUMPED_MIN_KEYS;
 use super::bumped_build::build_bumped;
 use super::bumped_lines::build_bumped_lines;
 use super::config::RibbonParams;
+use super::line_filter;
 use super::lines::{LineSolver, LINE_SHARD_KEYS};
 use super::runs;
-use super::{lines, Kernel, Layout, Ribbon};
+use super::{Kernel, Layout, Ribbon};
 use crate::streamed::StreamedBuild;
 use crate::{Error, FilterSizing, KeyHash};
 
@@ -148,7 +149,7 @@ where
         let (_, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
         return Ok(Ribbon {
             words: Vec::new(),
-            layout: Layout::Lines(lines::finish(run)?),
+            layout: Layout::Lines(line_filter::finish(run)?),
             num_keys,
             kernel: Kernel::detect(true),
         });

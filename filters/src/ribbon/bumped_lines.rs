@@ -26,129 +26,23 @@
 use alloc::vec::Vec;
 
 use super::banding::Banding;
-use super::bumped::{code_in, coeff_in_layer, place};
+use super::bumped::{coeff_in_layer, place};
 use super::bumped_build::{band_bumped, gather, Buckets};
 use super::config::RibbonParams;
-use super::lines::{
-    self, solve_lines, Line, LineShards, LineSolver, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS,
-};
+use super::line_filter::{self, LineBump, LineShards, LAYER_THRESHOLDS};
+use super::lines::{self, solve_lines, Line, LineSolver, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
 use super::order::{count_shards, fill, sorted_distinct};
-use super::row::{mixed, result_of, unmixed, Row};
+use super::row::{result_of, unmixed, Row};
 use super::runs;
 use super::{Kernel, Layout, Ribbon};
 use crate::streamed::{run_jobs, StreamedBuild};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, KeyHash};
 
-/// Keys per shard of the bumped two-line layer, about.
-const SHARD_KEYS: usize = 1 << 16;
-
-/// Keys per slot of the layer (see the module docs).
-const LOAD: f64 = 1.06;
-
-/// Share of the keys the layer bumps at that load, on average (measured
-/// at 10^6 keys by the layer exploration in `bumped_build.rs`): what the
-/// planner's prediction expects of the second filter.
-pub(crate) const SECOND_SHARE: f64 = 0.057;
-
-/// Thresholds by two-bit code, in slots of the line: keys that start
-/// below it in their line are bumped.
-const THRESHOLDS: [u32; 4] = [0, 18, 36, LINE_SLOTS as u32];
-
 const BUCKETS: Buckets = Buckets {
     slots: LINE_SLOTS,
-    thresholds: THRESHOLDS,
+    thresholds: LAYER_THRESHOLDS,
 };
-
-/// The layer of a bumped two-line filter: `num_shards` shards of
-/// `shard_lines` lines each, the first lines of the filter's; a code per
-/// line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LineBump {
-    pub(crate) num_shards: usize,
-    pub(crate) shard_lines: usize,
-    /// Each line's two-bit code, 32 to a word, low bits first.
-    pub(crate) codes: Vec<u64>,
-    /// Keys in the second filter (whose shard starts, in the filter's
-    /// `LineShards`, count from the layer's end).
-    pub(crate) second_keys: u64,
-}
-
-impl LineBump {
-    /// Shards and lines per shard for `n` keys.
-    pub(crate) fn shape_for(n: usize) -> Result<(usize, usize), Error> {
-        let num_shards = n.div_ceil(SHARD_KEYS);
-        if num_shards == 0 {
-            return Ok((0, 0));
-        }
-        let lines = libm::round(n as f64 / (num_shards as f64 * LOAD * LINE_SLOTS as f64)).max(1.0) as usize;
-        num_shards
-            .checked_mul(lines)
-            .filter(|&l| l < u32::MAX as usize)
-            .ok_or(Error::TooLarge)?;
-        Ok((num_shards, lines))
-    }
-
-    /// Lines of the layer.
-    pub(crate) fn total_lines(&self) -> usize {
-        self.num_shards * self.shard_lines
-    }
-
-    /// Words of packed codes for `lines` lines.
-    pub(crate) fn code_words(lines: usize) -> usize {
-        lines.div_ceil(32)
-    }
-
-    /// The window and fingerprint of the key in the layer; `None` when it
-    /// is bumped.
-    #[inline(always)]
-    pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
-        locate_in_layer(
-            self.num_shards,
-            self.shard_lines,
-            |i| code_in(self.codes[i >> 5], i),
-            hash,
-        )
-    }
-
-    /// Expected FPR: `2^-7` wherever a key lands (layer or second filter),
-    /// 0 only for an empty filter.
-    pub(crate) fn expected_fpr(&self) -> f64 {
-        match self.num_shards {
-            0 => 0.0,
-            _ => 1.0 / (1u32 << LINE_COLUMNS) as f64,
-        }
-    }
-}
-
-/// The window and fingerprint of the key with this hash in a bumped
-/// two-line layer of `num_shards` shards of `shard_lines` lines, reading
-/// line `i`'s code through `code_of`; `None` when the key is bumped (or
-/// the layer is empty).
-#[inline(always)]
-pub(crate) fn locate_in_layer(
-    num_shards: usize,
-    shard_lines: usize,
-    code_of: impl Fn(usize) -> u32,
-    hash: u64,
-) -> Option<(LineWindow, u32)> {
-    if num_shards == 0 {
-        return None;
-    }
-    let a = mixed(hash);
-    let num_starts = (shard_lines * LINE_SLOTS - (LINE_ROW - 1)) as u64;
-    let (shard, start) = place(a, num_shards as u64, num_starts);
-    let first = shard * shard_lines;
-    let code = code_of(first + start / LINE_SLOTS);
-    let coeff = coeff_in_layer(hash) as u64;
-    if ((start % LINE_SLOTS) as u32) < THRESHOLDS[(code & 3) as usize] {
-        return None;
-    }
-    Some((
-        LineWindow::new(first, start, coeff),
-        result_of(a) & ((1 << LINE_COLUMNS) - 1),
-    ))
-}
 
 /// Builds a bumped two-line filter of the `n` hashes `source` yields: the
 /// layer's shards in passes (split between threads), then the second
@@ -229,7 +123,7 @@ where
         lines::LINE_SHARD_KEYS,
         &StreamedBuild::in_memory(),
     )?;
-    let mut second = lines::finish(run)?;
+    let mut second = line_filter::finish(run)?;
     // Its lines after the layer's, its padding line (or one of our own)
     // last, in one allocation of exactly their size with its huge pages
     // asked for before the first write: growing the layer's would move it

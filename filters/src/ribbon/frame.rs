@@ -5,9 +5,9 @@
 use alloc::vec::Vec;
 
 use super::bumped::{Bumped, Layer};
-use super::bumped_lines::LineBump;
 use super::layout::Columns;
-use super::lines::{check_line_shards, Line, LineShards, LINE_COLUMNS, LINE_SLOTS};
+use super::line_filter::{LineBump, LineShards};
+use super::lines::{check_line_shards, Line, LINE_COLUMNS, LINE_SLOTS};
 use super::solution::{padding, BLOCK_SLOTS};
 use super::table::{shard_table, shard_table_bytes, u32_at, MAX_ATTEMPTS};
 use super::{legacy, Kernel, Layout, Ribbon, Shards};

@@ -49,14 +49,11 @@
 //! away) and one parity fold ([`portable_pair`]; `kernel.rs` has the AVX2
 //! one, tested against it).
 
-use alloc::vec::Vec;
-
 use super::banding::Banding;
-use super::bumped_lines::LineBump;
 use super::row::{coeff_of, locate_in_shard, result_of, seeded, spread, start_of, unmixed, Row};
-use super::runs::{Run, Solver};
+use super::runs::Solver;
 use super::solution::parities;
-use super::table::{shard_table, u32_at, ATTEMPTS_PER_SIZE, MAX_ATTEMPTS};
+use super::table::{u32_at, ATTEMPTS_PER_SIZE, MAX_ATTEMPTS};
 use crate::prefetch::prefetch;
 use crate::{Error, FormatError};
 
@@ -90,103 +87,6 @@ const MIN_EXTRA_SLOTS: f64 = 32.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(C, align(64))]
 pub(crate) struct Line(pub(crate) [u64; 8]);
-
-/// The shards of a two-line filter and their lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LineShards {
-    /// `starts[i]`: shard `i`'s first line; the last entry is the total.
-    pub(crate) starts: Vec<u32>,
-    /// `seeds[i]`: the attempt shard `i` was solved at (0 if empty).
-    pub(crate) seeds: Vec<u8>,
-    /// Every shard's lines, then one zero line (not serialized) that a
-    /// query of the last line may read as its second.
-    pub(crate) lines: Vec<Line>,
-    /// A bumped filter's layer (`bumped_lines.rs`), whose lines come first;
-    /// the shards above are then its second filter's, their starts counted
-    /// from the filter's first line.
-    pub(crate) bump: Option<LineBump>,
-}
-
-impl LineShards {
-    /// Lines before the padding line.
-    pub(crate) fn total_lines(&self) -> usize {
-        let layer = self.bump.as_ref().map_or(0, |b| b.total_lines());
-        self.starts.last().map_or(layer, |&b| b as usize)
-    }
-
-    #[inline(always)]
-    pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
-        if let Some(b) = &self.bump {
-            if let Some(found) = b.locate(hash) {
-                return Some(found);
-            }
-        }
-        locate_lines(
-            self.seeds.len(),
-            |i| {
-                (
-                    self.starts[i] as usize,
-                    self.starts[i + 1] as usize,
-                    self.seeds[i],
-                )
-            },
-            hash,
-        )
-    }
-
-    /// A window and fingerprint that never match: no coefficients (so the
-    /// parities are 0) against a fingerprint of 1. Reads line 0 only (no
-    /// coefficient reaches a second line), which a filter with keys has.
-    pub(crate) const NEVER: (LineWindow, u32) = (
-        LineWindow {
-            line: 0,
-            coeff: [0; 3],
-        },
-        1,
-    );
-
-    /// [`locate`](Self::locate), the lines prefetched; [`Self::NEVER`] for
-    /// a key whose shard is empty. Only for a filter with keys.
-    #[inline(always)]
-    pub(crate) fn locate_prefetched(&self, hash: u64) -> (LineWindow, u32) {
-        match self.locate(hash) {
-            Some((window, result)) => {
-                window.prefetch(&self.lines);
-                (window, result)
-            }
-            None => Self::NEVER,
-        }
-    }
-
-    pub(crate) fn attempts(&self) -> u64 {
-        self.bump.as_ref().map_or(0, |b| b.num_shards as u64)
-            + self
-                .starts
-                .windows(2)
-                .zip(&self.seeds)
-                .filter(|(w, _)| w[1] > w[0])
-                .map(|(_, &seed)| seed as u64 + 1)
-                .sum::<u64>()
-    }
-
-    /// Mean over the shards of each shard's FPR (`2^-7`, 0 when empty).
-    pub(crate) fn expected_fpr(&self) -> f64 {
-        if let Some(b) = &self.bump {
-            return b.expected_fpr();
-        }
-        let s = self.seeds.len();
-        if s == 0 {
-            return 0.0;
-        }
-        let full = self.starts.windows(2).filter(|w| w[1] > w[0]).count();
-        full as f64 / s as f64 / (1u32 << LINE_COLUMNS) as f64
-    }
-
-    /// The words of every line but the padding, in order.
-    pub(crate) fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.lines[..self.total_lines()].iter().flat_map(|l| l.0)
-    }
-}
 
 /// Where a query reads: its first line and the row's coefficients shifted
 /// into place (`[lo_a, hi_a, lo_b]`, see the module docs).
@@ -329,28 +229,6 @@ impl Solver for LineSolver {
     }
 }
 
-/// The two-line layout of a solved run of every shard (whose lines end
-/// with the zero line queries may read).
-pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
-    let Run {
-        ends,
-        seeds,
-        storage: lines,
-        ..
-    } = run;
-    let (mut starts, _) = shard_table(ends.len())?;
-    if !ends.is_empty() {
-        starts.push(0);
-        starts.extend_from_slice(&ends);
-    }
-    Ok(LineShards {
-        starts,
-        seeds,
-        lines,
-        bump: None,
-    })
-}
-
 /// Bands one shard of `num_lines` lines with seed `seed`; `false` if the
 /// system has no solution.
 fn band_shard(banding: &mut Banding, keys: &[u64], num_lines: usize, seed: u8) -> Result<bool, Error> {
@@ -426,6 +304,7 @@ mod tests {
     use super::super::banding::Added;
     use super::*;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     /// Every stored equation holds after back-substitution, for starts at
     /// every offset of a line (one-line and two-line rows).

@@ -247,22 +247,21 @@
 //!   line has no bit in the next one; one zero line after the last (not
 //!   serialized) is what a query of the last line reads as its second;
 //!   the lines are 64-byte aligned (`Line`), one cache line each.
-
 //!
 //! # The module's files, lowest first
 //!
-//! `row.rs` (a key's start, coefficients and result), `banding.rs` and
-//! `order.rs` (Gaussian elimination on the fly, keys grouped by shard),
-//! `runs.rs` (the construction loop: shards solved in runs, retried, put
-//! in order),
+//! `table.rs` (the shard table and the attempt limits), `row.rs` (a
+//! key's start, coefficients and result), `banding.rs` and `order.rs`
+//! (Gaussian elimination on the fly, keys grouped by shard), `runs.rs`
+//! (the construction loop: shards solved in runs, retried, put in order),
 //! `layout.rs` (the column rule of the blocked layouts), `solution.rs`
 //! (back-substitution into interleaved blocks, and the query's window),
-//! `lines.rs` (the two-line layout), `table.rs` (the shard table and the
-//! attempt limits), `bumped.rs` (the bumped layer and its query),
-//! `config.rs` ([`RibbonParams`]), `blocked.rs` (the blocked layout's
-//! construction), `bumped_build.rs` and `bumped_lines.rs` (bumped
-//! construction, and the bumped two-line layout), `legacy.rs` and
-//! `shard.rs` (version-1 frames), `build.rs`, `predict.rs`, `query.rs`,
+//! `bumped.rs` (the bumped layer and its query), `lines.rs` (the two-line
+//! line format), `line_filter.rs` (a two-line filter's storage, bumped or
+//! not, and its locate), `config.rs` ([`RibbonParams`]), `blocked.rs`
+//! (the blocked layout's construction), `bumped_build.rs` and
+//! `bumped_lines.rs` (bumped construction in each layout), `shard.rs` and
+//! `legacy.rs` (version-1 frames), `build.rs`, `predict.rs`, `query.rs`,
 //! `frame.rs` (the byte format), `kernel.rs` with `avx2.rs`/`avx512.rs`
 //! inside it (the query kernels) and `view.rs` (queries on stored bytes).
 //! Each imports only from the files before it, except `mod.rs`, which
@@ -279,6 +278,7 @@ mod frame;
 mod kernel;
 mod layout;
 mod legacy;
+mod line_filter;
 mod lines;
 mod order;
 mod predict;
@@ -303,7 +303,8 @@ use self::frame::{bumped_to_bytes, lines_to_bytes};
 use self::kernel::Kernel;
 use self::layout::Columns;
 use self::legacy::Legacy;
-use self::lines::{Line, LineShards, LINE_SLOTS};
+use self::line_filter::LineShards;
+use self::lines::{Line, LINE_SLOTS};
 pub(crate) use self::predict::predict;
 use self::query::locate_compact;
 pub(crate) use self::solution::Window;
@@ -646,5 +647,7 @@ impl FromBytes for Ribbon {
     }
 }
 
+#[cfg(test)]
+mod layering;
 #[cfg(test)]
 mod tests;

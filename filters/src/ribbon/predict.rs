@@ -2,9 +2,9 @@
 //! planner's model of the kind.
 
 use super::bumped::Layer;
-use super::bumped_lines::LineBump;
 use super::config::{RibbonParams, SHARD_KEYS};
 use super::layout::Columns;
+use super::line_filter::LineBump;
 use super::lines::{self, Line, LINE_COLUMNS, LINE_SHARD_KEYS};
 use super::solution::padding_words;
 use super::table::shard_table_bytes;
@@ -150,7 +150,7 @@ fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> 
 
 /// Shares of keys bumped by the blocked and the two-line layers, measured.
 const BLOCKS_BUMPED: f64 = super::bumped::SECOND_SHARE;
-const LINES_BUMPED: f64 = super::bumped_lines::SECOND_SHARE;
+const LINES_BUMPED: f64 = super::line_filter::SECOND_SHARE;
 
 fn share_of(n: usize, share: f64) -> usize {
     libm::round(n as f64 * share) as usize

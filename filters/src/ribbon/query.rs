@@ -5,8 +5,9 @@
 
 use super::bumped::Bumped;
 use super::layout::Columns;
+use super::line_filter::LineShards;
 use super::lines;
-use super::lines::{LineShards, LineWindow};
+use super::lines::LineWindow;
 use super::row::{coeff_of, locate_in_shard, result_of, ROW_WIDTH};
 use super::solution;
 use super::solution::BLOCK_SLOTS;

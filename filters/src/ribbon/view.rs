@@ -26,9 +26,9 @@
 use alloc::vec::Vec;
 
 use super::bumped::{code_in, Layer};
-use super::bumped_lines::locate_in_layer;
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
+use super::line_filter::locate_in_layer;
 use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow, LINE_COLUMNS};
 use super::query::{locate_compact, BATCH};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
