@@ -294,7 +294,7 @@ pub(crate) fn decode_kind_with(
 
 /// Bounds-checked little-endian reader. Every method returns
 /// [`FormatError::Truncated`] instead of reading past the end.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
 }

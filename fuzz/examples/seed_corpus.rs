@@ -180,6 +180,7 @@ fn main() {
     fs::create_dir_all(&dir).unwrap();
     for (name, keys) in key_sets() {
         let bytes = KeyMap::from_keys(keys.iter().map(Vec::as_slice)).to_bytes();
+        assert_eq!(bytes[4] == 2, name == "random-ids", "{name}: a run where one is meant");
         let mut input = vec![0u8];
         input.extend_from_slice(&bytes);
         fs::write(dir.join(format!("KeyMap-{name}-{}", bytes.len())), &input).unwrap();
@@ -187,9 +188,9 @@ fn main() {
     println!("seed corpus written under {}", root.display());
 }
 
-/// Key sets for the key map's seeds: composite, decimal (20 digits, and 25
-/// whose differences pass 64 bits), dense big-endian, mixed lengths, one key
-/// and none.
+/// Key sets for the key map's seeds: composite random ids (a map with a
+/// run), composite, decimal (20 digits, and 25 whose differences pass 64
+/// bits), dense big-endian, mixed lengths, one key and none.
 fn key_sets() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     let text = |keys: Vec<String>| keys.into_iter().map(String::into_bytes).collect::<Vec<_>>();
     let composite = (0..40u64)
@@ -217,7 +218,16 @@ fn key_sets() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     ];
     mixed.extend((0..8u8).map(|i| [&[b'H'; 44][..], &[b'0' + i]].concat()));
     mixed.extend([vec![b'q', 0], vec![b'q', 0, 0], vec![b'q', 0xff]]);
+    // Twenty random 8-byte ids, then random 8-byte ids: a map with a run
+    // (version 2).
+    let random_ids = (0..320u64)
+        .map(|i| {
+            let id = amq::hash::remix(i % 20, 4).to_be_bytes();
+            [&b"o/"[..], &id, &amq::hash::remix(i, 5).to_be_bytes()].concat()
+        })
+        .collect();
     vec![
+        ("random-ids", random_ids),
         ("composite", text(composite)),
         ("decimal", text(decimal)),
         ("wide", text(wide)),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin range_keys_report --
-//!     [--only composite|decimal|dense] [--tables 64,256] [--n 1000000,10000000] [--runs 5]
+//!     [--only composite|random-ids|decimal|dense] [--tables 64,256] [--n 1000000,10000000] [--runs 5]
 //! ```
 //!
 //! - **composite**: a store of N overlapping tables of 20,000 keys
@@ -13,6 +13,13 @@
 //!   per key. Empty scans of 32 rows inside a present tenant's gap against
 //!   an absent `get` on the same tree: the share of tables ruled out and
 //!   the time ratio.
+//! - **random-ids**: a store of 16 or 64 overlapping tables of 20,000 keys
+//!   `{21-byte head}{a}{b}`, `a` one of 300 random 8-byte ids (a customer id)
+//!   and `b` a random 8-byte id (an order id), both big-endian; every table
+//!   holds keys of every `a`. Empty scans of 16 and of 1,024 consecutive `b`
+//!   values strictly inside a gap between two stored keys of the tree,
+//!   against an absent `get` there: the share of tables ruled out and the
+//!   time ratio.
 //! - **decimal**: a store of 8 tables, keys `ev:{t:020}` (nanosecond
 //!   timestamps about one second apart, dealt round-robin to the tables),
 //!   range filters at 16 bits per key. Empty scans of `ℓ` nanoseconds just
@@ -141,6 +148,69 @@ fn composite(tables: usize, runs: usize) -> Result<(), Error> {
     Ok(())
 }
 
+fn random_ids(tables: usize, runs: usize) -> Result<(), Error> {
+    const PER_TABLE: u64 = 20_000;
+    const IDS: u64 = 300;
+    const HEAD: &[u8; 21] = b"orders/eu-west-1/act:";
+    let key = |a: u64, b: u64| [&HEAD[..], &a.to_be_bytes(), &b.to_be_bytes()].concat();
+    let ids: Vec<u64> = (0..IDS).map(|i| remix(i, 0x1d5)).collect();
+    let dir = tempfile::tempdir()?;
+    let db = open(dir.path())?;
+    let mut all: Vec<(u64, u64)> = Vec::with_capacity(tables * PER_TABLE as usize);
+    for tb in 0..tables as u64 {
+        let mut batch = WriteBatch::new();
+        for i in 0..PER_TABLE {
+            let j = tb * PER_TABLE + i;
+            let (a, b) = (ids[(j % IDS) as usize], remix(j, 0xb0b));
+            batch.put(key(a, b), b"v");
+            all.push((a, b));
+        }
+        db.write(batch)?;
+        db.flush()?;
+    }
+    all.sort_unstable();
+    for len in [16u64, 1024] {
+        // Inside the gap after a stored key, a third of the way to the next
+        // key of the same `a` (gaps are about 2^64 / 67N wide).
+        let queries: Vec<(Vec<u8>, Vec<u8>)> = (0..2_000u64)
+            .filter_map(|i| {
+                let at = (remix(i, len) % (all.len() as u64 - 1)) as usize;
+                let ((a, b), (a2, b2)) = (all[at], all[at + 1]);
+                let lo = b.checked_add(1 + (if a2 == a { b2 - b } else { u64::MAX - b }) / 3)?;
+                let hi = lo.checked_add(len - 1)?;
+                (a2 != a || hi < b2).then(|| (key(a, lo), key(a, hi)))
+            })
+            .collect();
+        let (mut scan, mut get) = (Vec::new(), Vec::new());
+        let before = db.stats();
+        for _ in 0..runs {
+            let start = Instant::now();
+            for (lo, hi) in &queries {
+                assert_eq!(db.scan(lo.as_slice()..=hi.as_slice()).count(), 0);
+            }
+            scan.push(ns_per(start, queries.len()));
+            let start = Instant::now();
+            for (lo, _) in &queries {
+                assert!(db.get(lo)?.is_none());
+            }
+            get.push(ns_per(start, queries.len()));
+        }
+        let s = db.stats();
+        let met = s.scan_tables - before.scan_tables;
+        let ruled_out = (s.range_negatives - before.range_negatives) as f64 / met.max(1) as f64;
+        let (scan, get) = (median(&mut scan), median(&mut get));
+        println!(
+            "| {tables} | {len} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
+            ruled_out * 100.0,
+            scan / 1e3,
+            get / 1e3,
+            scan / get,
+            verdict(ruled_out >= 0.95 && scan <= 4.0 * get)
+        );
+    }
+    Ok(())
+}
+
 fn decimal() -> Result<(), Error> {
     const TABLES: u64 = 8;
     const PER_TABLE: u64 = 50_000;
@@ -250,6 +320,15 @@ fn run(a: &Args) -> Result<(), Error> {
         println!("|--:|--:|--:|--:|--:|");
         for &t in &a.tables {
             composite(t, a.runs)?;
+        }
+        println!();
+    }
+    if want("random-ids") {
+        println!("### Composite keys of random ids: empty scans of ℓ consecutive second ids inside a gap\n");
+        println!("| tables | ℓ | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |");
+        println!("|--:|--:|--:|--:|--:|--:|");
+        for t in [16, 64] {
+            random_ids(t, a.runs)?;
         }
         println!();
     }

@@ -33,7 +33,7 @@ use core::ops::Bound;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{GrafiteRange, KeyMap, KeyMapBuilder, RangeFilter, RangeSizing};
+use super::{GrafiteRange, KeyMap, RangeFilter, RangeSizing};
 use crate::{Error, FormatError};
 
 const MAGIC: &[u8; 4] = b"AMQR";
@@ -86,11 +86,7 @@ impl KeyRangeFilter {
     /// with different seeds have independent false positives). Errors as
     /// [`GrafiteRange::build_seeded`].
     pub fn build<K: AsRef<[u8]>>(keys: &[K], sizing: RangeSizing, seed: u64) -> Result<Self, Error> {
-        let mut builder = KeyMapBuilder::new();
-        for k in keys {
-            builder.add(k.as_ref());
-        }
-        let map = builder.finish();
+        let map = KeyMap::from_keys(keys.iter().map(AsRef::as_ref));
         let codes: Vec<u64> = keys.iter().map(|k| map.map(k.as_ref())).collect();
         let filter = GrafiteRange::build_seeded(&codes, sizing, seed)?;
         Ok(Self::from_parts(map, filter))

@@ -1,13 +1,27 @@
 //! Fitting a [`KeyMap`] to keys: the symbols seen at each position, then
-//! the varying positions as digits while 64 bits last.
+//! the varying positions as digits while 64 bits last, the first ones read
+//! as one run where that saves bits (`run.rs`).
 
 use alloc::vec::Vec;
 
-use super::{symbol, Alphabet, Digit, KeyMap, END};
+use super::run::{Heads, MAX_RUN_VALUES};
+use super::{Alphabet, Digit, KeyMap, END};
+
+/// A run is chosen only when it saves at least this many bits.
+const MIN_RUN_SAVING: f64 = 1.0;
+
+/// A run is chosen only with at least this many distinct keys per value:
+/// its values are stored with the map, and fewer keys would pay more for
+/// them than a filter's bits gain.
+const KEYS_PER_RUN_VALUE: u64 = 16;
 
 /// Collects keys for a [`KeyMap`], one at a time, in any order: the
-/// smallest key, and the bytes seen at each position. Memory: 40 bytes per
-/// byte position of the longest key, plus the smallest key.
+/// smallest key, and the bytes seen at each position. When the keys come in
+/// order (as a table writer gives them), the map can read the first varying
+/// positions as one digit whose values are their distinct contents (see
+/// [`KeyMap`]), which takes the keys that start each new prefix. Memory: 40
+/// bytes per byte position of the longest key, the smallest and last keys,
+/// and, for keys in order, up to 4,096 keys' first 128 bytes.
 ///
 /// ```
 /// use amq::range::KeyMapBuilder;
@@ -18,7 +32,7 @@ use super::{symbol, Alphabet, Digit, KeyMap, END};
 /// let map = b.finish();
 /// assert_eq!(map.map(b"row:0042"), 42);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct KeyMapBuilder {
     /// The smallest key so far.
     first: Option<Vec<u8>>,
@@ -27,6 +41,26 @@ pub struct KeyMapBuilder {
     /// The shortest key's length: every position from it on has the end
     /// symbol too.
     shortest: usize,
+    /// The keys that start each prefix, while keys come in order.
+    heads: Heads,
+    /// The map's room: `2^room_bits` codes (64 but in tests).
+    room_bits: u32,
+    /// Distinct keys a run needs per value ([`KEYS_PER_RUN_VALUE`] but in
+    /// tests).
+    keys_per_value: u64,
+}
+
+impl Default for KeyMapBuilder {
+    fn default() -> Self {
+        KeyMapBuilder {
+            first: None,
+            seen: Vec::new(),
+            shortest: 0,
+            heads: Heads::default(),
+            room_bits: 64,
+            keys_per_value: KEYS_PER_RUN_VALUE,
+        }
+    }
 }
 
 impl KeyMapBuilder {
@@ -39,6 +73,18 @@ impl KeyMapBuilder {
     /// ```
     pub fn new() -> Self {
         KeyMapBuilder::default()
+    }
+
+    /// A builder whose maps have `2^bits` codes and take a run of any
+    /// number of values, so that tests reach truncation and runs with few,
+    /// short keys.
+    #[cfg(test)]
+    pub(crate) fn with_room_bits(bits: u32) -> Self {
+        KeyMapBuilder {
+            room_bits: bits,
+            keys_per_value: 1,
+            ..KeyMapBuilder::default()
+        }
     }
 
     /// Adds a key (duplicates allowed).
@@ -71,12 +117,17 @@ impl KeyMapBuilder {
         for (set, &b) in self.seen.iter_mut().zip(key) {
             set.insert(usize::from(b) + 1);
         }
+        self.heads.add(key);
     }
 
     /// The map: every varying position, most significant first, as a digit
     /// of its alphabet's size, while the product of the sizes stays within
     /// `2^64`; the first that does not fit is coarsened to the room left
-    /// (if at least 2) and ends the map.
+    /// (if at least 2) and ends the map. Where that truncates the map and
+    /// the keys came in order, the first varying positions up to some `q`
+    /// may be read as one digit of their distinct contents instead: the `q`
+    /// that saves the most bits, if it saves at least one and the table has
+    /// at least 16 keys per value (at most 4,096 values).
     ///
     /// ```
     /// use amq::range::KeyMapBuilder;
@@ -89,42 +140,86 @@ impl KeyMapBuilder {
     /// assert!(map.is_exact());
     /// ```
     pub fn finish(self) -> KeyMap {
-        let first = self.first.unwrap_or_default();
-        let mut digits: Vec<Digit> = Vec::new();
-        let mut room: u128 = 1 << 64;
-        let mut truncated = false;
-        for (pos, set) in self.seen.iter().enumerate() {
-            let mut alphabet = *set;
-            if pos >= self.shortest {
-                alphabet.insert(END);
+        let first = self.first.clone().unwrap_or_default();
+        let room = 1u128 << self.room_bits;
+        let (mut digits, mut truncated) = self.position_digits(0, room);
+        if truncated && self.heads.in_order {
+            if let Some(with_run) = self.with_run(&first, room) {
+                (digits, truncated) = with_run;
             }
+        }
+        finish_digits(&mut digits);
+        debug_assert!(digits.iter().all(|d| d.rank_of(&first).0));
+        KeyMap {
+            first,
+            digits,
+            truncated,
+        }
+    }
+
+    /// Position `pos`'s alphabet (the end symbol included past the shortest
+    /// key).
+    fn alphabet(&self, pos: usize) -> Alphabet {
+        let mut alphabet = self.seen.get(pos).copied().unwrap_or_default();
+        if pos >= self.shortest {
+            alphabet.insert(END);
+        }
+        alphabet
+    }
+
+    /// The digits of the varying positions from `from` on in `room` codes,
+    /// and whether they were cut short.
+    fn position_digits(&self, from: usize, mut room: u128) -> (Vec<Digit>, bool) {
+        let mut digits = Vec::new();
+        for pos in from..self.seen.len() {
+            let alphabet = self.alphabet(pos);
             let radix = alphabet.len();
             if radix < 2 {
                 continue;
             }
             let out = match room / u128::from(radix) {
                 0 => {
-                    truncated = true;
-                    if room < 2 {
-                        break;
+                    if room >= 2 {
+                        digits.push(Digit::new(pos, alphabet, radix, room as u64));
                     }
-                    room as u64
+                    return (digits, true);
                 }
                 _ => radix,
             };
             room /= u128::from(out);
             digits.push(Digit::new(pos, alphabet, radix, out));
-            if out < radix {
+        }
+        (digits, false)
+    }
+
+    /// The best run (see [`finish`](Self::finish)) and the digits with it,
+    /// or `None` when none saves enough.
+    fn with_run(&self, first: &[u8], room: u128) -> Option<(Vec<Digit>, bool)> {
+        let pos = (0..self.seen.len()).find(|&p| self.alphabet(p).len() >= 2)?;
+        let most_values = MAX_RUN_VALUES.min((self.heads.keys / self.keys_per_value) as usize) as u64;
+        let mut by_position = 0.0;
+        let mut best: Option<(f64, usize)> = None;
+        for q in pos + 1..=self.heads.limit().min(self.seen.len()) {
+            by_position += libm::log2(self.alphabet(q - 1).len() as f64);
+            let values = self.heads.prefixes(q);
+            if values > most_values {
                 break;
             }
+            let saving = by_position - libm::log2(values as f64);
+            if saving >= MIN_RUN_SAVING && best.is_none_or(|(s, _)| saving > s) {
+                best = Some((saving, q));
+            }
         }
-        finish_digits(&mut digits);
-        debug_assert!(digits.iter().all(|d| d.alphabet.contains(symbol(&first, d.pos))));
-        KeyMap {
-            first,
-            digits,
-            truncated,
+        let (_, q) = best?;
+        let run = self.heads.run(first, pos, q);
+        let values = run.len() as u64;
+        if u128::from(values) > room {
+            return None;
         }
+        let mut digits = alloc::vec![Digit::of_run(pos, run, values)];
+        let (rest, truncated) = self.position_digits(q, room / u128::from(values));
+        digits.extend(rest);
+        Some((digits, truncated))
     }
 }
 

@@ -19,6 +19,13 @@
 //! costs `log2 10 ≈ 3.32` bits, not 8: twenty varying decimal digits need
 //! 66.4 bits, and the first 19 of them fit.
 //!
+//! Where the first varying positions vary together (a random 8-byte id with
+//! a few hundred values, a tenant name), the map may read them as one
+//! *run*: a digit whose values are the distinct contents of those positions,
+//! in order, so they cost `log2(values)` bits, not each position's alphabet.
+//! It is chosen when the keys come in order, the map would otherwise be
+//! truncated, and it saves at least a bit (`run.rs` has the rule).
+//!
 //! Digits are taken while their radices' product stays within `2^64`. The
 //! first that does not fit is kept *coarsened* to the radix `C` still
 //! available (`digit · C / |A_j|`, rounded down, when `C ≥ 2`), and the map
@@ -73,12 +80,16 @@
 //! # Ok::<(), amq::Error>(())
 //! ```
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::ops::Bound;
 
+use run::Run;
+
 mod build;
 mod codec;
+mod run;
 
 pub use build::KeyMapBuilder;
 
@@ -100,23 +111,22 @@ impl Alphabet {
     pub(crate) fn insert(&mut self, s: usize) {
         self.0[s / 64] |= 1 << (s % 64);
     }
-    #[inline(always)]
-    fn contains(&self, s: usize) -> bool {
-        self.0[s / 64] >> (s % 64) & 1 != 0
-    }
     pub(crate) fn len(&self) -> u64 {
         self.0.iter().map(|x| u64::from(x.count_ones())).sum()
     }
 }
 
-/// One varying position of the map.
+/// One digit of the map: a varying position, or a run of positions read
+/// together (`run.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Digit {
-    /// The byte position.
+    /// The byte position (a run's first).
     pub(crate) pos: usize,
-    /// The symbols the keys have there (at least two).
+    /// The symbols the keys have there (at least two); empty for a run.
     pub(crate) alphabet: Alphabet,
-    /// `|alphabet|`.
+    /// A run's values, in place of the alphabet.
+    pub(crate) run: Option<Box<Run>>,
+    /// `|alphabet|`, or the run's number of values.
     pub(crate) radix: u64,
     /// The radix the digit is written in: `radix`, or fewer for the last
     /// digit of a truncated map (at least 2).
@@ -140,12 +150,38 @@ impl Digit {
         Digit {
             pos,
             alphabet,
+            run: None,
             radix,
             out,
             weight: 0,
             before: [0; 5],
             first_symbol: 0,
             contiguous: false,
+        }
+    }
+
+    /// A digit of the run `run` at `pos` (at least two values) written in
+    /// radix `out`.
+    pub(crate) fn of_run(pos: usize, run: Run, out: u64) -> Digit {
+        let radix = run.len() as u64;
+        let mut d = Digit::new(pos, Alphabet::default(), radix, out);
+        d.run = Some(Box::new(run));
+        d
+    }
+
+    /// The position after the digit's last.
+    #[inline(always)]
+    pub(crate) fn end(&self) -> usize {
+        self.pos + self.run.as_ref().map_or(1, |r| r.span)
+    }
+
+    /// Whether `key`'s symbol (or segment, for a run) is one of the digit's
+    /// values, and how many of them are below it.
+    #[inline(always)]
+    pub(crate) fn rank_of(&self, key: &[u8]) -> (bool, u64) {
+        match &self.run {
+            None => self.rank(symbol(key, self.pos)),
+            Some(run) => run.rank(key, self.pos),
         }
     }
 
@@ -217,7 +253,8 @@ struct Place {
 
 impl KeyMap {
     /// The map of `keys` (any order, duplicates allowed): a
-    /// [`KeyMapBuilder`] fed every key.
+    /// [`KeyMapBuilder`] fed every key in order (sorted here first, so
+    /// that the map may read a run of positions as one digit).
     ///
     /// ```
     /// use amq::range::KeyMap;
@@ -225,6 +262,8 @@ impl KeyMap {
     /// assert!(map.map(b"a") < map.map(b"ab") && map.map(b"ab") < map.map(b"b"));
     /// ```
     pub fn from_keys<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> KeyMap {
+        let mut keys: Vec<&[u8]> = keys.into_iter().collect();
+        keys.sort_unstable();
         let mut b = KeyMapBuilder::new();
         for k in keys {
             b.add(k);
@@ -364,6 +403,12 @@ impl KeyMap {
         self.digits.iter().map(|d| libm::log2(d.out as f64)).sum()
     }
 
+    /// Whether the map reads a run of positions as one digit.
+    #[cfg(test)]
+    pub(crate) fn has_run(&self) -> bool {
+        self.digits.iter().any(|d| d.run.is_some())
+    }
+
     /// How many `u64`s the map uses, `1..=2^64`: codes are below it.
     fn codes(&self) -> u128 {
         self.digits
@@ -414,7 +459,7 @@ impl KeyMap {
     #[inline]
     fn walk(&self, key: &[u8], mut w: Walk, stop: usize) -> Step {
         for d in &self.digits[w.next..] {
-            if d.pos >= stop {
+            if d.end() > stop {
                 break;
             }
             // The fixed positions before it: every key has `first`'s bytes.
@@ -425,7 +470,7 @@ impl KeyMap {
                     Ordering::Equal => {}
                 }
             }
-            let (present, r) = d.rank(symbol(key, d.pos));
+            let (present, r) = d.rank_of(key);
             if !present {
                 // Between the keys with the `r` symbols below and the rest.
                 let (acc, weight) = (u128::from(w.acc), u128::from(d.weight));
@@ -443,7 +488,7 @@ impl KeyMap {
             // In the alphabet: a code's digit, so the sum stays a code.
             w.acc += d.scale(r) * d.weight;
             w.unit = u128::from(d.weight);
-            w.at = d.pos + 1;
+            w.at = d.end();
             w.next += 1;
         }
         Step::Go(w)

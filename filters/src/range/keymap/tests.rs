@@ -35,9 +35,23 @@ fn all_strings(symbols: &[u8], max_len: usize) -> Vec<Vec<u8>> {
 /// `lower` and `upper` never decrease, bracket every key on the right
 /// side, and `range` holds every key of the range it is asked about.
 fn check(keys: &BTreeSet<Vec<u8>>, queries: &[Vec<u8>]) -> Result<(), TestCaseError> {
-    let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+    check_map(&KeyMap::from_keys(keys.iter().map(Vec::as_slice)), keys, queries)
+}
+
+/// A map of `keys` in `2^bits` codes, fed in order: truncated, and with a
+/// run wherever one saves a bit.
+fn narrow_map(keys: &BTreeSet<Vec<u8>>, bits: u32) -> KeyMap {
+    let mut b = KeyMapBuilder::with_room_bits(bits);
+    for k in keys {
+        b.add(k);
+    }
+    b.finish()
+}
+
+/// [`check`] of a given map of `keys`.
+fn check_map(map: &KeyMap, keys: &BTreeSet<Vec<u8>>, queries: &[Vec<u8>]) -> Result<(), TestCaseError> {
     let again = KeyMap::from_bytes(&map.to_bytes()).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
-    prop_assert_eq!(&again, &map);
+    prop_assert_eq!(&again, map);
     let codes: Vec<u64> = keys.iter().map(|k| map.map(k)).collect();
     for w in codes.windows(2) {
         prop_assert!(w[0] <= w[1]);
@@ -113,6 +127,10 @@ proptest! {
         let keys: BTreeSet<Vec<u8>> = picks.iter().map(|i| i.get(&all).clone()).collect();
         let queries = all_strings(&[0, 1, b'a', 255], 5);
         check(&keys, &queries)?;
+        // In a few bits the same keys truncate the map, and runs come in.
+        for bits in [3, 5, 8] {
+            check_map(&narrow_map(&keys, bits), &keys, &queries)?;
+        }
     }
 
     /// Long keys under a shared head, of mixed lengths, some past 64 bits
@@ -144,6 +162,9 @@ proptest! {
         queries.sort();
         queries.dedup();
         check(&keys, &queries)?;
+        for bits in [7, 20, 40] {
+            check_map(&narrow_map(&keys, bits), &keys, &queries)?;
+        }
     }
 }
 
@@ -159,6 +180,10 @@ fn never_decreases_and_brackets_every_key_over_every_small_key_set() {
             for l in j..pool.len() {
                 let keys: BTreeSet<Vec<u8>> = [&pool[i], &pool[j], &pool[l]].into_iter().cloned().collect();
                 check(&keys, &queries).unwrap_or_else(|e| panic!("{keys:?}: {e}"));
+                for bits in [1, 2, 3] {
+                    check_map(&narrow_map(&keys, bits), &keys, &queries)
+                        .unwrap_or_else(|e| panic!("{keys:?} in {bits} bits: {e}"));
+                }
             }
         }
     }
@@ -222,4 +247,176 @@ fn every_truncation_and_byte_change_is_refused() {
             assert!(KeyMap::from_bytes(&b).is_err(), "byte {i} bit {bit}");
         }
     }
+}
+
+/// The narrow maps of the tests above do take runs: a test that could not
+/// fail otherwise.
+#[test]
+fn narrow_maps_take_runs() {
+    // Three positions that repeat the first three: half their bits are
+    // redundant, as they are in the sparse sets the tests above draw.
+    let keys: BTreeSet<Vec<u8>> = all_strings(&[0, b'a', 255], 3)
+        .into_iter()
+        .map(|s| [&s[..], &s[..]].concat())
+        .collect();
+    let with_runs = (1..8).filter(|&bits| narrow_map(&keys, bits).has_run()).count();
+    assert!(with_runs >= 2, "{with_runs}");
+    // Sparse sets like the proptests' take runs at most widths.
+    let all = all_strings(&[0, 1, b'a', 255], 4);
+    let mut sparse_runs = 0;
+    for seed in 0..50u64 {
+        let keys: BTreeSet<Vec<u8>> = (0..20)
+            .map(|i| all[(crate::hash::remix(i, seed) % all.len() as u64) as usize].clone())
+            .collect();
+        sparse_runs += [3, 5, 8]
+            .iter()
+            .filter(|&&bits| narrow_map(&keys, bits).has_run())
+            .count();
+    }
+    assert!(sparse_runs >= 75, "{sparse_runs} of 150");
+    assert!(
+        !KeyMap::from_keys(keys.iter().map(Vec::as_slice)).has_run(),
+        "exact maps need none"
+    );
+}
+
+/// Random 8-byte ids with a few hundred values, then random 8-byte ids,
+/// behind a shared head: the first run is read as one digit of about 8.2
+/// bits, so neighbouring keys never share a code and empty ranges of a few
+/// consecutive second ids inside gaps are ruled out by a range filter.
+#[test]
+fn composite_keys_of_random_ids_keep_their_second_id() {
+    use crate::range::{GrafiteRange, RangeFilter, RangeSizing};
+    let mix = |i: u64| crate::hash::remix(i, 0x5eed);
+    let head = b"orders/region-eu-west:";
+    let ids: Vec<u64> = (0..300).map(mix).collect();
+    let key = |a: u64, b: u64| [&head[..], &a.to_be_bytes(), &b.to_be_bytes()].concat();
+    let keys: BTreeSet<Vec<u8>> = (0..20_000u64)
+        .map(|i| key(ids[(mix(i) % 300) as usize], mix(i + 1_000_000)))
+        .collect();
+    let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+    assert!(map.has_run());
+    assert!(!map.is_exact() && map.bits() > 63.9, "{}", map.bits());
+    let codes: Vec<u64> = keys.iter().map(|k| map.map(k)).collect();
+    assert!(codes.windows(2).all(|w| w[0] < w[1]), "neighbours share a code");
+    let again = KeyMap::from_bytes(&map.to_bytes()).unwrap();
+    assert_eq!(again, map);
+    assert_eq!(map.to_bytes()[4], 2, "a map with a run is version 2");
+
+    // Empty ranges of 16 consecutive second ids, just past a stored key.
+    let filter = GrafiteRange::build(&codes, RangeSizing::BitsPerKey(16.0)).unwrap();
+    let sorted: Vec<&Vec<u8>> = keys.iter().collect();
+    let (mut asked, mut ruled_out) = (0, 0);
+    for w in sorted.windows(2).step_by(7) {
+        let (a, b) = (
+            &w[0][head.len()..head.len() + 8],
+            u64::from_be_bytes(w[0][head.len() + 8..].try_into().unwrap()),
+        );
+        let (lo, hi) = (
+            key(u64::from_be_bytes(a.try_into().unwrap()), b + 1_000),
+            key(u64::from_be_bytes(a.try_into().unwrap()), b + 1_015),
+        );
+        if hi >= *w[1] || b > u64::MAX - 2_000 {
+            continue;
+        }
+        asked += 1;
+        ruled_out += match map.range_inclusive(&lo, &hi) {
+            None => 1,
+            Some((x, y)) => usize::from(!filter.may_contain_range(x, y)),
+        };
+    }
+    assert!(asked > 2_000, "{asked}");
+    assert!(ruled_out * 100 >= asked * 95, "{ruled_out} of {asked} ruled out");
+    // Without the run, the map spends its bits on the first id's bytes.
+    let mut plain = KeyMapBuilder::new();
+    for k in keys.iter().rev() {
+        plain.add(k); // out of order: no run
+    }
+    let plain = plain.finish();
+    assert!(!plain.has_run());
+    let shared = keys
+        .iter()
+        .map(|k| plain.map(k))
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .count();
+    assert!(shared > 10_000, "{shared}");
+}
+
+/// A map with a run (version 2), and where its run's fields are.
+fn map_with_run() -> (KeyMap, Vec<u8>, usize) {
+    let keys: BTreeSet<Vec<u8>> = (0..800u64)
+        .map(|i| {
+            let id = crate::hash::remix(i % 40, 9).to_be_bytes();
+            [&b"t:"[..], &id, &crate::hash::remix(i, 3).to_be_bytes()].concat()
+        })
+        .collect();
+    let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+    assert!(map.has_run());
+    let bytes = map.to_bytes();
+    assert_eq!(bytes[4], 2);
+    let first = u32::from_le_bytes(bytes[6..10].try_into().unwrap()) as usize;
+    // Magic, version, flags, length, smallest key, digit count: then the
+    // run's position (4 bytes) and tag.
+    let run = 10 + first + 1;
+    assert_eq!(bytes[run + 4], 1, "the first digit is the run");
+    (map, bytes, run)
+}
+
+/// The bytes with a fresh checksum.
+fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let body = bytes.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn runs_round_trip_and_forged_runs_are_refused() {
+    let (map, bytes, run) = map_with_run();
+    assert_eq!(KeyMap::from_bytes(&bytes).as_ref(), Ok(&map));
+    for n in 0..bytes.len() {
+        assert!(KeyMap::from_bytes(&bytes[..n]).is_err(), "cut at {n}");
+    }
+    // Span at run + 5, value count at + 6, output radix at + 10, values
+    // (a length byte, then the bytes) from + 14.
+    let span = run + 5;
+    let values = run + 14;
+    let value_len = usize::from(bytes[values]);
+    let forged = |at: usize, to: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + to.len()].copy_from_slice(to);
+        KeyMap::from_bytes(&resealed(b))
+    };
+    assert!(forged(run + 4, &[7]).is_err(), "unknown tag");
+    assert!(forged(span, &[0]).is_err(), "empty span");
+    assert!(
+        forged(span, &[value_len as u8 - 1]).is_err(),
+        "values past the span"
+    );
+    assert!(
+        forged(run + 6, &u32::MAX.to_le_bytes()).is_err(),
+        "more values than bytes"
+    );
+    assert!(forged(run + 6, &1u32.to_le_bytes()).is_err(), "one value");
+    assert!(forged(run + 10, &1u32.to_le_bytes()).is_err(), "radix 1");
+    assert!(forged(4, &[1]).is_err(), "tags in a version-1 map");
+    assert!(forged(4, &[3]).is_err(), "unknown version");
+    // The first value made larger than the second: out of order.
+    assert!(forged(values + 1, &[0xff; 8]).is_err(), "values out of order");
+    // The smallest key's segment is the first value: changing that value's
+    // last byte (still below the second) leaves the smallest key outside.
+    let mut low = bytes[values + 1..values + 1 + value_len].to_vec();
+    *low.last_mut().unwrap() ^= 1;
+    let mut b = bytes.clone();
+    b[values + 1..values + 1 + value_len].copy_from_slice(&low);
+    let b = resealed(b);
+    assert!(KeyMap::from_bytes(&b).is_err(), "smallest key outside the run");
+    // A version-1 map written as version 2 (untagged digits) is refused.
+    let plain = KeyMap::from_keys([&b"a1"[..], b"a2", b"b3"]).to_bytes();
+    assert_eq!(plain[4], 1, "maps without a run stay version 1");
+    let mut v2 = plain.clone();
+    v2[4] = 2;
+    assert!(KeyMap::from_bytes(&resealed(v2)).is_err());
 }

@@ -1,0 +1,296 @@
+//! A run of byte positions read as one digit: the distinct segments the
+//! keys have there, sorted, each a digit value ([`Run`]); and what the
+//! builder keeps to choose one ([`Heads`]).
+//!
+//! # Why
+//!
+//! A position-by-position map charges each varying position by its own
+//! alphabet. Where positions vary together (a random 8-byte id with a few
+//! hundred values, a tenant name, a big-endian user id), every one of them
+//! shows close to 256 bytes and the run costs 64 bits, though it carries
+//! about `log2(distinct values)`. Read as one digit, whose values are the
+//! run's distinct segments in order, it costs exactly that, and the bits
+//! saved go to the positions after it.
+//!
+//! # Order
+//!
+//! A segment is a key's bytes at positions `pos .. pos + span`, cut where
+//! the key ends. Comparing two keys' segments as byte strings is comparing
+//! their symbols there with the end symbol padding a short key, which is
+//! how the map orders positions (see the module docs), so the rank of a
+//! segment among the run's values is an order-preserving digit, and a
+//! bound's segment that is not a value falls between its neighbours, as a
+//! byte outside an alphabet does.
+//!
+//! # Choosing a run
+//!
+//! When the keys come in order (as a table writer gives them), the number
+//! of distinct prefixes of length `q` is one plus the number of neighbours
+//! whose longest common prefix is shorter than `q`: a histogram of those
+//! lengths gives it for every `q` at once, and the keys that start a new
+//! prefix (a neighbour's common prefix shorter than a limit) are the run's
+//! values. [`Heads`] keeps them while they stay few, lowering the limit when
+//! they do not.
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+/// Values a run may have: more, and the dictionary costs more than it
+/// saves on the tables it is for.
+pub(crate) const MAX_RUN_VALUES: usize = 4096;
+
+/// Positions past which a run cannot reach (a run starts at the first
+/// varying position and ends before this).
+pub(crate) const MAX_RUN_END: usize = 128;
+
+/// A run's values: distinct segments of at most `span` bytes, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) span: usize,
+    /// Every value's bytes, one after another.
+    bytes: Vec<u8>,
+    /// Where each value ends in `bytes`.
+    ends: Vec<u32>,
+}
+
+/// `key`'s segment at `pos .. pos + span`, cut where the key ends.
+#[inline(always)]
+pub(crate) fn segment(key: &[u8], pos: usize, span: usize) -> &[u8] {
+    let end = key.len().min(pos.saturating_add(span));
+    &key[pos.min(end)..end]
+}
+
+impl Run {
+    /// A run of `span` positions with no values yet.
+    pub(crate) fn new(span: usize) -> Run {
+        Run {
+            span,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// A run of `span` positions with room for `values` values of `bytes`
+    /// bytes in all.
+    pub(crate) fn with_capacity(span: usize, values: usize, bytes: usize) -> Run {
+        Run {
+            span,
+            bytes: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(values),
+        }
+    }
+
+    /// Appends a value; `false` (and nothing added) unless it is at most
+    /// `span` bytes and above the last one.
+    pub(crate) fn push(&mut self, value: &[u8]) -> bool {
+        let above = self.values().last().is_none_or(|last| last < value);
+        if value.len() > self.span || !above {
+            return false;
+        }
+        self.bytes.extend_from_slice(value);
+        self.ends.push(self.bytes.len() as u32);
+        true
+    }
+
+    /// Number of values: the digit's radix.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Value `i`.
+    #[inline(always)]
+    pub(crate) fn value(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+
+    /// The values in order.
+    pub(crate) fn values(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(|i| self.value(i))
+    }
+
+    /// Whether `key`'s segment at `pos` is a value, and how many values are
+    /// below it.
+    #[inline]
+    pub(crate) fn rank(&self, key: &[u8], pos: usize) -> (bool, u64) {
+        let seg = segment(key, pos, self.span);
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.value(mid).cmp(seg) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return (true, mid as u64),
+            }
+        }
+        (false, lo as u64)
+    }
+}
+
+/// What a [`KeyMapBuilder`](super::KeyMapBuilder) keeps, while keys come
+/// in order, to choose a run: see the module docs.
+#[derive(Debug, Clone)]
+pub(crate) struct Heads {
+    /// Whether every key so far was at or above the one before.
+    pub(crate) in_order: bool,
+    /// The last key.
+    last: Vec<u8>,
+    /// `lcps[l]`: neighbours whose longest common prefix is `l` bytes.
+    lcps: [u32; MAX_RUN_END],
+    /// Prefixes are counted (and their keys kept) below this length.
+    limit: usize,
+    /// The keys that start a new prefix of length `limit` (cut there), with
+    /// their common prefix with the key before; the first key is not here.
+    starts: Vec<(u8, Vec<u8>)>,
+    /// Distinct keys.
+    pub(crate) keys: u64,
+}
+
+impl Default for Heads {
+    fn default() -> Self {
+        Heads {
+            in_order: true,
+            last: Vec::new(),
+            lcps: [0; MAX_RUN_END],
+            limit: MAX_RUN_END,
+            starts: Vec::new(),
+            keys: 0,
+        }
+    }
+}
+
+impl Heads {
+    /// Records the next key (after the first, which `first` starts).
+    pub(crate) fn add(&mut self, key: &[u8]) {
+        if !self.in_order {
+            return;
+        }
+        if self.keys == 0 {
+            self.first(key);
+            return;
+        }
+        match key.cmp(&self.last) {
+            Ordering::Equal => return,
+            Ordering::Less => {
+                self.in_order = false;
+                self.starts = Vec::new();
+                return;
+            }
+            Ordering::Greater => {}
+        }
+        self.keys += 1;
+        let lcp = key.iter().zip(&self.last).take_while(|(a, b)| a == b).count();
+        if lcp < MAX_RUN_END {
+            self.lcps[lcp] += 1;
+        }
+        if lcp < self.limit {
+            self.starts
+                .push((lcp as u8, key[..key.len().min(self.limit)].to_vec()));
+            if self.starts.len() >= MAX_RUN_VALUES {
+                self.lower_limit();
+            }
+        }
+        self.last.clear();
+        self.last.extend_from_slice(key);
+    }
+
+    fn first(&mut self, key: &[u8]) {
+        self.keys = 1;
+        self.last = key.to_vec();
+    }
+
+    /// Distinct prefixes of length `q` (`q ≤ limit`).
+    pub(crate) fn prefixes(&self, q: usize) -> u64 {
+        1 + self.lcps[..q].iter().map(|&c| u64::from(c)).sum::<u64>()
+    }
+
+    /// The longest prefix length whose distinct prefixes were all kept.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Keeps only the keys that start a prefix of the longest length with
+    /// fewer than [`MAX_RUN_VALUES`] distinct ones.
+    fn lower_limit(&mut self) {
+        while self.limit > 0 && self.prefixes(self.limit) >= MAX_RUN_VALUES as u64 {
+            self.limit -= 1;
+        }
+        let limit = self.limit;
+        self.starts.retain(|(lcp, _)| usize::from(*lcp) < limit);
+        for (_, head) in &mut self.starts {
+            head.truncate(limit);
+        }
+    }
+
+    /// The run at `pos .. q` (`q ≤ limit`, every position before `pos`
+    /// fixed) of keys whose smallest is `first`: its distinct segments.
+    pub(crate) fn run(&self, first: &[u8], pos: usize, q: usize) -> Run {
+        let mut run = Run::new(q - pos);
+        let values = core::iter::once(first).chain(
+            self.starts
+                .iter()
+                .filter(|(lcp, _)| usize::from(*lcp) < q)
+                .map(|(_, h)| h.as_slice()),
+        );
+        for v in values {
+            let pushed = run.push(segment(v, pos, q - pos));
+            debug_assert!(pushed, "keys in order start distinct, increasing segments");
+        }
+        run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeSet;
+    use alloc::format;
+    use alloc::string::String;
+
+    #[test]
+    fn ranks_segments_among_the_values() {
+        let mut run = Run::new(2);
+        for v in [&b""[..], b"a", b"a\x00", b"b7", b"c"] {
+            assert!(run.push(v));
+        }
+        assert!(!run.push(b"c"), "not above the last");
+        assert!(!run.push(b"zzz"), "longer than the span");
+        assert_eq!(run.len(), 5);
+        assert_eq!(run.rank(b"xxa", 2), (true, 1));
+        assert_eq!(run.rank(b"xxa\x00\xff", 2), (true, 2));
+        assert_eq!(run.rank(b"xx", 2), (true, 0));
+        assert_eq!(run.rank(b"x", 2), (true, 0));
+        assert_eq!(run.rank(b"xxb", 2), (false, 3));
+        assert_eq!(run.rank(b"xxb8", 2), (false, 4));
+        assert_eq!(run.rank(b"xxd", 2), (false, 5));
+    }
+
+    /// The prefixes counted and the values kept are those of a set of the
+    /// keys' prefixes, for every length up to the limit.
+    #[test]
+    fn counts_and_keeps_every_prefix_below_the_limit() {
+        let keys: Vec<String> = (0..20_000u64)
+            .map(|i| format!("head/{:03}/{:05}", (i * 7919) % 600, i))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut heads = Heads::default();
+        for k in &keys {
+            heads.add(k.as_bytes());
+            heads.add(k.as_bytes());
+        }
+        assert!(heads.in_order);
+        assert_eq!(heads.keys, keys.len() as u64);
+        // 600 groups fit; 20,000 keys do not: the limit falls below their end.
+        assert!(heads.limit() >= 9 && heads.limit() < 15, "{}", heads.limit());
+        for q in 0..=heads.limit() {
+            let model: BTreeSet<&[u8]> = keys.iter().map(|k| &k.as_bytes()[..q.min(k.len())]).collect();
+            assert_eq!(heads.prefixes(q), model.len() as u64, "q = {q}");
+            let run = heads.run(keys[0].as_bytes(), 0, q);
+            assert!(run.values().eq(model.iter().copied()), "q = {q}");
+        }
+        let mut late = heads.clone();
+        late.add(b"a");
+        assert!(!late.in_order);
+    }
+}
