@@ -128,9 +128,7 @@ proptest! {
         let queries = all_strings(&[0, 1, b'a', 255], 5);
         check(&keys, &queries)?;
         // In a few bits the same keys truncate the map, and runs come in.
-        for bits in [3, 5, 8] {
-            check_map(&narrow_map(&keys, bits), &keys, &queries)?;
-        }
+        check_map(&narrow_map(&keys, 3 + picks.len() as u32 % 6), &keys, &queries)?;
     }
 
     /// Long keys under a shared head, of mixed lengths, some past 64 bits
@@ -162,9 +160,7 @@ proptest! {
         queries.sort();
         queries.dedup();
         check(&keys, &queries)?;
-        for bits in [7, 20, 40] {
-            check_map(&narrow_map(&keys, bits), &keys, &queries)?;
-        }
+        check_map(&narrow_map(&keys, 7 + 11 * (tails.len() as u32 % 4)), &keys, &queries)?;
     }
 }
 
