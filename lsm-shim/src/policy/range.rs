@@ -3,7 +3,7 @@
 //!
 //! A range filter answers "may any key of this table lie in `lo..=hi`?"
 //! ([`amq::range::RangeFilter`]), so a bounded scan opens only the tables
-//! whose filter admits its range (`sstable/ranges.rs` says how byte keys
+//! whose filter admits its range (`sstable/range_filter.rs` says how byte keys
 //! become the filter's `u64`s and when a table may be skipped). It is
 //! chosen per level like [`FilterPolicy`](crate::FilterPolicy), with the
 //! same first and bottommost overrides, and costs its bits per key of

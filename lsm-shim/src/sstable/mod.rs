@@ -34,6 +34,7 @@ mod partitions;
 mod point;
 mod prefixes;
 mod props;
+mod range_filter;
 mod range_keys;
 mod ranges;
 mod reader;

@@ -14,7 +14,7 @@
 //!                              the extractor whose identity follows
 //!   tag 4, range filter:       offset: u64  length: u32  kind: u8
 //!                              key_map: u8  width: u8  keys: varint
-//!                              (`ranges.rs`)
+//!                              (`range_filter.rs`)
 //! ```
 //!
 //! The filter-contents extension says what the filter holds; without it (a
@@ -78,13 +78,13 @@ pub(crate) struct PartitionsExt {
 }
 
 /// Where a table's range filter block is, what it is, and how many distinct
-/// key `u64`s it holds (`super::ranges`).
+/// key `u64`s it holds (`super::range_filter`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RangeFilterExt {
     pub handle: Handle,
     /// Raw `FilterKind` id.
     pub kind: u8,
-    /// How keys became `u64`s (`super::ranges::KEY_MAP_TOP8`).
+    /// How keys became `u64`s (`super::range_filter::KEY_MAP_TOP8`).
     pub key_map: u8,
     /// The bytes past the common prefix the longest key has, at most 8.
     pub width: u8,

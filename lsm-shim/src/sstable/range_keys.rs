@@ -1,21 +1,11 @@
 //! The writer's side of a table's range filter: its keys, kept until the
 //! last one is known, then the [`KeyMap`] fitted to them, their `u64`s,
-//! and the block that holds both map and filter (`ranges.rs` reads it).
-//!
-//! # The range filter block (key map 2)
-//!
-//! | bytes | field |
-//! |-------|-------|
-//! | 8     | distinct keys of the table (u64 LE) |
-//! | 4     | `m`, the key map's length (u32 LE) |
-//! | m     | the key map (`amq::range::KeyMap::to_bytes`) |
-//! | rest  | the range filter (amq's byte format) |
-//!
-//! The block's own checksum covers all of it, and the map carries one more.
+//! and the block that holds both map and filter (`range_filter.rs` has
+//! its format and reads it).
 
 use amq::range::{key_to_u64, KeyMap, KeyMapBuilder};
 
-use super::ranges::width_shift;
+use super::range_filter::width_shift;
 
 /// A table's keys as its range filter takes them (see the module docs).
 #[derive(Debug, Default)]
@@ -114,22 +104,9 @@ pub(crate) fn encode_block(keys: &MappedKeys, filter: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The parts of a range filter block: distinct keys, the key map's bytes
-/// and the filter's, or why it is not one.
-pub(crate) fn decode_block(block: &[u8]) -> Result<(u64, &[u8], &[u8]), &'static str> {
-    let bad = "range filter block shorter than its header";
-    let (distinct, rest) = block.split_first_chunk::<8>().ok_or(bad)?;
-    let (len, rest) = rest.split_first_chunk::<4>().ok_or(bad)?;
-    let len = u32::from_le_bytes(*len) as usize;
-    if rest.len() < len {
-        return Err("range filter block shorter than its key map");
-    }
-    let (map, filter) = rest.split_at(len);
-    Ok((u64::from_le_bytes(*distinct), map, filter))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::range_filter::decode_block;
     use super::*;
 
     #[test]

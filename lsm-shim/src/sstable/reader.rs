@@ -22,13 +22,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use amq::range::GrafiteRange;
-
-use super::ranges::TableKeyMap;
 use amq::{AnyFilter, Filter, FilterKind, KeyHash, PrefixExtractor};
 
 use super::partitions::{self, PartitionedFilter};
 use super::props::{FilterContents, Properties};
+use super::range_filter::{self, RangeFilterState};
 use super::{
     trailer, BlockType, Footer, FooterError, Handle, FOOTER_LEN, PARTITIONED_FILTER_VERSION, TRAILER_LEN,
 };
@@ -55,28 +53,6 @@ pub(crate) enum FilterState {
     Untrusted(String),
 }
 
-/// The state of a table's range filter.
-#[derive(Debug)]
-pub(crate) enum RangeFilterState {
-    /// The table was written without one.
-    Absent,
-    /// A range filter that passed every check, with what maps a key to its
-    /// `u64`s (`ranges::TableKeyMap`), the `u64`s of its smallest and
-    /// largest keys, and the longest range worth asking about
-    /// (`ranges::ASK_BELOW`).
-    Trusted {
-        /// Held in the table, not behind a pointer of its own: a scan's
-        /// probe reaches its words one load sooner.
-        filter: GrafiteRange,
-        map: TableKeyMap,
-        lo: u64,
-        hi: u64,
-        max_len: u64,
-    },
-    /// A range filter block that failed a check (the reason), not used.
-    Untrusted(String),
-}
-
 pub(crate) struct Table {
     number: u64,
     /// The file's path, as errors name it.
@@ -89,7 +65,7 @@ pub(crate) struct Table {
     /// Last key of each data block, and where the block is.
     pub(super) index: Vec<(Vec<u8>, Handle)>,
     pub(super) filter: FilterState,
-    /// The range filter, if the table has one (`ranges.rs`).
+    /// The range filter, if the table has one (`range_filter.rs`).
     pub(super) range_filter: RangeFilterState,
     /// What the filter holds (`prefixes.rs`).
     pub(super) contents: FilterContents,
@@ -317,6 +293,22 @@ impl Table {
             return Ok(Err("key hash scheme unknown to this build".into()));
         }
         Ok(Ok((bytes, kind)))
+    }
+
+    /// Reads and checks the range filter the metadata block names.
+    pub(super) fn load_range_filter(&self) -> Result<RangeFilterState> {
+        let Some(ext) = self.props.range_filter else {
+            return Ok(RangeFilterState::Absent);
+        };
+        let bytes = match self.read_block(ext.handle, BlockType::RangeFilter) {
+            Ok(b) => b,
+            Err(Error::Corruption { what, .. }) => return Ok(RangeFilterState::Untrusted(what.into())),
+            Err(e) => return Err(e),
+        };
+        Ok(match range_filter::check(&self.props, ext, &bytes) {
+            Ok(state) => state,
+            Err(why) => RangeFilterState::Untrusted(why),
+        })
     }
 
     /// The partition index of a partitioned filter (`partitions.rs`), or

@@ -7,7 +7,7 @@
 //! static ones included, is built from the whole entry set; or, for a
 //! partitioned filter, one filter per partition from its keys' entries
 //! (`partitions.rs`). A range filter, if the level has one, is built from
-//! every key's `u64` (`ranges.rs`).
+//! every key's `u64` (`range_filter.rs`).
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -18,8 +18,8 @@ use amq::{hash_key, HashScheme, KeyHash};
 use super::partitions::{self, Cutter, Partition};
 use super::prefixes::PrefixCollector;
 use super::props::{FilterContents, PartitionsExt, Properties, RangeFilterExt, ValueFilterHandle};
+use super::range_filter;
 use super::range_keys::{self, RangeKeys};
-use super::ranges;
 use super::{trailer, BlockType, Footer, Handle, PARTITIONED_FILTER_VERSION, WHOLE_FILTER_VERSION};
 use crate::block::BlockBuilder;
 use crate::coding::{put_u32, put_u64};
@@ -350,17 +350,17 @@ impl TableWriter {
         let keys = keys.finish();
         let filter = match self
             .range_filter
-            .build(&keys.codes, ranges::seed_for(self.number))
+            .build(&keys.codes, range_filter::seed_for(self.number))
         {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(Ok(None)),
             Err(_) => return Ok(Err(())),
         };
         let (block, key_map, width) = match keys.top8 {
-            Some(width) => (filter, ranges::KEY_MAP_TOP8, width),
+            Some(width) => (filter, range_filter::KEY_MAP_TOP8, width),
             None => (
                 range_keys::encode_block(&keys, &filter),
-                ranges::KEY_MAP_FITTED,
+                range_filter::KEY_MAP_FITTED,
                 0,
             ),
         };
