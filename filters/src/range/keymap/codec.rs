@@ -72,10 +72,10 @@ impl KeyMap {
                     out.push(run.span as u8);
                     out.extend_from_slice(&(run.len() as u32).to_le_bytes());
                     out.extend_from_slice(&(d.out as u32).to_le_bytes());
-                    for v in run.values() {
+                    run.for_each_value(|v| {
                         out.push(v.len() as u8);
                         out.extend_from_slice(v);
-                    }
+                    });
                 }
                 None => {
                     if runs {

@@ -119,11 +119,10 @@ impl Alphabet {
 /// One digit of the map: a varying position, or a run of positions read
 /// together (`run.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[repr(C)]
 pub(crate) struct Digit {
     /// The byte position (a run's first).
     pub(crate) pos: usize,
-    /// The symbols the keys have there (at least two); empty for a run.
-    pub(crate) alphabet: Alphabet,
     /// A run's values, in place of the alphabet.
     pub(crate) run: Option<Box<Run>>,
     /// `|alphabet|`, or the run's number of values.
@@ -133,14 +132,18 @@ pub(crate) struct Digit {
     pub(crate) out: u64,
     /// `Π out` of the digits after this one.
     pub(crate) weight: u64,
-    /// The symbols in the alphabet's words before each word: a rank is
-    /// then one popcount.
-    pub(crate) before: [u16; 5],
     /// The smallest symbol, and whether the alphabet is every symbol from
     /// it to the largest (decimal digits, every byte): a rank is then a
     /// subtraction.
     pub(crate) first_symbol: u16,
     pub(crate) contiguous: bool,
+    /// The symbols in the alphabet's words before each word: a rank is
+    /// then one popcount.
+    pub(crate) before: [u16; 5],
+    /// The symbols the keys have there (at least two); empty for a run.
+    /// Last: a query of a contiguous alphabet or a run reads only the
+    /// fields above, one cache line.
+    pub(crate) alphabet: Alphabet,
 }
 
 impl Digit {
@@ -427,7 +430,7 @@ impl KeyMap {
     /// Where `a` and `b` fall: the digits at the positions where the two
     /// agree (a short range's bounds agree on most) are read once.
     fn place_both(&self, a: &[u8], b: &[u8]) -> (Place, Place) {
-        let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let shared = common_prefix(a, b);
         match self.walk(a, self.start(), shared) {
             Step::Done(p) => (p, p),
             Step::Go(w) => {
@@ -550,6 +553,22 @@ fn above(acc: u64, unit: u128) -> Place {
         upper: (u128::from(acc) + unit) as i128 - 1,
         exact: false,
     }
+}
+
+/// How many leading bytes `a` and `b` share, eight at a time.
+#[inline]
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
 }
 
 /// `key` against `first` over positions `from..to`, both padded with the

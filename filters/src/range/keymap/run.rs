@@ -44,12 +44,19 @@ pub(crate) const MAX_RUN_VALUES: usize = 4096;
 pub(crate) const MAX_RUN_END: usize = 128;
 
 /// A run's values: distinct segments of at most `span` bytes, sorted.
+/// Runs of up to 8 bytes (ids, most often) keep each value as an integer
+/// that sorts as its bytes do, so a rank is a binary search over one
+/// array of `u64`s; longer ones keep the bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Run {
     pub(crate) span: usize,
-    /// Every value's bytes, one after another.
+    /// Runs of up to 8 bytes: each value big-endian, zero-padded ...
+    short: Vec<u64>,
+    /// ... and its length (which orders values that pad alike).
+    lens: Vec<u8>,
+    /// Longer runs: every value's bytes, one after another, ...
     bytes: Vec<u8>,
-    /// Where each value ends in `bytes`.
+    /// ... and where each ends in `bytes`.
     ends: Vec<u32>,
 }
 
@@ -60,31 +67,62 @@ pub(crate) fn segment(key: &[u8], pos: usize, span: usize) -> &[u8] {
     &key[pos.min(end)..end]
 }
 
+/// At most 8 bytes, big-endian and zero-padded: with the length beside it,
+/// it sorts as the bytes do (a string and the same with zero bytes
+/// appended pad alike, and the shorter sorts first).
+#[inline(always)]
+fn padded(s: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = s.len().min(8);
+    if n == 8 {
+        b.copy_from_slice(&s[..8]);
+    } else {
+        b[..n].copy_from_slice(&s[..n]);
+    }
+    u64::from_be_bytes(b)
+}
+
 impl Run {
     /// A run of `span` positions with no values yet.
     pub(crate) fn new(span: usize) -> Run {
-        Run {
-            span,
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        }
+        Run::with_capacity(span, 0, 0)
     }
 
     /// A run of `span` positions with room for `values` values of `bytes`
     /// bytes in all.
     pub(crate) fn with_capacity(span: usize, values: usize, bytes: usize) -> Run {
+        let short = span <= 8;
         Run {
             span,
-            bytes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(values),
+            short: Vec::with_capacity(if short { values } else { 0 }),
+            lens: Vec::with_capacity(if short { values } else { 0 }),
+            bytes: Vec::with_capacity(if short { 0 } else { bytes }),
+            ends: Vec::with_capacity(if short { 0 } else { values }),
         }
+    }
+
+    #[inline(always)]
+    fn is_short(&self) -> bool {
+        self.span <= 8
     }
 
     /// Appends a value; `false` (and nothing added) unless it is at most
     /// `span` bytes and above the last one.
     pub(crate) fn push(&mut self, value: &[u8]) -> bool {
-        let above = self.values().last().is_none_or(|last| last < value);
-        if value.len() > self.span || !above {
+        if value.len() > self.span {
+            return false;
+        }
+        if self.is_short() {
+            let v = (padded(value), value.len() as u8);
+            let last = self.short.last().zip(self.lens.last());
+            if last.is_some_and(|(&p, &l)| (p, l) >= v) {
+                return false;
+            }
+            self.short.push(v.0);
+            self.lens.push(v.1);
+            return true;
+        }
+        if self.len() > 0 && self.long_value(self.len() - 1) >= value {
             return false;
         }
         self.bytes.extend_from_slice(value);
@@ -94,19 +132,29 @@ impl Run {
 
     /// Number of values: the digit's radix.
     pub(crate) fn len(&self) -> usize {
-        self.ends.len()
+        if self.is_short() {
+            self.short.len()
+        } else {
+            self.ends.len()
+        }
     }
 
-    /// Value `i`.
+    /// Value `i` of a run longer than 8 bytes.
     #[inline(always)]
-    pub(crate) fn value(&self, i: usize) -> &[u8] {
+    fn long_value(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.bytes[start..self.ends[i] as usize]
     }
 
-    /// The values in order.
-    pub(crate) fn values(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
-        (0..self.len()).map(|i| self.value(i))
+    /// Calls `f` with each value in order.
+    pub(crate) fn for_each_value(&self, mut f: impl FnMut(&[u8])) {
+        if self.is_short() {
+            for (&p, &l) in self.short.iter().zip(&self.lens) {
+                f(&p.to_be_bytes()[..usize::from(l)]);
+            }
+        } else {
+            (0..self.len()).for_each(|i| f(self.long_value(i)));
+        }
     }
 
     /// Whether `key`'s segment at `pos` is a value, and how many values are
@@ -114,10 +162,21 @@ impl Run {
     #[inline]
     pub(crate) fn rank(&self, key: &[u8], pos: usize) -> (bool, u64) {
         let seg = segment(key, pos, self.span);
+        if self.is_short() {
+            let want = (padded(seg), seg.len() as u8);
+            return self.search(|i| (self.short[i], self.lens[i]).cmp(&want));
+        }
+        self.search(|i| self.long_value(i).cmp(seg))
+    }
+
+    /// The binary search of `rank`, `order` comparing value `i` with the
+    /// one sought.
+    #[inline(always)]
+    fn search(&self, order: impl Fn(usize) -> Ordering) -> (bool, u64) {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.value(mid).cmp(seg) {
+            match order(mid) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return (true, mid as u64),
@@ -179,7 +238,7 @@ impl Heads {
             Ordering::Greater => {}
         }
         self.keys += 1;
-        let lcp = key.iter().zip(&self.last).take_while(|(a, b)| a == b).count();
+        let lcp = super::common_prefix(key, &self.last);
         if lcp < MAX_RUN_END {
             self.lcps[lcp] += 1;
         }
@@ -265,6 +324,42 @@ mod tests {
         assert_eq!(run.rank(b"xxd", 2), (false, 5));
     }
 
+    /// Runs of up to 8 bytes and longer ones rank alike, zero bytes and
+    /// lengths included.
+    #[test]
+    fn short_and_long_runs_rank_as_the_bytes_sort() {
+        let mut all: BTreeSet<Vec<u8>> = BTreeSet::new();
+        all.insert(Vec::new());
+        for len in 1..=3 {
+            let shorter: Vec<Vec<u8>> = all.iter().filter(|s| s.len() == len - 1).cloned().collect();
+            for s in shorter {
+                for b in [0u8, 1, 0x7f, 0xff] {
+                    all.insert([&s[..], &[b]].concat());
+                }
+            }
+        }
+        all.insert(alloc::vec![0xff; 8]);
+        all.insert(alloc::vec![0; 8]);
+        let (mut short, mut long) = (Run::new(8), Run::new(9));
+        for v in all.iter().step_by(2) {
+            assert!(short.push(v) && long.push(v), "{v:?}");
+        }
+        assert!(!short.push(b"\x00") && !long.push(b"\x00"), "not above the last");
+        assert!(!short.push(&[0xff; 9]), "longer than the span");
+        for q in &all {
+            let key = [&b"xy"[..], q].concat();
+            let below = all.iter().step_by(2).filter(|v| *v < q).count() as u64;
+            let held = all.iter().step_by(2).any(|v| v == q);
+            assert_eq!(short.rank(&key, 2), (held, below), "{q:?}");
+            assert_eq!(long.rank(&key, 2), (held, below), "{q:?}");
+        }
+        let (mut back, mut back_long) = (Vec::new(), Vec::new());
+        short.for_each_value(|v| back.push(v.to_vec()));
+        long.for_each_value(|v| back_long.push(v.to_vec()));
+        assert!(back.iter().eq(all.iter().step_by(2)));
+        assert_eq!(back, back_long);
+    }
+
     /// The prefixes counted and the values kept are those of a set of the
     /// keys' prefixes, for every length up to the limit.
     #[test]
@@ -287,7 +382,12 @@ mod tests {
             let model: BTreeSet<&[u8]> = keys.iter().map(|k| &k.as_bytes()[..q.min(k.len())]).collect();
             assert_eq!(heads.prefixes(q), model.len() as u64, "q = {q}");
             let run = heads.run(keys[0].as_bytes(), 0, q);
-            assert!(run.values().eq(model.iter().copied()), "q = {q}");
+            let mut values = Vec::new();
+            run.for_each_value(|v| values.push(v.to_vec()));
+            assert!(
+                values.iter().map(Vec::as_slice).eq(model.iter().copied()),
+                "q = {q}"
+            );
         }
         let mut late = heads.clone();
         late.add(b"a");

@@ -416,3 +416,18 @@ fn runs_round_trip_and_forged_runs_are_refused() {
     v2[4] = 2;
     assert!(KeyMap::from_bytes(&resealed(v2)).is_err());
 }
+
+#[test]
+fn common_prefix_counts_shared_bytes() {
+    for n in 0..20usize {
+        let a: Vec<u8> = (0..20u8).collect();
+        for cut in 0..=n {
+            let mut b = a[..n].to_vec();
+            if cut < n {
+                b[cut] ^= 0x10;
+            }
+            assert_eq!(common_prefix(&a, &b), cut.min(n));
+            assert_eq!(common_prefix(&b, &a), cut.min(n));
+        }
+    }
+}
