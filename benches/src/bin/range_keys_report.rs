@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p amq-bench --bin range_keys_report --
-//!     [--only composite|random-ids|decimal|dense] [--tables 64,256] [--n 1000000,10000000] [--runs 5]
+//!     [--only composite|byte-keys|decimal|dense] [--tables 64,256] [--n 1000000,10000000] [--runs 5]
 //! ```
 //!
 //! - **composite**: a store of N overlapping tables of 20,000 keys
@@ -13,13 +13,15 @@
 //!   per key. Empty scans of 32 rows inside a present tenant's gap against
 //!   an absent `get` on the same tree: the share of tables ruled out and
 //!   the time ratio.
-//! - **random-ids**: a store of 16 or 64 overlapping tables of 20,000 keys
-//!   `{21-byte head}{a}{b}`, `a` one of 300 random 8-byte ids (a customer id)
-//!   and `b` a random 8-byte id (an order id), both big-endian; every table
-//!   holds keys of every `a`. Empty scans of 16 and of 1,024 consecutive `b`
-//!   values strictly inside a gap between two stored keys of the tree,
-//!   against an absent `get` there: the share of tables ruled out and the
-//!   time ratio.
+//! - **byte-keys**: stores of overlapping tables of 20,000 keys: 16 or 64
+//!   tables of `{21-byte head}{a}{b}`, `a` one of 300 random 8-byte ids (a
+//!   customer id) and `b` a random 8-byte id (an order id), both big-endian,
+//!   every table holding keys of every `a`, with empty scans of 16 and 1,024
+//!   consecutive `b` inside a gap; 16 tables of `events/{UUIDv7-like id}`
+//!   (events in bursts, quiet gaps of 1–120 ms) with empty windows of 1, 5
+//!   and 20 ms inside gaps; 16 tables of `{tenant:04}/{email of 8–40 bytes}`
+//!   with empty ranges strictly between neighbouring keys. Against an absent
+//!   `get` inside each range: the share of tables ruled out, the time ratio.
 //! - **decimal**: a store of 8 tables, keys `ev:{t:020}` (nanosecond
 //!   timestamps about one second apart, dealt round-robin to the tables),
 //!   range filters at 16 bits per key. Empty scans of `ℓ` nanoseconds just
@@ -30,6 +32,7 @@
 //!   bits per key: the median time of a query (single, and batched with
 //!   `may_contain_ranges`), ranges of 1 and 3 keys just after a key.
 
+use std::ops::Bound;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -148,66 +151,203 @@ fn composite(tables: usize, runs: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// An empty scan: its bounds, and a key inside them for the absent `get`.
+type EmptyScan = (Bound<Vec<u8>>, Bound<Vec<u8>>, Vec<u8>);
+
+/// A store of `tables` tables of the keys `table_keys(t)` gives (in any
+/// order), flushed one by one.
+fn store_of(
+    tables: usize,
+    table_keys: impl Fn(usize) -> Vec<Vec<u8>>,
+) -> Result<(tempfile::TempDir, Db), Error> {
+    let dir = tempfile::tempdir()?;
+    let db = open(dir.path())?;
+    for t in 0..tables {
+        let mut batch = WriteBatch::new();
+        for k in table_keys(t) {
+            batch.put(k, b"v");
+        }
+        db.write(batch)?;
+        db.flush()?;
+    }
+    Ok((dir, db))
+}
+
+/// Runs the (empty) scans and their absent `get`s `runs` times: the share of
+/// (table, scan) pairs ruled out and the median ns per scan and per `get`.
+fn empty_scans(db: &Db, queries: &[EmptyScan], runs: usize) -> Result<(f64, f64, f64), Error> {
+    let (mut scan, mut get) = (Vec::new(), Vec::new());
+    let before = db.stats();
+    for _ in 0..runs {
+        let start = Instant::now();
+        for (lo, hi, _) in queries {
+            assert_eq!(db.scan((lo.clone(), hi.clone())).count(), 0);
+        }
+        scan.push(ns_per(start, queries.len()));
+        let start = Instant::now();
+        for (_, _, absent) in queries {
+            assert!(db.get(absent)?.is_none());
+        }
+        get.push(ns_per(start, queries.len()));
+    }
+    let s = db.stats();
+    let met = s.scan_tables - before.scan_tables;
+    let ruled_out = (s.range_negatives - before.range_negatives) as f64 / met.max(1) as f64;
+    Ok((ruled_out, median(&mut scan), median(&mut get)))
+}
+
+/// One row of the byte-key tables: shape, tables, `ℓ`, the figures.
+fn print_row(shape: &str, tables: usize, len: &str, (ruled_out, scan, get): (f64, f64, f64)) {
+    println!(
+        "| {shape} | {tables} | {len} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
+        ruled_out * 100.0,
+        scan / 1e3,
+        get / 1e3,
+        scan / get,
+        verdict(ruled_out >= 0.95 && scan <= 4.0 * get)
+    );
+}
+
 fn random_ids(tables: usize, runs: usize) -> Result<(), Error> {
     const PER_TABLE: u64 = 20_000;
     const IDS: u64 = 300;
     const HEAD: &[u8; 21] = b"orders/eu-west-1/act:";
     let key = |a: u64, b: u64| [&HEAD[..], &a.to_be_bytes(), &b.to_be_bytes()].concat();
     let ids: Vec<u64> = (0..IDS).map(|i| remix(i, 0x1d5)).collect();
-    let dir = tempfile::tempdir()?;
-    let db = open(dir.path())?;
-    let mut all: Vec<(u64, u64)> = Vec::with_capacity(tables * PER_TABLE as usize);
-    for tb in 0..tables as u64 {
-        let mut batch = WriteBatch::new();
-        for i in 0..PER_TABLE {
-            let j = tb * PER_TABLE + i;
-            let (a, b) = (ids[(j % IDS) as usize], remix(j, 0xb0b));
-            batch.put(key(a, b), b"v");
-            all.push((a, b));
-        }
-        db.write(batch)?;
-        db.flush()?;
-    }
+    let pair = |j: u64| (ids[(j % IDS) as usize], remix(j, 0xb0b));
+    let (_dir, db) = store_of(tables, |t| {
+        let t = t as u64;
+        (t * PER_TABLE..(t + 1) * PER_TABLE)
+            .map(|j| {
+                let (a, b) = pair(j);
+                key(a, b)
+            })
+            .collect()
+    })?;
+    let mut all: Vec<(u64, u64)> = (0..tables as u64 * PER_TABLE).map(pair).collect();
     all.sort_unstable();
     for len in [16u64, 1024] {
         // Inside the gap after a stored key, a third of the way to the next
         // key of the same `a` (gaps are about 2^64 / 67N wide).
-        let queries: Vec<(Vec<u8>, Vec<u8>)> = (0..2_000u64)
+        let queries: Vec<EmptyScan> = (0..2_000u64)
             .filter_map(|i| {
                 let at = (remix(i, len) % (all.len() as u64 - 1)) as usize;
                 let ((a, b), (a2, b2)) = (all[at], all[at + 1]);
                 let lo = b.checked_add(1 + (if a2 == a { b2 - b } else { u64::MAX - b }) / 3)?;
                 let hi = lo.checked_add(len - 1)?;
-                (a2 != a || hi < b2).then(|| (key(a, lo), key(a, hi)))
+                (a2 != a || hi < b2).then(|| {
+                    (
+                        Bound::Included(key(a, lo)),
+                        Bound::Included(key(a, hi)),
+                        key(a, lo),
+                    )
+                })
             })
             .collect();
-        let (mut scan, mut get) = (Vec::new(), Vec::new());
-        let before = db.stats();
-        for _ in 0..runs {
-            let start = Instant::now();
-            for (lo, hi) in &queries {
-                assert_eq!(db.scan(lo.as_slice()..=hi.as_slice()).count(), 0);
-            }
-            scan.push(ns_per(start, queries.len()));
-            let start = Instant::now();
-            for (lo, _) in &queries {
-                assert!(db.get(lo)?.is_none());
-            }
-            get.push(ns_per(start, queries.len()));
-        }
-        let s = db.stats();
-        let met = s.scan_tables - before.scan_tables;
-        let ruled_out = (s.range_negatives - before.range_negatives) as f64 / met.max(1) as f64;
-        let (scan, get) = (median(&mut scan), median(&mut get));
-        println!(
-            "| {tables} | {len} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
-            ruled_out * 100.0,
-            scan / 1e3,
-            get / 1e3,
-            scan / get,
-            verdict(ruled_out >= 0.95 && scan <= 4.0 * get)
+        print_row(
+            "random ids",
+            tables,
+            &len.to_string(),
+            empty_scans(&db, &queries, runs)?,
         );
     }
+    Ok(())
+}
+
+/// `events/` and a UUIDv7-like id: 48-bit milliseconds, then 80 random
+/// bits; events in bursts of 1 to 40 within a millisecond or two, quiet
+/// gaps of 1 to 120 ms, dealt round-robin to `tables` tables.
+fn uuid_v7(tables: usize, runs: usize) -> Result<(), Error> {
+    const PER_TABLE: usize = 20_000;
+    let key = |ms: u64, r: u64| {
+        let mut k = b"events/".to_vec();
+        k.extend_from_slice(&ms.to_be_bytes()[2..]);
+        k.extend_from_slice(&(r as u16).to_be_bytes());
+        k.extend_from_slice(&remix(r, 9).to_be_bytes());
+        k
+    };
+    let mut events: Vec<(u64, u64)> = Vec::with_capacity(tables * PER_TABLE);
+    let mut ms = 1_700_000_000_000u64;
+    let mut i = 0u64;
+    while events.len() < tables * PER_TABLE {
+        for _ in 0..1 + remix(i, 1) % 40 {
+            events.push((ms + remix(i, 2) % 2, remix(i, 3)));
+            i += 1;
+        }
+        ms += 3 + remix(i, 4) % 120;
+    }
+    events.sort_unstable();
+    let (_dir, db) = store_of(tables, |t| {
+        events
+            .iter()
+            .skip(t)
+            .step_by(tables)
+            .map(|&(ms, r)| key(ms, r))
+            .collect()
+    })?;
+    for window in [1u64, 5, 20] {
+        // Windows of whole milliseconds strictly inside a quiet gap.
+        let queries: Vec<EmptyScan> = (0..2_000u64)
+            .filter_map(|q| {
+                let at = (remix(q, window) % (events.len() as u64 - 1)) as usize;
+                let (t0, t1) = (events[at].0, events[at + 1].0);
+                (t1 > t0 + window + 1).then(|| {
+                    let from = t0 + 1 + (t1 - t0 - window - 1) / 2;
+                    let lo = [&b"events/"[..], &from.to_be_bytes()[2..]].concat();
+                    let hi = [&b"events/"[..], &(from + window).to_be_bytes()[2..]].concat();
+                    (
+                        Bound::Included(lo.clone()),
+                        Bound::Excluded(hi),
+                        [&lo[..], &[0x55; 10]].concat(),
+                    )
+                })
+            })
+            .collect();
+        print_row(
+            "UUIDv7",
+            tables,
+            &format!("{window} ms"),
+            empty_scans(&db, &queries, runs)?,
+        );
+    }
+    Ok(())
+}
+
+/// `{tenant:04}/{email}`: 50 tenants, addresses of 8 to 40 bytes; empty
+/// ranges strictly between two neighbouring keys of the tree.
+fn emails(tables: usize, runs: usize) -> Result<(), Error> {
+    const PER_TABLE: u64 = 20_000;
+    const DOMAINS: [&str; 4] = ["example.com", "mail.example.org", "corp.example", "x.io"];
+    let key = |j: u64| {
+        let name_len = 2 + (remix(j, 5) % 20) as usize;
+        let name: String = (0..name_len)
+            .map(|c| (b'a' + (remix(j, 6 + c as u64) % 26) as u8) as char)
+            .collect();
+        let domain = DOMAINS[(remix(j, 7) % 4) as usize];
+        let email = format!("{name}@{domain}");
+        format!("{:04}/{}", remix(j, 8) % 50, &email[..email.len().min(40)]).into_bytes()
+    };
+    let (_dir, db) = store_of(tables, |t| {
+        let t = t as u64;
+        (t * PER_TABLE..(t + 1) * PER_TABLE).map(key).collect()
+    })?;
+    let mut all: Vec<Vec<u8>> = (0..tables as u64 * PER_TABLE).map(key).collect();
+    all.sort_unstable();
+    all.dedup();
+    let queries: Vec<EmptyScan> = (0..2_000u64)
+        .map(|q| {
+            let at = (remix(q, 11) % (all.len() as u64 - 1)) as usize;
+            let (a, b) = (all[at].clone(), all[at + 1].clone());
+            let inside = [&a[..], &[0]].concat();
+            (Bound::Excluded(a), Bound::Excluded(b), inside)
+        })
+        .collect();
+    print_row(
+        "emails",
+        tables,
+        "between neighbours",
+        empty_scans(&db, &queries, runs)?,
+    );
     Ok(())
 }
 
@@ -323,13 +463,17 @@ fn run(a: &Args) -> Result<(), Error> {
         }
         println!();
     }
-    if want("random-ids") {
-        println!("### Composite keys of random ids: empty scans of ℓ consecutive second ids inside a gap\n");
-        println!("| tables | ℓ | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |");
-        println!("|--:|--:|--:|--:|--:|--:|");
+    if want("byte-keys") {
+        println!("### Byte keys: empty scans inside gaps (random ids: ℓ consecutive second ids)\n");
+        println!(
+            "| keys | tables | ℓ | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |"
+        );
+        println!("|---|--:|--:|--:|--:|--:|--:|");
         for t in [16, 64] {
             random_ids(t, a.runs)?;
         }
+        uuid_v7(16, a.runs)?;
+        emails(16, a.runs)?;
         println!();
     }
     if want("decimal") {
