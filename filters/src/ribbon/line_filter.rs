@@ -9,7 +9,7 @@ use super::bumped::{code_in, coeff_in_layer, place};
 use super::lines::{locate_lines, Line, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
 use super::row::{mixed, result_of};
 use super::runs::Run;
-use super::table::shard_table;
+use super::table::{shard_entry, shard_table};
 use crate::Error;
 
 /// Keys per shard of the bumped two-line layer, about.
@@ -59,13 +59,7 @@ impl LineShards {
         }
         locate_lines(
             self.seeds.len(),
-            |i| {
-                (
-                    self.starts[i] as usize,
-                    self.starts[i + 1] as usize,
-                    self.seeds[i],
-                )
-            },
+            |i| shard_entry(&self.starts, &self.seeds, i),
             hash,
         )
     }

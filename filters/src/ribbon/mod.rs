@@ -309,7 +309,7 @@ pub(crate) use self::predict::predict;
 use self::query::locate_compact;
 pub(crate) use self::solution::Window;
 use self::solution::BLOCK_SLOTS;
-use self::table::shard_table_bytes;
+use self::table::{shard_entry, shard_table_bytes};
 use crate::format::{self, ByteWriter};
 use crate::{Error, Filter, FilterKind, FilterSizing, FromBytes, KeyHash, StaticFilter};
 
@@ -401,13 +401,7 @@ impl Shards {
         locate_compact(
             &self.columns,
             self.seeds.len(),
-            |i| {
-                (
-                    self.starts[i] as usize,
-                    self.starts[i + 1] as usize,
-                    self.seeds[i],
-                )
-            },
+            |i| shard_entry(&self.starts, &self.seeds, i),
             hash,
         )
     }

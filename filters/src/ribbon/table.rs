@@ -29,6 +29,13 @@ pub(crate) fn shard_table(num_shards: usize) -> Result<(Vec<u32>, Vec<u8>), Erro
     Ok((starts, seeds))
 }
 
+/// Shard `i` of a shard table held in memory: its first unit, its end and
+/// its seed, as the query's locate functions take them.
+#[inline(always)]
+pub(crate) fn shard_entry(starts: &[u32], seeds: &[u8], i: usize) -> (usize, usize, u8) {
+    (starts[i] as usize, starts[i + 1] as usize, seeds[i])
+}
+
 /// The little-endian `u32` at index `i` of `bytes`.
 #[inline(always)]
 pub(crate) fn u32_at(bytes: &[u8], i: usize) -> u32 {
