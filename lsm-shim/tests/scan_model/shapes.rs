@@ -45,15 +45,19 @@ enum Shape {
     Runs,
     /// Mixed lengths, in five families (see [`Shape::key`]).
     Mixed,
+    /// `o/{a}{b}`: `a` one of 12 random 8-byte ids, `b` a random 8-byte id,
+    /// so tables' key maps read `a` as one digit of its values.
+    RandomIds,
 }
 
-const SHAPES: [Shape; 6] = [
+const SHAPES: [Shape; 7] = [
     Shape::Composite,
     Shape::Decimal,
     Shape::Consecutive,
     Shape::Stride4,
     Shape::Runs,
     Shape::Mixed,
+    Shape::RandomIds,
 ];
 
 /// The tenants that have rows; every other one is absent.
@@ -83,7 +87,7 @@ impl Shape {
             Shape::Consecutive => DENSE_BASE + i,
             Shape::Stride4 => DENSE_BASE + 4 * i,
             Shape::Runs => DENSE_BASE + i / 1000 * 1_000_000 + i % 1000,
-            Shape::Mixed => return None,
+            Shape::Mixed | Shape::RandomIds => return None,
         })
     }
 
@@ -99,6 +103,10 @@ impl Shape {
     fn key(self, i: u32) -> Vec<u8> {
         if let Some(c) = self.coord(i) {
             return self.render(c);
+        }
+        if self == Shape::RandomIds {
+            let a = remix(u64::from(i % 12), 3).to_be_bytes();
+            return [&b"o/"[..], &a, &remix(u64::from(i), 4).to_be_bytes()].concat();
         }
         let j = u64::from(i / 5);
         // 25 decimal digits: 20 from a head shared by four keys, then 5
