@@ -94,52 +94,35 @@ fn ns_per(start: Instant, count: usize) -> f64 {
 fn composite(tables: usize, runs: usize) -> Result<(), Error> {
     const TENANTS: u64 = 64;
     const PER_TABLE: u64 = 20_000;
-    let key = |t: u64, r: u64| format!("t{t:06}:{r:08}");
-    let dir = tempfile::tempdir()?;
-    let db = open(dir.path())?;
+    let key = |t: u64, r: u64| format!("t{t:06}:{r:08}").into_bytes();
     let n = tables as u64;
-    for tb in 0..n {
-        let mut batch = WriteBatch::new();
+    let (_dir, db) = store_of(tables, |tb| {
+        let mut keys = Vec::new();
         for t in 0..TENANTS {
-            let mut r = tb;
-            let mut written = 0;
+            let (mut r, mut written) = (tb as u64, 0);
             while written < PER_TABLE / TENANTS {
                 if !(40..80).contains(&(r % 100)) {
-                    batch.put(key(t, r), b"v");
+                    keys.push(key(t, r));
                     written += 1;
                 }
                 r += n;
             }
         }
-        db.write(batch)?;
-        db.flush()?;
-    }
+        keys
+    })?;
     let rows = PER_TABLE / TENANTS * n;
-    let queries: Vec<(String, String, String)> = (0..2_000u64)
+    let queries: Vec<EmptyScan> = (0..2_000u64)
         .map(|i| {
             let t = i % TENANTS;
             let base = remix(i, 7) % (rows / 100) * 100;
-            (key(t, base + 42), key(t, base + 73), key(t, base + 50))
+            (
+                Bound::Included(key(t, base + 42)),
+                Bound::Included(key(t, base + 73)),
+                key(t, base + 50),
+            )
         })
         .collect();
-    let (mut scan, mut get) = (Vec::new(), Vec::new());
-    let before = db.stats();
-    for _ in 0..runs {
-        let start = Instant::now();
-        for (lo, hi, _) in &queries {
-            assert_eq!(db.scan(lo.as_bytes()..=hi.as_bytes()).count(), 0);
-        }
-        scan.push(ns_per(start, queries.len()));
-        let start = Instant::now();
-        for (_, _, absent) in &queries {
-            assert!(db.get(absent)?.is_none());
-        }
-        get.push(ns_per(start, queries.len()));
-    }
-    let s = db.stats();
-    let met = s.scan_tables - before.scan_tables;
-    let ruled_out = (s.range_negatives - before.range_negatives) as f64 / met.max(1) as f64;
-    let (scan, get) = (median(&mut scan), median(&mut get));
+    let (ruled_out, scan, get) = empty_scans(&db, &queries, runs)?;
     println!(
         "| {tables} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
         ruled_out * 100.0,
@@ -355,8 +338,6 @@ fn decimal() -> Result<(), Error> {
     const TABLES: u64 = 8;
     const PER_TABLE: u64 = 50_000;
     let key = |t: u64| format!("ev:{t:020}");
-    let dir = tempfile::tempdir()?;
-    let db = open(dir.path())?;
     // Nanosecond timestamps from 2023 on, gaps uniform in 0.5..1.5 s.
     let mut t = 1_700_000_000_000_000_000u64;
     let mut stamps = Vec::with_capacity((TABLES * PER_TABLE) as usize);
@@ -364,14 +345,14 @@ fn decimal() -> Result<(), Error> {
         t += 500_000_000 + remix(i, 3) % 1_000_000_000;
         stamps.push(t);
     }
-    for tb in 0..TABLES {
-        let mut batch = WriteBatch::new();
-        for &s in stamps.iter().skip(tb as usize).step_by(TABLES as usize) {
-            batch.put(key(s), b"v");
-        }
-        db.write(batch)?;
-        db.flush()?;
-    }
+    let (_dir, db) = store_of(TABLES as usize, |tb| {
+        stamps
+            .iter()
+            .skip(tb)
+            .step_by(TABLES as usize)
+            .map(|&s| key(s).into_bytes())
+            .collect()
+    })?;
     let bound = |len: u64| -> Result<f64, Error> {
         let sample: Vec<u64> = (0..PER_TABLE).map(|i| i << 30).collect();
         Ok(GrafiteRange::build(&sample, RangeSizing::BitsPerKey(16.0))?.expected_fpr(len))

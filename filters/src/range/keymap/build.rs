@@ -139,8 +139,8 @@ impl KeyMapBuilder {
     /// assert_eq!(map.bits(), 2.0); // {1, 2} × {0, 1}
     /// assert!(map.is_exact());
     /// ```
-    pub fn finish(self) -> KeyMap {
-        let first = self.first.clone().unwrap_or_default();
+    pub fn finish(mut self) -> KeyMap {
+        let first = self.first.take().unwrap_or_default();
         let room = 1u128 << self.room_bits;
         let (mut digits, mut truncated) = self.position_digits(0, room);
         if truncated && self.heads.in_order {
