@@ -46,7 +46,7 @@ const CHECKSUM: usize = 8;
 /// capped at 1, is below this: past it an empty range passes the filter
 /// with probability `1 − e^(−ℓn/r)` > 98%, so a probe would almost never
 /// say no; the answer is then `true` at once.
-const ASK_BELOW: f64 = 4.0;
+pub(crate) const ASK_BELOW: f64 = 4.0;
 
 /// A range filter over byte-string keys: a [`KeyMap`] fitted to them and a
 /// [`GrafiteRange`] over their `u64`s (see the module docs).
@@ -89,6 +89,52 @@ impl KeyRangeFilter {
         let map = KeyMap::from_keys(keys.iter().map(AsRef::as_ref));
         let codes: Vec<u64> = keys.iter().map(|k| map.map(k.as_ref())).collect();
         let filter = GrafiteRange::build_seeded(&codes, sizing, seed)?;
+        Ok(Self::from_parts(map, filter))
+    }
+
+    /// The filter of `keys` as [`build`](Self::build) makes it, with its
+    /// key map [fitted](super::fit_to_scans) to a sample of the scans it
+    /// will be asked (time windows over keys with a random tail, ranges
+    /// between neighbouring long keys): where dropping low bits of the
+    /// codes rules out more of them at the same memory, the map is
+    /// [coarsened](KeyMap::coarsened). Scans unlike the sample may then
+    /// pass more often (a range just after a key always does).
+    ///
+    /// ```
+    /// use std::ops::Bound::{Excluded, Included};
+    /// use amq::range::{KeyRangeFilter, RangeSizing};
+    /// // An 8-byte time in ms, then 8 random bytes; a key every 40 ms.
+    /// let key = |ms: u64, r: u64| [ms.to_be_bytes(), r.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes()].concat();
+    /// let keys: Vec<Vec<u8>> = (0..5_000u64).map(|i| key(i * 40, i)).collect();
+    /// let window = |i: u64| ((i * 40 + 10).to_be_bytes(), (i * 40 + 30).to_be_bytes());
+    /// let sample: Vec<_> = (0..100).map(window).collect();
+    /// let sample: Vec<_> = sample.iter().map(|(a, b)| (Included(&a[..]), Excluded(&b[..]))).collect();
+    /// let plain = KeyRangeFilter::build(&keys, RangeSizing::BitsPerKey(16.0), 1)?;
+    /// let fitted = KeyRangeFilter::build_for_scans(&keys, RangeSizing::BitsPerKey(16.0), 1, &sample)?;
+    /// let passed = |f: &KeyRangeFilter| (1_000..2_000).filter(|&i| {
+    ///     let (a, b) = window(i);
+    ///     f.may_contain_range(Included(&a[..]), Excluded(&b[..]))
+    /// }).count();
+    /// assert_eq!(passed(&plain), 1_000); // 20 ms is 2^69 codes: never asked
+    /// assert!(passed(&fitted) < 20, "{}", passed(&fitted));
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn build_for_scans<K: AsRef<[u8]>>(
+        keys: &[K],
+        sizing: RangeSizing,
+        seed: u64,
+        scans: &[super::ScanRange<'_>],
+    ) -> Result<Self, Error> {
+        let map = KeyMap::from_keys(keys.iter().map(AsRef::as_ref));
+        let mut codes: Vec<u64> = keys.iter().map(|k| map.map(k.as_ref())).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        let fit = super::fit_to_scans(&map, &codes, scans, sizing);
+        let map = map.coarsened(fit.shift)?;
+        for c in &mut codes {
+            *c >>= fit.shift;
+        }
+        let filter = GrafiteRange::build_seeded(&codes, fit.sizing, seed)?;
         Ok(Self::from_parts(map, filter))
     }
 
@@ -225,6 +271,16 @@ mod tests {
         }
     }
 
+    /// Whether `BTreeSet::range` takes the bounds (it panics on others).
+    fn ordered(lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
+        match (lo, hi) {
+            (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+                x < y || (x == y && matches!((lo, hi), (Bound::Included(_), Bound::Included(_))))
+            }
+            _ => true,
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: 256,
@@ -245,13 +301,7 @@ mod tests {
             let set: BTreeSet<Vec<u8>> = keys.iter().cloned().collect();
             for (a, b, ka, kb) in &queries {
                 let (lo, hi) = (bound(*ka, a), bound(*kb, b));
-                let ordered = match (lo, hi) {
-                    (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
-                        x < y || (x == y && matches!((lo, hi), (Bound::Included(_), Bound::Included(_))))
-                    }
-                    _ => true,
-                };
-                if ordered && set.range::<[u8], _>((lo, hi)).next().is_some() {
+                if ordered(lo, hi) && set.range::<[u8], _>((lo, hi)).next().is_some() {
                     prop_assert!(f.may_contain_range(lo, hi), "false negative {lo:?}..{hi:?}");
                 }
             }
@@ -260,7 +310,80 @@ mod tests {
             }
             let back = KeyRangeFilter::from_bytes(&f.to_bytes()).unwrap();
             prop_assert_eq!(&back, &f);
+            // Fitted to a sample of the same scans: coarsened or not, no
+            // false negative either.
+            let sample: Vec<_> = queries.iter().map(|(a, b, ka, kb)| (bound(*ka, a), bound(*kb, b))).collect();
+            let fitted = KeyRangeFilter::build_for_scans(&keys, RangeSizing::BitsPerKey(bits), 3, &sample).unwrap();
+            for &(lo, hi) in &sample {
+                if ordered(lo, hi) && set.range::<[u8], _>((lo, hi)).next().is_some() {
+                    prop_assert!(fitted.may_contain_range(lo, hi), "false negative {lo:?}..{hi:?} at shift {}", fitted.key_map().shift());
+                }
+            }
+            prop_assert_eq!(&KeyRangeFilter::from_bytes(&fitted.to_bytes()).unwrap(), &fitted);
         }
+    }
+
+    /// The fit follows the sample: ranges just past a key keep the full
+    /// resolution (any shift would put them beside the key), windows far
+    /// wider than the keys' codes allow get coarse codes, at the memory of
+    /// the full resolution within a few percent.
+    #[test]
+    fn the_fit_follows_the_sample() {
+        // Nanosecond timestamps 1 to 2 s apart, twenty decimal digits.
+        let t =
+            |i: u64| 1_700_000_000_000_000_000 + i * 1_500_000_000 + crate::hash::remix(i, 1) % 500_000_000;
+        let keys: Vec<String> = (0..4_000u64).map(|i| format!("ev:{:020}", t(i))).collect();
+        let near: Vec<(String, String)> = (0..300u64)
+            .map(|i| {
+                (
+                    format!("ev:{:020}", t(i * 13) + 1),
+                    format!("ev:{:020}", t(i * 13) + 16),
+                )
+            })
+            .collect();
+        let middle: Vec<(String, String)> = (0..300u64)
+            .map(|i| {
+                (
+                    format!("ev:{:020}", t(i * 13) + 300_000_000),
+                    format!("ev:{:020}", t(i * 13) + 700_000_000),
+                )
+            })
+            .collect();
+        let sample = |r: &[(String, String)]| -> Vec<(Vec<u8>, Vec<u8>)> {
+            r.iter()
+                .map(|(a, b)| (a.clone().into_bytes(), b.clone().into_bytes()))
+                .collect()
+        };
+        fn bounds(r: &[(Vec<u8>, Vec<u8>)]) -> Vec<crate::range::ScanRange<'_>> {
+            r.iter()
+                .map(|(a, b)| (Bound::Included(&a[..]), Bound::Included(&b[..])))
+                .collect()
+        }
+        let passed = |f: &KeyRangeFilter, r: &[(Vec<u8>, Vec<u8>)]| {
+            bounds(r)
+                .into_iter()
+                .filter(|&(a, b)| f.may_contain_range(a, b))
+                .count()
+        };
+        let sizing = RangeSizing::BitsPerKey(16.0);
+        let plain = KeyRangeFilter::build(&keys, sizing, 5).unwrap();
+        let (near, middle) = (sample(&near), sample(&middle));
+        let for_near = KeyRangeFilter::build_for_scans(&keys, sizing, 5, &bounds(&near)).unwrap();
+        assert_eq!(for_near.key_map().shift(), 0);
+        assert_eq!(for_near, plain);
+        assert!(passed(&plain, &near) < 10, "{}", passed(&plain, &near));
+        // 0.4 s in the middle of a gap: 2^28 codes, never asked at full
+        // resolution; ruled out once coarse.
+        assert_eq!(passed(&plain, &middle), 300);
+        let for_middle = KeyRangeFilter::build_for_scans(&keys, sizing, 5, &bounds(&middle)).unwrap();
+        assert!(for_middle.key_map().shift() > 0);
+        assert!(
+            passed(&for_middle, &middle) < 15,
+            "{}",
+            passed(&for_middle, &middle)
+        );
+        let (a, b) = (plain.size_in_bytes() as f64, for_middle.size_in_bytes() as f64);
+        assert!(b < 1.05 * a, "{a} {b}");
     }
 
     #[test]

@@ -52,12 +52,14 @@ mod keyed;
 pub mod keymap;
 mod keys;
 pub mod memento;
+mod scan_fit;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};
 pub use keyed::KeyRangeFilter;
 pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};
 pub use memento::{MementoFilter, MementoOptions};
+pub use scan_fit::{fit_to_scans, ScanFit, ScanRange};
 
 /// Query side of every range filter: "may some key lie in `lo..=hi`?"
 ///

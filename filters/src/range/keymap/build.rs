@@ -154,6 +154,7 @@ impl KeyMapBuilder {
             first,
             digits,
             truncated,
+            shift: 0,
         }
     }
 

@@ -3,8 +3,9 @@
 //! | bytes | field |
 //! |-------|-------|
 //! | 4     | magic `AMQK` |
-//! | 1     | version: 1, or 2 for a map with a run |
+//! | 1     | version: 1; 2 for a map with a run; 3 for a coarsened map |
 //! | 1     | flags: bit 0 truncated |
+//! | 0 / 1 | version 3 only: the shift, 1 to 63 |
 //! | 4     | `f`, the smallest key's length (LE) |
 //! | f     | the smallest key |
 //! | 1     | digit count `m` (at most 64) |
@@ -17,7 +18,10 @@
 //! and output radix as in version 1, and for tag 1 (a run): its span (u8,
 //! at least 1), its number of values `v` (u32 LE), the output radix (u32
 //! LE) and `v` values, each a length byte (at most the span) and that many
-//! bytes. A map without a run is written as version 1.
+//! bytes. A version-3 map has version 2's tagged digits and drops its
+//! codes' `shift` low bits ([`KeyMap::coarsened`]). A map is written in the
+//! lowest version that holds it, so maps without a run or a shift keep
+//! version 1's bytes.
 //!
 //! The decoder checks everything a query relies on: digits in order, none
 //! overlapping the one before; every alphabet of at least two symbols with
@@ -40,6 +44,8 @@ const MAGIC: &[u8; 4] = b"AMQK";
 const VERSION_1: u8 = 1;
 /// A map with a run: tagged digits.
 const VERSION_2: u8 = 2;
+/// A coarsened map: a shift, then tagged digits.
+const VERSION_3: u8 = 3;
 const TRUNCATED: u8 = 1;
 const TAG_POSITION: u8 = 0;
 const TAG_RUN: u8 = 1;
@@ -57,10 +63,18 @@ impl KeyMap {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         let runs = self.digits.iter().any(|d| d.run.is_some());
-        let mut out = Vec::with_capacity(19 + self.first.len() + 49 * self.digits.len());
+        let tagged = runs || self.shift > 0;
+        let mut out = Vec::with_capacity(20 + self.first.len() + 49 * self.digits.len());
         out.extend_from_slice(MAGIC);
-        out.push(if runs { VERSION_2 } else { VERSION_1 });
+        out.push(match (self.shift > 0, runs) {
+            (true, _) => VERSION_3,
+            (false, true) => VERSION_2,
+            (false, false) => VERSION_1,
+        });
         out.push(if self.truncated { TRUNCATED } else { 0 });
+        if self.shift > 0 {
+            out.push(self.shift as u8);
+        }
         out.extend_from_slice(&(self.first.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.first);
         out.push(self.digits.len() as u8);
@@ -78,7 +92,7 @@ impl KeyMap {
                     });
                 }
                 None => {
-                    if runs {
+                    if tagged {
                         out.push(TAG_POSITION);
                     }
                     for w in d.alphabet.0 {
@@ -115,7 +129,7 @@ impl KeyMap {
             return Err(FormatError::BadMagic.into());
         }
         let version = r.u8()?;
-        if version != VERSION_1 && version != VERSION_2 {
+        if !(VERSION_1..=VERSION_3).contains(&version) {
             return Err(FormatError::UnsupportedVersion(u16::from(version)).into());
         }
         if u64::from_le_bytes(sum.try_into().unwrap_or([0; 8])) != xxh3_64(body) {
@@ -126,6 +140,13 @@ impl KeyMap {
             return Err(bad("key map flags"));
         }
         let truncated = flags & TRUNCATED != 0;
+        let shift = match version {
+            VERSION_3 => u32::from(r.u8()?),
+            _ => 0,
+        };
+        if version == VERSION_3 && !(1..64).contains(&shift) {
+            return Err(bad("key map shift"));
+        }
         let first_len = r.u32()? as usize;
         let first = r.take(first_len)?.to_vec();
         let count = usize::from(r.u8()?);
@@ -170,6 +191,7 @@ impl KeyMap {
             first,
             digits,
             truncated,
+            shift,
         })
     }
 }

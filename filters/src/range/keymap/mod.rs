@@ -241,6 +241,9 @@ pub struct KeyMap {
     digits: Vec<Digit>,
     /// Whether varying positions were left out (or the last coarsened).
     truncated: bool,
+    /// Codes are the mixed-radix number shifted right by this many bits
+    /// (0 but for a map [coarsened](KeyMap::coarsened) to its scans).
+    shift: u32,
 }
 
 /// Where a bound falls among the keys' `u64`s: the least at or above it
@@ -300,7 +303,7 @@ impl KeyMap {
     /// assert_eq!(map.lower(b"a"), map.map(b"a1"));
     /// ```
     pub fn lower(&self, bound: &[u8]) -> u64 {
-        self.place(bound).lower.min(u128::from(u64::MAX)) as u64
+        (self.place(bound).lower.min(u128::from(u64::MAX)) as u64) >> self.shift
     }
 
     /// The greatest `u64` of the built keys at or below `bound`: every built
@@ -314,7 +317,7 @@ impl KeyMap {
     /// assert_eq!(map.upper(b"b"), map.map(b"a5"));
     /// ```
     pub fn upper(&self, bound: &[u8]) -> u64 {
-        self.place(bound).upper.max(0) as u64
+        (self.place(bound).upper.max(0) as u64) >> self.shift
     }
 
     /// The `u64`s a range filter built from the keys' codes must be asked
@@ -363,7 +366,8 @@ impl KeyMap {
         if b < 0 || a as i128 > b {
             return None;
         }
-        Some((a as u64, b as u64))
+        // Dropping low bits keeps the order, so a key inside still is.
+        Some(((a as u64) >> self.shift, (b as u64) >> self.shift))
     }
 
     /// [`range`](Self::range) of `lo..=hi`.
@@ -390,7 +394,7 @@ impl KeyMap {
     /// assert!(KeyMap::from_keys([&b"a"[..], b"b"]).is_exact());
     /// ```
     pub fn is_exact(&self) -> bool {
-        !self.truncated
+        !self.truncated && self.shift == 0
     }
 
     /// `log2` of the number of `u64`s the map uses (its radices' product):
@@ -403,7 +407,51 @@ impl KeyMap {
     /// assert!((map.bits() - 1000f64.log2()).abs() < 1e-9); // three decimal digits
     /// ```
     pub fn bits(&self) -> f64 {
-        self.digits.iter().map(|d| libm::log2(d.out as f64)).sum()
+        let all: f64 = self.digits.iter().map(|d| libm::log2(d.out as f64)).sum();
+        libm::fmax(all - f64::from(self.shift), 0.0)
+    }
+
+    /// The map whose codes are this one's shifted right by `shift` more
+    /// bits (`shift() + shift` below 64, else
+    /// [`Error::InvalidParameter`](crate::Error::InvalidParameter)):
+    /// keys whose codes differ only in the bits dropped share a code, and a
+    /// range of `ℓ` codes becomes one of about `ℓ / 2^shift`. Order and
+    /// conservative bounds hold as before, so a filter over the coarse codes
+    /// has no false negative. [`fit_to_scans`](super::fit_to_scans) says
+    /// when it pays: time windows over keys with a random tail, say.
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// let keys: Vec<String> = (0..1000u32).map(|i| format!("id:{i:06}")).collect();
+    /// let map = KeyMap::from_keys(keys.iter().map(String::as_bytes));
+    /// let coarse = map.clone().coarsened(3)?;
+    /// assert_eq!((coarse.map(b"id:000017"), coarse.map(b"id:000023")), (2, 2));
+    /// assert_eq!(coarse.range_inclusive(b"id:000100", b"id:000199"), Some((12, 24)));
+    /// assert!(!coarse.is_exact() && coarse.shift() == 3);
+    /// assert!(map.coarsened(64).is_err());
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    pub fn coarsened(mut self, shift: u32) -> Result<KeyMap, crate::Error> {
+        let total = self.shift.saturating_add(shift);
+        if total >= 64 {
+            return Err(crate::error::invalid(
+                "shift",
+                "a key map drops at most 63 bits of its codes",
+            ));
+        }
+        self.shift = total;
+        Ok(self)
+    }
+
+    /// How many low bits of the mixed-radix number codes leave out (see
+    /// [`coarsened`](Self::coarsened)).
+    ///
+    /// ```
+    /// use amq::range::KeyMap;
+    /// assert_eq!(KeyMap::from_keys([&b"a"[..], b"b"]).shift(), 0);
+    /// ```
+    pub fn shift(&self) -> u32 {
+        self.shift
     }
 
     /// Whether the map reads a run of positions as one digit.

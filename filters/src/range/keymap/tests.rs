@@ -129,6 +129,9 @@ proptest! {
         check(&keys, &queries)?;
         // In a few bits the same keys truncate the map, and runs come in.
         check_map(&narrow_map(&keys, 3 + picks.len() as u32 % 6), &keys, &queries)?;
+        // Coarsened: low bits of the codes dropped.
+        let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+        check_map(&map.coarsened(1 + picks.len() as u32 % 5).unwrap(), &keys, &queries)?;
     }
 
     /// Long keys under a shared head, of mixed lengths, some past 64 bits
@@ -160,7 +163,11 @@ proptest! {
         queries.sort();
         queries.dedup();
         check(&keys, &queries)?;
-        check_map(&narrow_map(&keys, 7 + 11 * (tails.len() as u32 % 4)), &keys, &queries)?;
+        let narrow = narrow_map(&keys, 7 + 11 * (tails.len() as u32 % 4));
+        check_map(&narrow, &keys, &queries)?;
+        check_map(&narrow.coarsened(tails.len() as u32 % 7).unwrap(), &keys, &queries)?;
+        let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+        check_map(&map.coarsened(head.len() as u32 * 5).unwrap(), &keys, &queries)?;
     }
 }
 
@@ -179,6 +186,11 @@ fn never_decreases_and_brackets_every_key_over_every_small_key_set() {
                 for bits in [1, 2, 3] {
                     check_map(&narrow_map(&keys, bits), &keys, &queries)
                         .unwrap_or_else(|e| panic!("{keys:?} in {bits} bits: {e}"));
+                    let coarse = KeyMap::from_keys(keys.iter().map(Vec::as_slice))
+                        .coarsened(bits - 1)
+                        .unwrap();
+                    check_map(&coarse, &keys, &queries)
+                        .unwrap_or_else(|e| panic!("{keys:?} shifted by {}: {e}", bits - 1));
                 }
             }
         }
@@ -430,4 +442,43 @@ fn common_prefix_counts_shared_bytes() {
             assert_eq!(common_prefix(&b, &a), cut.min(n));
         }
     }
+}
+
+/// A coarsened map is written as version 3 with its shift, a map with a run
+/// coarsened too; a version-3 frame with a shift of 0 or past 63 is refused,
+/// and so is any truncation or changed byte.
+#[test]
+fn coarsened_maps_round_trip_and_forged_shifts_are_refused() {
+    let keys: Vec<String> = (0..500u32).map(|i| format!("id:{:06}", i * 7)).collect();
+    let map = KeyMap::from_keys(keys.iter().map(String::as_bytes));
+    assert_eq!(map.to_bytes()[4], 1, "an unshifted map keeps version 1");
+    let (with_run, ..) = map_with_run();
+    for m in [map.clone(), with_run] {
+        let coarse = m.coarsened(9).unwrap();
+        let bytes = coarse.to_bytes();
+        assert_eq!((bytes[4], bytes[6]), (3, 9));
+        assert_eq!(KeyMap::from_bytes(&bytes).as_ref(), Ok(&coarse));
+        for n in 0..bytes.len() {
+            assert!(KeyMap::from_bytes(&bytes[..n]).is_err(), "{n}");
+        }
+        for shift in [0u8, 64, 200] {
+            let mut forged = bytes.clone();
+            forged[6] = shift;
+            assert!(KeyMap::from_bytes(&resealed(forged)).is_err(), "shift {shift}");
+        }
+    }
+    // Shifts add up, to at most 63.
+    let twice = map.clone().coarsened(30).unwrap().coarsened(33).unwrap();
+    assert_eq!(twice.shift(), 63);
+    assert!(twice.coarsened(1).is_err());
+    // Codes and ranges are the full map's shifted.
+    let coarse = map.clone().coarsened(4).unwrap();
+    for k in &keys {
+        assert_eq!(coarse.map(k.as_bytes()), map.map(k.as_bytes()) >> 4);
+    }
+    let (a, b) = map.range_inclusive(b"id:000100", b"id:000900").unwrap();
+    assert_eq!(
+        coarse.range_inclusive(b"id:000100", b"id:000900"),
+        Some((a >> 4, b >> 4))
+    );
 }

@@ -1,0 +1,208 @@
+//! Fitting a table's [`KeyMap`] to the scans it will be asked about: how
+//! many low bits of the keys' codes its range filter should leave out.
+//!
+//! A range filter over a key map's codes rules an empty range out with a
+//! false-positive rate of about `ℓ · 2^−(B−2)` for a range of `ℓ` codes at
+//! `B` bits per key, and a range too wide for that to be below 1 is not
+//! asked at all. Keys with a long random tail (a UUIDv7's bits after its
+//! millisecond, an e-mail address past its first letters) map to codes
+//! where a time window or a gap between two neighbouring keys spans
+//! `2^40` codes or more: every such scan reads the table. Dropping `s` low
+//! bits of every code ([`KeyMap::coarsened`]) makes the same range about
+//! `ℓ / 2^s` codes, at two costs: keys closer than `2^s` share a code, so a
+//! range that falls between them, or just beside a key, is always a false
+//! positive; and nothing about the keys alone says which ranges a store
+//! will be asked (nanosecond timestamps and UUIDv7 ids look alike, but the
+//! first are scanned a few nanoseconds past a key, the second a window of
+//! milliseconds at a time).
+//!
+//! So the shift is fitted to a sample of the scans the store has seen, as
+//! Proteus fits its design to sampled queries (Knorr et al., "Proteus: A
+//! Self-Designing Range Filter", SIGMOD 2022): for each shift `s` from 0 to
+//! 63, the expected number of the sample's ranges that would pass the
+//! table's filter though the table holds no key in them, counting exactly
+//! the ranges that would share a code with one of the table's keys, and
+//! the filter's bound for the rest, at the same memory (`B · n / n_s` bits
+//! per coarse code for `n_s` distinct ones). The least wins, if it passes
+//! fewer ranges than the full resolution by at least one range and 10%;
+//! otherwise the map is kept as it is. Ranges that hold a key of the table
+//! count at no shift.
+
+use core::ops::Bound;
+
+use super::grafite::fpr_bound;
+use super::grafite::sizing::shape;
+use super::keyed::ASK_BELOW;
+use super::{KeyMap, RangeSizing};
+
+/// A shift must pass at least this many fewer ranges than the full
+/// resolution, and ...
+const MIN_GAIN: f64 = 1.0;
+/// ... at most this share of them.
+const MAX_SHARE: f64 = 0.9;
+
+/// A scan's bounds, as [`BTreeMap::range`](alloc::collections::BTreeMap::range)
+/// takes them: what [`fit_to_scans`] samples.
+///
+/// ```
+/// use std::ops::Bound::{Excluded, Included};
+/// use amq::range::ScanRange;
+/// let r: ScanRange<'_> = (Included(b"a"), Excluded(b"b"));
+/// assert_eq!(r.0, Included(&b"a"[..]));
+/// ```
+pub type ScanRange<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+/// What [`fit_to_scans`] chose: the shift to coarsen the map by and the
+/// sizing that keeps the filter's memory (see the module docs).
+///
+/// ```
+/// use amq::range::{fit_to_scans, KeyMap, RangeSizing};
+/// let map = KeyMap::from_keys([&b"a"[..], b"b"]);
+/// let fit = fit_to_scans(&map, &[0, 1], &[], RangeSizing::BitsPerKey(16.0));
+/// assert_eq!((fit.shift, fit.sizing), (0, RangeSizing::BitsPerKey(16.0)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct ScanFit {
+    /// How many more low bits of the codes to drop
+    /// ([`KeyMap::coarsened`]).
+    pub shift: u32,
+    /// The sizing of the filter over the coarse codes: `BitsPerKey(B · n /
+    /// n_s)` for `BitsPerKey(B)`, so that it takes the memory the full
+    /// resolution would.
+    pub sizing: RangeSizing,
+    /// The sample's ranges expected to pass the filter at this shift while
+    /// the table holds no key in them ...
+    pub expected_false_positives: f64,
+    /// ... and at the map's own resolution.
+    pub expected_at_full_resolution: f64,
+}
+
+/// An empty range of the sample as the table's codes see it: its codes
+/// and the table's nearest codes below and above.
+struct Gap {
+    a: u64,
+    b: u64,
+    below: Option<u64>,
+    above: Option<u64>,
+}
+
+/// The shift and sizing that rule out the most of `scans` for a table whose
+/// keys have the distinct `codes` (in order) under `map`, built with
+/// `sizing`: see the module docs. Only `BitsPerKey` sizings are fitted (an
+/// `Fpr` sizing names range lengths in codes, which a shift would change);
+/// for others, no scans or no codes, the shift is 0.
+///
+/// ```
+/// use std::ops::Bound::{Excluded, Included};
+/// use amq::range::{fit_to_scans, KeyMap, RangeSizing};
+///
+/// // Millisecond times, then six random bytes, one key about every 50 ms.
+/// let key = |ms: u64, r: u64| [&ms.to_be_bytes()[2..], &r.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes()[..6]].concat();
+/// let keys: Vec<Vec<u8>> = (0..2_000u64).map(|i| key(i * 50 + i % 7, i)).collect();
+/// let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+/// let codes: Vec<u64> = keys.iter().map(|k| map.map(k)).collect();
+/// // Windows of 10 ms between keys.
+/// let windows: Vec<(Vec<u8>, Vec<u8>)> =
+///     (0..200u64).map(|i| (key(i * 500 + 20, 0)[..6].to_vec(), key(i * 500 + 30, 0)[..6].to_vec())).collect();
+/// let scans: Vec<_> = windows.iter().map(|(a, b)| (Included(&a[..]), Excluded(&b[..]))).collect();
+/// let fit = fit_to_scans(&map, &codes, &scans, RangeSizing::BitsPerKey(16.0));
+/// assert!(fit.shift > 0);
+/// assert!(fit.expected_false_positives < 0.05 * 200.0);
+/// assert!(fit.expected_at_full_resolution > 0.9 * 200.0); // too wide to ask
+/// ```
+pub fn fit_to_scans(map: &KeyMap, codes: &[u64], scans: &[ScanRange<'_>], sizing: RangeSizing) -> ScanFit {
+    let keep = ScanFit {
+        shift: 0,
+        sizing,
+        expected_false_positives: 0.0,
+        expected_at_full_resolution: 0.0,
+    };
+    let RangeSizing::BitsPerKey(bits) = sizing else {
+        return keep;
+    };
+    let gaps: alloc::vec::Vec<Gap> = scans
+        .iter()
+        .filter_map(|&(lo, hi)| {
+            let (a, b) = map.range(lo, hi)?;
+            let at = codes.partition_point(|&c| c < a);
+            if codes.get(at).is_some_and(|&c| c <= b) {
+                return None; // the table holds a key's code in it
+            }
+            let below = at.checked_sub(1).map(|i| codes[i]);
+            Some(Gap {
+                a,
+                b,
+                below,
+                above: codes.get(at).copied(),
+            })
+        })
+        .collect();
+    if gaps.is_empty() || codes.is_empty() {
+        return keep;
+    }
+    // `split[h]`: neighbouring codes whose highest differing bit is `h − 1`;
+    // at shift `s` the distinct codes are 1 plus those with `h > s`.
+    let mut split = [0u64; 65];
+    for w in codes.windows(2) {
+        split[(64 - (w[0] ^ w[1]).leading_zeros()) as usize] += 1;
+    }
+    let n = codes.len() as u64;
+    let mut distinct = 1 + split[1..].iter().sum::<u64>();
+    let mut best: Option<ScanFit> = None;
+    let mut full = 0.0;
+    for s in 0..64u32 {
+        if s > 0 {
+            distinct -= split[s as usize];
+        }
+        let per_code = libm::fmin(bits * n as f64 / distinct as f64, 64.0);
+        let coarse = RangeSizing::BitsPerKey(per_code);
+        let Ok(universe) = shape(distinct, coarse).map(|s| s.universe) else {
+            continue;
+        };
+        let per_integer = fpr_bound(1, distinct, universe);
+        let max_len = match per_integer > 0.0 {
+            true => libm::fmin(ASK_BELOW / per_integer, u64::MAX as f64) as u64,
+            false => u64::MAX,
+        };
+        let passed: f64 = gaps
+            .iter()
+            .map(|g| {
+                let (a, b) = (g.a >> s, g.b >> s);
+                let shares = g.below.is_some_and(|c| c >> s >= a) || g.above.is_some_and(|c| c >> s <= b);
+                match shares || b - a >= max_len {
+                    true => 1.0,
+                    false => fpr_bound(b - a + 1, distinct, universe),
+                }
+            })
+            .sum();
+        if s == 0 {
+            full = passed;
+        }
+        if best.is_none_or(|f| passed < f.expected_false_positives) {
+            best = Some(ScanFit {
+                shift: s,
+                sizing: if s == 0 { sizing } else { coarse },
+                expected_false_positives: passed,
+                expected_at_full_resolution: 0.0,
+            });
+        }
+    }
+    match best {
+        Some(f)
+            if f.shift > 0
+                && f.expected_false_positives <= full * MAX_SHARE
+                && full - f.expected_false_positives >= MIN_GAIN =>
+        {
+            ScanFit {
+                expected_at_full_resolution: full,
+                ..f
+            }
+        }
+        _ => ScanFit {
+            expected_false_positives: full,
+            expected_at_full_resolution: full,
+            ..keep
+        },
+    }
+}
