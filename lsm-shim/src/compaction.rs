@@ -30,6 +30,7 @@ use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
 use crate::options::{CompactionStyle, LeveledOptions, Options, TieredOptions};
 use crate::policy::{LevelFilter, LevelRangeFilter};
+use crate::scan_sample::OwnedScan;
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::version::{Run, Version};
 
@@ -188,6 +189,9 @@ pub(crate) struct Merger<'a> {
     pub opts: &'a Options,
     pub filter: LevelFilter,
     pub range_filter: LevelRangeFilter,
+    /// The store's latest scans, which the outputs' range filters are
+    /// fitted to.
+    pub scans: Arc<[OwnedScan]>,
 }
 
 impl Merger<'_> {
@@ -216,6 +220,7 @@ impl Merger<'_> {
                         self.opts,
                         self.filter,
                         self.range_filter,
+                        Arc::clone(&self.scans),
                     )?)
                 }
             };

@@ -278,6 +278,17 @@ pub struct Options {
     /// per key until the table is finished. Tables without one, or with one
     /// that fails its checks, are always read.
     pub range_filter_policy: RangeFilterPolicy,
+    /// How many of the latest bounded scans a table's range filter is
+    /// fitted to when it is written (default 256, at most 4,096; 0: none).
+    /// Where dropping low bits of the table's key codes would rule out more
+    /// of those scans at the same memory (time windows over UUIDv7-like
+    /// keys, ranges between neighbouring long keys), its key map is
+    /// coarsened ([`amq::range::fit_to_scans`]); scans unlike them (a range
+    /// just past a key) may then pass more often. Kept in memory, per open
+    /// store: tables written before any scan keep the full resolution.
+    /// [`LevelStats::range_tables_coarsened`](crate::LevelStats::range_tables_coarsened)
+    /// counts the tables it changed.
+    pub range_fit_scans: usize,
     /// Leveled or tiered compaction, and its shape (default: leveled,
     /// [`LeveledOptions::default`]).
     pub compaction: CompactionStyle,
@@ -371,6 +382,7 @@ impl Default for Options {
             env: Arc::new(StdEnv),
             filter_policy: FilterPolicy::default(),
             range_filter_policy: RangeFilterPolicy::default(),
+            range_fit_scans: 256,
             compaction: CompactionStyle::default(),
             memtable_bytes: 4 << 20,
             block_bytes: 4096,
@@ -441,6 +453,18 @@ impl Options {
     #[must_use = "a builder returns the changed value; assign it"]
     pub fn range_filter_policy(mut self, policy: RangeFilterPolicy) -> Self {
         self.range_filter_policy = policy;
+        self
+    }
+
+    /// Sets [`range_fit_scans`](Self::range_fit_scans) (default 256).
+    ///
+    /// ```
+    /// use amq_lsm::Options;
+    /// assert_eq!(Options::default().range_fit_scans(0).range_fit_scans, 0);
+    /// ```
+    #[must_use = "a builder returns the changed value; assign it"]
+    pub fn range_fit_scans(mut self, scans: usize) -> Self {
+        self.range_fit_scans = scans;
         self
     }
 
@@ -614,6 +638,9 @@ impl Options {
         self.range_filter_policy.validate()?;
         if let Some(v) = &self.value_index {
             v.validate()?;
+        }
+        if self.range_fit_scans > 4096 {
+            return Err(Error::InvalidOptions("range_fit_scans must be at most 4096"));
         }
         if self.block_bytes < 64 || self.block_bytes > 64 << 20 {
             return Err(Error::InvalidOptions("block_bytes must be in 64..=64 MiB"));

@@ -134,14 +134,19 @@ pub struct LevelStats {
     pub range_filter_bytes: u64,
     /// Tables whose range filter block was not trusted and is not used.
     pub untrusted_range_filters: usize,
-    /// Tables with a trusted range filter whose keys differ in more than
-    /// 64 bits (a key map that is not exact): some of their keys share a
-    /// range filter `u64`.
+    /// Tables with a trusted range filter whose key map is not exact (their
+    /// keys differ in more than 64 bits, or the map was coarsened): some of
+    /// their keys share a range filter `u64`.
     pub range_tables_collapsing: usize,
     /// Of those tables' distinct keys, how many share their `u64` with
     /// another: each such pair answers every range for both, a false
     /// positive for a range between them.
     pub range_keys_collapsed: u64,
+    /// Tables whose range filter's key map was coarsened to fit the store's
+    /// latest scans ([`Options::range_fit_scans`](crate::Options::range_fit_scans)):
+    /// it drops low bits of the keys' codes, so wide empty ranges like
+    /// those scans are ruled out and ranges just past a key are not.
+    pub range_tables_coarsened: usize,
     /// Tables whose filter holds the prefixes of the store's extractor
     /// (and is trusted).
     pub prefix_tables: usize,
@@ -541,8 +546,10 @@ impl fmt::Display for Stats {
         let (collapsing, collapsed) = self.levels.iter().fold((0, 0), |(t, k), l| {
             (t + l.range_tables_collapsing, k + l.range_keys_collapsed)
         });
+        let coarsened: usize = self.levels.iter().map(|l| l.range_tables_coarsened).sum();
         if self.range_probes + self.untrusted_range_filters + self.range_filters_not_built > 0
             || collapsing > 0
+            || coarsened > 0
         {
             write!(
                 f,
@@ -555,7 +562,10 @@ impl fmt::Display for Stats {
                 self.range_filters_not_built
             )?;
             if collapsing > 0 {
-                write!(f, "; {collapsed} keys share a u64 with another in {collapsing} tables (keys past 64 bits of differences)")?;
+                write!(f, "; {collapsed} keys share a u64 with another in {collapsing} tables (keys past 64 bits of differences, or coarsened)")?;
+            }
+            if coarsened > 0 {
+                write!(f, "; {coarsened} tables fitted to the latest scans")?;
             }
             writeln!(f)?;
         }

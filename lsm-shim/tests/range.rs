@@ -381,3 +381,102 @@ fn an_excluded_end_with_a_trailing_zero_keeps_the_key_it_extends() {
     let s = db.stats();
     assert_eq!((s.range_probes, s.range_negatives), (4, 1), "{s:?}");
 }
+
+/// Event `i`'s key: 8 bytes of milliseconds (`40 i` to `40 i + 7`), then 8
+/// random bytes.
+fn event(i: u64) -> Vec<u8> {
+    let ms = i * 40 + amq::hash::remix(i, 2) % 8;
+    [ms.to_be_bytes(), amq::hash::remix(i, 1).to_be_bytes()].concat()
+}
+
+/// The window `[ms, ms + len)` as bounds of 8-byte times.
+fn window(ms: u64, len: u64) -> (Vec<u8>, Vec<u8>) {
+    (ms.to_be_bytes().to_vec(), (ms + len).to_be_bytes().to_vec())
+}
+
+/// Tables written after the store has seen time-window scans fit their key
+/// maps to them: windows a full-resolution map could never ask about are
+/// ruled out, every scan (windows, ranges beside keys, whole tables) gives
+/// the model's rows, and the tables keep their resolution across a reopen
+/// that samples nothing.
+#[test]
+fn tables_written_after_window_scans_are_fitted_to_them() {
+    let env = Arc::new(FaultEnv::new());
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    // A key about every 40 ms; the store has seen 20 ms windows between
+    // keys.
+    for i in 0..300u64 {
+        let (lo, hi) = window(i * 40 + 12, 20);
+        assert_eq!(db.scan(lo..hi).count(), 0);
+    }
+    let mut model = std::collections::BTreeMap::new();
+    for t in 0..4u64 {
+        for i in (t..8_000).step_by(4) {
+            model.insert(event(i), format!("v{i}").into_bytes());
+            db.put(event(i), format!("v{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let s = db.stats();
+    assert_eq!(s.levels[0].range_tables_coarsened, 4, "{s:?}");
+    assert!(format!("{s}").contains("fitted to the latest scans"), "{s}");
+    let check = |db: &Db, what: &str| {
+        let before = db.stats();
+        for i in (1_000..3_000u64).step_by(7) {
+            let (lo, hi) = window(i * 40 + 12, 20);
+            assert_eq!(db.scan(lo..hi).count(), 0, "{what}: window {i}");
+        }
+        let s = db.stats();
+        let (probes, negatives) = (
+            s.range_probes - before.range_probes,
+            s.range_negatives - before.range_negatives,
+        );
+        assert!(
+            probes >= 4 * 285 && negatives * 100 >= probes * 95,
+            "{what}: {negatives} of {probes}"
+        );
+        // Windows holding a key, ranges just beside keys, and the whole
+        // tree give the model's rows.
+        for i in (0..8_000u64).step_by(97) {
+            let (lo, hi) = window(i * 40, 8);
+            let got: Vec<_> = db.scan(lo.clone()..hi.clone()).map(|r| r.unwrap()).collect();
+            let want: Vec<_> = model.range(lo..hi).map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert_eq!(got, want, "{what}: ms {}", i * 40);
+            let k = event(i);
+            let after = [&k[..], &[0]].concat();
+            let got: Vec<_> = db.scan(k.clone()..=after.clone()).map(|r| r.unwrap().0).collect();
+            assert_eq!(got, vec![k.clone()], "{what}: beside {i}");
+        }
+        assert_eq!(db.iter().count(), model.len());
+    };
+    check(&db, "fitted");
+    drop(db);
+    // Reopened without a sample: the tables keep their coarse maps.
+    let db = Db::open(DIR, options(&env, grafite(16.0)).range_fit_scans(0)).unwrap();
+    assert_eq!(db.stats().levels[0].range_tables_coarsened, 4);
+    check(&db, "reopened");
+}
+
+/// Without a sample (or with `range_fit_scans(0)`), or when the scans seen
+/// are ranges just past keys, tables keep the full resolution.
+#[test]
+fn scans_beside_keys_or_no_sample_keep_the_full_resolution() {
+    for (fit, beside) in [(0, false), (256, true)] {
+        let env = Arc::new(FaultEnv::new());
+        let db = Db::open(DIR, options(&env, grafite(16.0)).range_fit_scans(fit)).unwrap();
+        for i in 0..300u64 {
+            let (lo, hi) = match beside {
+                true => (event(i), [&event(i)[..], &[0]].concat()),
+                false => window(i * 40 + 12, 20),
+            };
+            assert_eq!(db.scan(lo..hi).count(), 0);
+        }
+        for i in 0..2_000u64 {
+            db.put(event(i), "v").unwrap();
+        }
+        db.flush().unwrap();
+        assert_eq!(db.stats().levels[0].range_tables_coarsened, 0, "fit {fit}");
+    }
+    let env = Arc::new(FaultEnv::new());
+    assert!(Db::open(DIR, options(&env, grafite(16.0)).range_fit_scans(4097)).is_err());
+}

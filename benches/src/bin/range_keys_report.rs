@@ -76,9 +76,11 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-/// A store that never compacts, with range filters at 16 bits per key.
-fn open(dir: &std::path::Path) -> Result<Db, Error> {
+/// A store that never compacts, with range filters at 16 bits per key,
+/// fitted to the latest scans or (`fit` false) not.
+fn open(dir: &std::path::Path, fit: bool) -> Result<Db, Error> {
     let opts = Options::default()
+        .range_fit_scans(if fit { 256 } else { 0 })
         .compaction(TieredOptions::default().runs_per_level(100_000))
         .sync(SyncMode::OnSync)
         .memtable_bytes(1 << 30)
@@ -96,33 +98,40 @@ fn composite(tables: usize, runs: usize) -> Result<(), Error> {
     const PER_TABLE: u64 = 20_000;
     let key = |t: u64, r: u64| format!("t{t:06}:{r:08}").into_bytes();
     let n = tables as u64;
-    let (_dir, db) = store_of(tables, |tb| {
-        let mut keys = Vec::new();
-        for t in 0..TENANTS {
-            let (mut r, mut written) = (tb as u64, 0);
-            while written < PER_TABLE / TENANTS {
-                if !(40..80).contains(&(r % 100)) {
-                    keys.push(key(t, r));
-                    written += 1;
-                }
-                r += n;
-            }
-        }
-        keys
-    })?;
     let rows = PER_TABLE / TENANTS * n;
-    let queries: Vec<EmptyScan> = (0..2_000u64)
-        .map(|i| {
-            let t = i % TENANTS;
-            let base = remix(i, 7) % (rows / 100) * 100;
-            (
-                Bound::Included(key(t, base + 42)),
-                Bound::Included(key(t, base + 73)),
-                key(t, base + 50),
-            )
-        })
-        .collect();
-    let (ruled_out, scan, get) = empty_scans(&db, &queries, runs)?;
+    let queries = |seed: u64| -> Vec<EmptyScan> {
+        (0..2_000u64)
+            .map(|i| {
+                let t = i % TENANTS;
+                let base = remix(i, seed) % (rows / 100) * 100;
+                (
+                    Bound::Included(key(t, base + 42)),
+                    Bound::Included(key(t, base + 73)),
+                    key(t, base + 50),
+                )
+            })
+            .collect()
+    };
+    let (_dir, db) = store_of(
+        tables,
+        |tb| {
+            let mut keys = Vec::new();
+            for t in 0..TENANTS {
+                let (mut r, mut written) = (tb as u64, 0);
+                while written < PER_TABLE / TENANTS {
+                    if !(40..80).contains(&(r % 100)) {
+                        keys.push(key(t, r));
+                        written += 1;
+                    }
+                    r += n;
+                }
+            }
+            keys
+        },
+        &queries(8),
+        true,
+    )?;
+    let (ruled_out, scan, get) = empty_scans(&db, &queries(7), runs)?;
     println!(
         "| {tables} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
         ruled_out * 100.0,
@@ -138,13 +147,19 @@ fn composite(tables: usize, runs: usize) -> Result<(), Error> {
 type EmptyScan = (Bound<Vec<u8>>, Bound<Vec<u8>>, Vec<u8>);
 
 /// A store of `tables` tables of the keys `table_keys(t)` gives (in any
-/// order), flushed one by one.
+/// order), flushed one by one after the store has seen the scans `warmup`
+/// (which the tables' range filters are fitted to, unless `fit` is false).
 fn store_of(
     tables: usize,
     table_keys: impl Fn(usize) -> Vec<Vec<u8>>,
+    warmup: &[EmptyScan],
+    fit: bool,
 ) -> Result<(tempfile::TempDir, Db), Error> {
     let dir = tempfile::tempdir()?;
-    let db = open(dir.path())?;
+    let db = open(dir.path(), fit)?;
+    for (lo, hi, _) in warmup {
+        assert_eq!(db.scan((lo.clone(), hi.clone())).count(), 0);
+    }
     for t in 0..tables {
         let mut batch = WriteBatch::new();
         for k in table_keys(t) {
@@ -179,10 +194,12 @@ fn empty_scans(db: &Db, queries: &[EmptyScan], runs: usize) -> Result<(f64, f64,
     Ok((ruled_out, median(&mut scan), median(&mut get)))
 }
 
-/// One row of the byte-key tables: shape, tables, `ℓ`, the figures.
-fn print_row(shape: &str, tables: usize, len: &str, (ruled_out, scan, get): (f64, f64, f64)) {
+/// One row of the byte-key tables: shape, tables, `ℓ`, fitted to scans or
+/// not, the figures.
+fn print_row(shape: &str, tables: usize, len: &str, fit: bool, (ruled_out, scan, get): (f64, f64, f64)) {
     println!(
-        "| {shape} | {tables} | {len} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
+        "| {shape} | {tables} | {len} | {} | {:.2}% | {:.1} µs | {:.1} µs | {:.2}× ({}) |",
+        if fit { "yes" } else { "no" },
         ruled_out * 100.0,
         scan / 1e3,
         get / 1e3,
@@ -198,23 +215,14 @@ fn random_ids(tables: usize, runs: usize) -> Result<(), Error> {
     let key = |a: u64, b: u64| [&HEAD[..], &a.to_be_bytes(), &b.to_be_bytes()].concat();
     let ids: Vec<u64> = (0..IDS).map(|i| remix(i, 0x1d5)).collect();
     let pair = |j: u64| (ids[(j % IDS) as usize], remix(j, 0xb0b));
-    let (_dir, db) = store_of(tables, |t| {
-        let t = t as u64;
-        (t * PER_TABLE..(t + 1) * PER_TABLE)
-            .map(|j| {
-                let (a, b) = pair(j);
-                key(a, b)
-            })
-            .collect()
-    })?;
     let mut all: Vec<(u64, u64)> = (0..tables as u64 * PER_TABLE).map(pair).collect();
     all.sort_unstable();
-    for len in [16u64, 1024] {
-        // Inside the gap after a stored key, a third of the way to the next
-        // key of the same `a` (gaps are about 2^64 / 67N wide).
-        let queries: Vec<EmptyScan> = (0..2_000u64)
+    // Inside the gap after a stored key, a third of the way to the next
+    // key of the same `a` (gaps are about 2^64 / 67N wide).
+    let queries = |len: u64, seed: u64| -> Vec<EmptyScan> {
+        (0..2_000u64)
             .filter_map(|i| {
-                let at = (remix(i, len) % (all.len() as u64 - 1)) as usize;
+                let at = (remix(i, seed) % (all.len() as u64 - 1)) as usize;
                 let ((a, b), (a2, b2)) = (all[at], all[at + 1]);
                 let lo = b.checked_add(1 + (if a2 == a { b2 - b } else { u64::MAX - b }) / 3)?;
                 let hi = lo.checked_add(len - 1)?;
@@ -226,13 +234,31 @@ fn random_ids(tables: usize, runs: usize) -> Result<(), Error> {
                     )
                 })
             })
-            .collect();
-        print_row(
-            "random ids",
+            .collect()
+    };
+    let warmup: Vec<EmptyScan> = [16, 1024]
+        .iter()
+        .flat_map(|&len| queries(len, len + 99))
+        .collect();
+    for fit in [false, true] {
+        let (_dir, db) = store_of(
             tables,
-            &len.to_string(),
-            empty_scans(&db, &queries, runs)?,
-        );
+            |t| {
+                let t = t as u64;
+                (t * PER_TABLE..(t + 1) * PER_TABLE)
+                    .map(|j| {
+                        let (a, b) = pair(j);
+                        key(a, b)
+                    })
+                    .collect()
+            },
+            &warmup,
+            fit,
+        )?;
+        for len in [16u64, 1024] {
+            let scans = empty_scans(&db, &queries(len, len), runs)?;
+            print_row("random ids", tables, &len.to_string(), fit, scans);
+        }
     }
     Ok(())
 }
@@ -260,19 +286,11 @@ fn uuid_v7(tables: usize, runs: usize) -> Result<(), Error> {
         ms += 3 + remix(i, 4) % 120;
     }
     events.sort_unstable();
-    let (_dir, db) = store_of(tables, |t| {
-        events
-            .iter()
-            .skip(t)
-            .step_by(tables)
-            .map(|&(ms, r)| key(ms, r))
-            .collect()
-    })?;
-    for window in [1u64, 5, 20] {
-        // Windows of whole milliseconds strictly inside a quiet gap.
-        let queries: Vec<EmptyScan> = (0..2_000u64)
+    // Windows of whole milliseconds strictly inside a quiet gap.
+    let queries = |window: u64, seed: u64| -> Vec<EmptyScan> {
+        (0..2_000u64)
             .filter_map(|q| {
-                let at = (remix(q, window) % (events.len() as u64 - 1)) as usize;
+                let at = (remix(q, seed) % (events.len() as u64 - 1)) as usize;
                 let (t0, t1) = (events[at].0, events[at + 1].0);
                 (t1 > t0 + window + 1).then(|| {
                     let from = t0 + 1 + (t1 - t0 - window - 1) / 2;
@@ -285,13 +303,27 @@ fn uuid_v7(tables: usize, runs: usize) -> Result<(), Error> {
                     )
                 })
             })
-            .collect();
-        print_row(
-            "UUIDv7",
+            .collect()
+    };
+    let warmup: Vec<EmptyScan> = [1, 5, 20].iter().flat_map(|&w| queries(w, w + 99)).collect();
+    for fit in [false, true] {
+        let (_dir, db) = store_of(
             tables,
-            &format!("{window} ms"),
-            empty_scans(&db, &queries, runs)?,
-        );
+            |t| {
+                events
+                    .iter()
+                    .skip(t)
+                    .step_by(tables)
+                    .map(|&(ms, r)| key(ms, r))
+                    .collect()
+            },
+            &warmup,
+            fit,
+        )?;
+        for window in [1u64, 5, 20] {
+            let scans = empty_scans(&db, &queries(window, window), runs)?;
+            print_row("UUIDv7", tables, &format!("{window} ms"), fit, scans);
+        }
     }
     Ok(())
 }
@@ -310,27 +342,32 @@ fn emails(tables: usize, runs: usize) -> Result<(), Error> {
         let email = format!("{name}@{domain}");
         format!("{:04}/{}", remix(j, 8) % 50, &email[..email.len().min(40)]).into_bytes()
     };
-    let (_dir, db) = store_of(tables, |t| {
-        let t = t as u64;
-        (t * PER_TABLE..(t + 1) * PER_TABLE).map(key).collect()
-    })?;
     let mut all: Vec<Vec<u8>> = (0..tables as u64 * PER_TABLE).map(key).collect();
     all.sort_unstable();
     all.dedup();
-    let queries: Vec<EmptyScan> = (0..2_000u64)
-        .map(|q| {
-            let at = (remix(q, 11) % (all.len() as u64 - 1)) as usize;
-            let (a, b) = (all[at].clone(), all[at + 1].clone());
-            let inside = [&a[..], &[0]].concat();
-            (Bound::Excluded(a), Bound::Excluded(b), inside)
-        })
-        .collect();
-    print_row(
-        "emails",
-        tables,
-        "between neighbours",
-        empty_scans(&db, &queries, runs)?,
-    );
+    let queries = |seed: u64| -> Vec<EmptyScan> {
+        (0..2_000u64)
+            .map(|q| {
+                let at = (remix(q, seed) % (all.len() as u64 - 1)) as usize;
+                let (a, b) = (all[at].clone(), all[at + 1].clone());
+                let inside = [&a[..], &[0]].concat();
+                (Bound::Excluded(a), Bound::Excluded(b), inside)
+            })
+            .collect()
+    };
+    for fit in [false, true] {
+        let (_dir, db) = store_of(
+            tables,
+            |t| {
+                let t = t as u64;
+                (t * PER_TABLE..(t + 1) * PER_TABLE).map(key).collect()
+            },
+            &queries(12),
+            fit,
+        )?;
+        let scans = empty_scans(&db, &queries(11), runs)?;
+        print_row("emails", tables, "between neighbours", fit, scans);
+    }
     Ok(())
 }
 
@@ -345,14 +382,30 @@ fn decimal() -> Result<(), Error> {
         t += 500_000_000 + remix(i, 3) % 1_000_000_000;
         stamps.push(t);
     }
-    let (_dir, db) = store_of(TABLES as usize, |tb| {
-        stamps
-            .iter()
-            .skip(tb)
-            .step_by(TABLES as usize)
-            .map(|&s| key(s).into_bytes())
-            .collect()
-    })?;
+    // The store has seen scans like the ones measured.
+    let warmup: Vec<EmptyScan> = (0..768u64)
+        .map(|i| {
+            let (k, len) = (
+                stamps[(remix(i, 5) % stamps.len() as u64) as usize],
+                [1, 16, 256][i as usize % 3],
+            );
+            let (lo, hi) = (key(k + 1).into_bytes(), key(k + len).into_bytes());
+            (Bound::Included(lo.clone()), Bound::Included(hi), lo)
+        })
+        .collect();
+    let (_dir, db) = store_of(
+        TABLES as usize,
+        |tb| {
+            stamps
+                .iter()
+                .skip(tb)
+                .step_by(TABLES as usize)
+                .map(|&s| key(s).into_bytes())
+                .collect()
+        },
+        &warmup,
+        true,
+    )?;
     let bound = |len: u64| -> Result<f64, Error> {
         let sample: Vec<u64> = (0..PER_TABLE).map(|i| i << 30).collect();
         Ok(GrafiteRange::build(&sample, RangeSizing::BitsPerKey(16.0))?.expected_fpr(len))
@@ -447,9 +500,9 @@ fn run(a: &Args) -> Result<(), Error> {
     if want("byte-keys") {
         println!("### Byte keys: empty scans inside gaps (random ids: ℓ consecutive second ids)\n");
         println!(
-            "| keys | tables | ℓ | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |"
+            "| keys | tables | ℓ | fitted to scans | tables ruled out | empty scan | absent `get` | ratio (≥ 95%, ≤ 4×) |"
         );
-        println!("|---|--:|--:|--:|--:|--:|--:|");
+        println!("|---|--:|--:|---|--:|--:|--:|--:|");
         for t in [16, 64] {
             random_ids(t, a.runs)?;
         }

@@ -176,6 +176,7 @@ impl Db {
                     let collapsed = t.range_keys_collapsed().unwrap_or(0);
                     ls.range_tables_collapsing += usize::from(collapsed > 0);
                     ls.range_keys_collapsed += collapsed;
+                    ls.range_tables_coarsened += usize::from(t.range_map_shift() > 0);
                     if !ls.filter_kinds.contains(&t.filter_kind()) {
                         ls.filter_kinds.push(t.filter_kind());
                     }
@@ -208,6 +209,7 @@ impl Db {
             &r.mem,
             &version,
             &self.stats,
+            self.scans.snapshot(),
         )?;
         drop(r);
         let run = w.next_number();
@@ -320,6 +322,7 @@ impl Db {
                 .opts
                 .range_filter_policy
                 .for_level(c.output_level, bottommost),
+            scans: self.scans.snapshot(),
         };
         let mut outputs: Vec<TableSummary> = Vec::new();
         let result = merger.run(

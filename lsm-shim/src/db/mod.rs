@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::manifest::{ManifestState, ManifestWriter};
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::scan_sample::ScanSample;
 use crate::sstable::{Caches, Table};
 use crate::stats::Counters;
 use crate::value::index::{ValueIndex, ValueSnapshot};
@@ -117,6 +118,9 @@ pub struct Db {
     /// Data blocks of point reads (`Options::block_cache_bytes`) and filter
     /// partitions (`Options::filter_cache_bytes`), shared by every table.
     caches: Caches,
+    /// The latest bounded scans, which the tables written next fit their
+    /// range filters to (`scan_sample.rs`).
+    scans: ScanSample,
     _lock: Box<dyn Send + Sync>,
 }
 

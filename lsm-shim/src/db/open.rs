@@ -13,6 +13,7 @@ use crate::filenames::{self, FileKind};
 use crate::manifest::{self, ManifestState};
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::scan_sample::ScanSample;
 use crate::sstable::Caches;
 use crate::stats::{add, inc, Counters};
 use crate::value::index::ValueIndex;
@@ -132,7 +133,8 @@ impl Db {
                 .collect();
             let version = Version::build(&records, opts.compaction.max_levels());
             let number = state.new_file_number();
-            let summary = write_memtable(&*env, &dir, &opts, number, &mem, &version, &stats)?;
+            // No scan yet: the recovered table keeps the full resolution.
+            let summary = write_memtable(&*env, &dir, &opts, number, &mem, &version, &stats, Arc::from([]))?;
             let rec = record(&summary, 0, state.new_file_number());
             tables.insert(
                 rec.number,
@@ -187,6 +189,7 @@ impl Db {
             stats,
             value_counters,
             caches,
+            scans: ScanSample::new(opts.range_fit_scans),
             opts,
             _lock: lock,
         })

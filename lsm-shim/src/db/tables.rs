@@ -12,6 +12,7 @@ use crate::manifest::TableRecord;
 use crate::memtable::MemTable;
 use crate::monkey::{Built, LevelShape};
 use crate::options::Options;
+use crate::scan_sample::OwnedScan;
 use crate::sstable::{Caches, Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters};
 use crate::version::Version;
@@ -42,6 +43,7 @@ pub(super) fn write_memtable(
     mem: &MemTable,
     version: &Version,
     stats: &Counters,
+    scans: Arc<[OwnedScan]>,
 ) -> Result<TableSummary> {
     let path = dir.join(filenames::table(number));
     // The tree as it will be with this table in level 0.
@@ -55,7 +57,7 @@ pub(super) fn write_memtable(
         opts.filter_policy
             .for_new_table(0, version.nothing_below(0), &shapes, &built_filters(version, &[]));
     let range_filter = opts.range_filter_policy.for_level(0, false);
-    let mut t = TableWriter::create(env, path.clone(), number, opts, filter, range_filter)?;
+    let mut t = TableWriter::create(env, path.clone(), number, opts, filter, range_filter, scans)?;
     let written = (|| {
         for (k, e) in mem.iter() {
             t.add(k, e)?;

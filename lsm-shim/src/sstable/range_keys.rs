@@ -1,11 +1,15 @@
 //! The writer's side of a table's range filter: its keys, kept until the
-//! last one is known, then the [`KeyMap`] fitted to them, their `u64`s,
-//! and the block that holds both map and filter (`range_filter.rs` has
-//! its format and reads it).
+//! last one is known, then the [`KeyMap`] fitted to them (and coarsened
+//! where the store's latest scans gain by it: [`amq::range::fit_to_scans`]),
+//! their `u64`s, and the block that holds both map and filter
+//! (`range_filter.rs` has its format and reads it).
 
-use amq::range::{key_to_u64, KeyMap, KeyMapBuilder};
+use std::sync::Arc;
+
+use amq::range::{fit_to_scans, key_to_u64, KeyMap, KeyMapBuilder, RangeSizing};
 
 use super::range_filter::width_shift;
+use crate::scan_sample::{as_ranges, OwnedScan};
 
 /// A table's keys as its range filter takes them (see the module docs).
 #[derive(Debug, Default)]
@@ -15,6 +19,8 @@ pub(crate) struct RangeKeys {
     /// Where each key ends in `bytes`.
     ends: Vec<usize>,
     map: KeyMapBuilder,
+    /// The store's latest scans, which the map is fitted to.
+    scans: Arc<[OwnedScan]>,
 }
 
 /// What a table's range filter is built from.
@@ -30,9 +36,20 @@ pub(crate) struct MappedKeys {
     /// The table's distinct keys (more than `codes` where the map is not
     /// exact).
     pub(crate) distinct_keys: u64,
+    /// The filter's sizing: the level's, or for a coarsened map the one
+    /// that keeps its memory.
+    pub(crate) sizing: RangeSizing,
 }
 
 impl RangeKeys {
+    /// No keys yet; the map will be fitted to `scans`.
+    pub(crate) fn new(scans: Arc<[OwnedScan]>) -> Self {
+        RangeKeys {
+            scans,
+            ..RangeKeys::default()
+        }
+    }
+
     /// Records the next key; keys come in increasing order (a key may
     /// repeat, once per version).
     pub(crate) fn add(&mut self, key: &[u8]) {
@@ -51,8 +68,9 @@ impl RangeKeys {
         self.ends.last().map(|&end| &self.bytes[start..end])
     }
 
-    /// The map fitted to the keys, and their distinct `u64`s in order.
-    pub(crate) fn finish(self) -> MappedKeys {
+    /// The map fitted to the keys (and to the scans), and their distinct
+    /// `u64`s in order, for a filter sized by `sizing`.
+    pub(crate) fn finish(self, sizing: RangeSizing) -> MappedKeys {
         let map = self.map.finish();
         let bytes = &self.bytes;
         let keys = || {
@@ -77,12 +95,37 @@ impl RangeKeys {
         }
         // In order already: the map never decreases.
         codes.dedup();
-        MappedKeys {
+        let mut mapped = MappedKeys {
             top8,
             map,
             codes,
             distinct_keys: self.ends.len() as u64,
+            sizing,
+        };
+        if top8.is_none() && !self.scans.is_empty() {
+            mapped.fit(&self.scans);
         }
+        mapped
+    }
+}
+
+impl MappedKeys {
+    /// Coarsens the map where `scans` gain by it (key map 1 tables are
+    /// random binary keys, whose scans would not).
+    fn fit(&mut self, scans: &[OwnedScan]) {
+        let fit = fit_to_scans(&self.map, &self.codes, &as_ranges(scans), self.sizing);
+        if fit.shift == 0 {
+            return;
+        }
+        let Ok(map) = self.map.clone().coarsened(fit.shift) else {
+            return;
+        };
+        self.map = map;
+        for c in &mut self.codes {
+            *c >>= fit.shift;
+        }
+        self.codes.dedup();
+        self.sizing = fit.sizing;
     }
 }
 
@@ -115,7 +158,7 @@ mod tests {
         for k in ["k000998", "k000999", "k000999", "k001000", "k001001"] {
             r.add(k.as_bytes());
         }
-        let m = r.finish();
+        let m = r.finish(RangeSizing::BitsPerKey(16.0));
         assert_eq!(m.distinct_keys, 4);
         assert!(m.map.is_exact());
         assert_eq!(m.codes.len(), 4);
@@ -140,7 +183,7 @@ mod tests {
         for v in &values {
             r.add(&[b"u".as_slice(), &v.to_be_bytes()].concat());
         }
-        let m = r.finish();
+        let m = r.finish(RangeSizing::BitsPerKey(16.0));
         assert_eq!(m.top8, Some(8));
         // The eight bytes past `u`, as the reader maps them.
         assert_eq!(m.codes, values);
@@ -149,7 +192,7 @@ mod tests {
         for i in 0..1_000u32 {
             r.add(format!("id{i:08}").as_bytes());
         }
-        let m = r.finish();
+        let m = r.finish(RangeSizing::BitsPerKey(16.0));
         assert_eq!(m.top8, None);
         assert_eq!(m.codes, (0..1_000u64).collect::<Vec<_>>());
     }

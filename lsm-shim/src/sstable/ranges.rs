@@ -67,6 +67,18 @@ impl Table {
         }
     }
 
+    /// How many low bits of its keys' codes the range filter's key map
+    /// drops (0 without a trusted fitted map).
+    pub(crate) fn range_map_shift(&self) -> u32 {
+        match &self.range_filter {
+            RangeFilterState::Trusted {
+                map: TableKeyMap::Fitted { map, .. },
+                ..
+            } => map.shift(),
+            _ => 0,
+        }
+    }
+
     /// The range filter's answer to a [`range_query`](Table::range_query):
     /// whether the table may hold a key in the scan's range.
     #[inline]

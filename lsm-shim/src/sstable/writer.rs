@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use amq::{hash_key, HashScheme, KeyHash};
@@ -28,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::memtable::Entry;
 use crate::options::Options;
 use crate::policy::{LevelFilter, LevelRangeFilter};
+use crate::scan_sample::OwnedScan;
 use crate::value_filter::ValueFilterBuilder;
 
 /// What a finished table holds, for the manifest.
@@ -84,6 +86,7 @@ impl TableWriter {
         opts: &Options,
         filter: LevelFilter,
         range_filter: LevelRangeFilter,
+        scans: Arc<[OwnedScan]>,
     ) -> Result<Self> {
         let file = env.create(&path).map_err(Error::io("create table", &path))?;
         let has_filter = matches!(filter, LevelFilter::Filter { .. });
@@ -114,7 +117,7 @@ impl TableWriter {
                 _ => None,
             },
             range_filter,
-            range_keys: range_filter.kind().map(|_| RangeKeys::default()),
+            range_keys: range_filter.kind().map(|_| RangeKeys::new(scans)),
         })
     }
 
@@ -347,9 +350,11 @@ impl TableWriter {
         let (Some(keys), Some(kind)) = (self.range_keys.take(), self.range_filter.kind()) else {
             return Ok(Ok(None));
         };
-        let keys = keys.finish();
-        let filter = match self
-            .range_filter
+        let LevelRangeFilter::Filter { sizing, .. } = self.range_filter else {
+            return Ok(Ok(None));
+        };
+        let keys = keys.finish(sizing);
+        let filter = match LevelRangeFilter::new(kind, keys.sizing)
             .build(&keys.codes, range_filter::seed_for(self.number))
         {
             Ok(Some(bytes)) => bytes,

@@ -13,8 +13,9 @@
 //! over a whole (mostly absent) tenant, between puts, deletes, flushes,
 //! compactions and reopens that change the range filter policy (none, 2 to
 //! 64 bits per key, FPR sizings of short and huge ranges, and one whose
-//! filters tables of three keys or more cannot have). Every scan must equal
-//! a `BTreeMap`'s, and on every shape range filters must have skipped
+//! filters tables of three keys or more cannot have). Tables written after
+//! scans have their key maps fitted (coarsened) to them. Every scan must
+//! equal a `BTreeMap`'s, and on every shape range filters must have skipped
 //! tables.
 
 use std::collections::BTreeMap;
@@ -360,6 +361,9 @@ struct Seen {
     range_filters_not_built: u64,
     /// Tables whose keys' differences passed 64 bits, most at one time.
     tables_collapsing: usize,
+    /// Tables whose key maps were coarsened to the scans seen, most at one
+    /// time.
+    tables_coarsened: usize,
 }
 
 impl Seen {
@@ -369,6 +373,8 @@ impl Seen {
         self.range_filters_not_built += s.range_filters_not_built;
         let collapsing = s.levels.iter().map(|l| l.range_tables_collapsing).sum();
         self.tables_collapsing = self.tables_collapsing.max(collapsing);
+        let coarsened = s.levels.iter().map(|l| l.range_tables_coarsened).sum();
+        self.tables_coarsened = self.tables_coarsened.max(coarsened);
     }
 
     fn add(&mut self, o: Seen) {
@@ -378,6 +384,7 @@ impl Seen {
         self.range_negatives += o.range_negatives;
         self.range_filters_not_built += o.range_filters_not_built;
         self.tables_collapsing = self.tables_collapsing.max(o.tables_collapsing);
+        self.tables_coarsened = self.tables_coarsened.max(o.tables_coarsened);
     }
 }
 
@@ -500,7 +507,7 @@ fn run(shape: Shape, style: CompactionStyle, seed: u64) -> Seen {
 }
 
 fn every_shape(style: CompactionStyle, seed: u64) {
-    let mut not_built = 0;
+    let (mut not_built, mut coarsened) = (0, 0);
     for (i, shape) in SHAPES.into_iter().enumerate() {
         let seen = run(shape, style, seed + i as u64);
         assert!(
@@ -516,9 +523,13 @@ fn every_shape(style: CompactionStyle, seed: u64) {
             assert!(seen.tables_collapsing > 0, "{shape:?} {seen:?}");
         }
         not_built += seen.range_filters_not_built;
+        coarsened += seen.tables_coarsened;
     }
     // The sizing past the filter's domain wrote tables without one.
     assert!(not_built > 0);
+    // Tables written after scans were fitted to them, and gave the model's
+    // rows all the same.
+    assert!(coarsened > 0);
 }
 
 #[test]
