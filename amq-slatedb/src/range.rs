@@ -5,7 +5,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use amq::range::{KeyRangeFilter, RangeSizing};
+use amq::range::{KeyRangeFilter, RangeSizing, ScanSample};
 use slatedb::bytes::{BufMut, Bytes};
 use slatedb::{Filter, FilterBuilder, FilterPolicy, FilterQuery, FilterTarget, RowEntry};
 
@@ -25,7 +25,11 @@ pub const RANGE_POLICY_NAME: &str = "amq.range.v1";
 /// empty range between two neighbouring keys is ruled out as often as the
 /// sizing promises; where a table's keys differ past 64 bits of the map,
 /// keys that differ only there share a `u64` (false positives, never a
-/// wrong answer).
+/// wrong answer). The policy keeps the last 256 ranges its filters were
+/// asked ([`fit_scans`](Self::fit_scans)), and each table it builds fits its
+/// key map to them ([`KeyRangeFilter::build_for_scans`]): time windows over
+/// UUIDv7-like keys, which no full-resolution map can rule out, are then
+/// ruled out like short ranges.
 ///
 /// ```
 /// use amq::range::RangeSizing;
@@ -40,7 +44,12 @@ pub const RANGE_POLICY_NAME: &str = "amq.range.v1";
 pub struct RangeFilterPolicy {
     sizing: RangeSizing,
     counters: Arc<Counters>,
+    /// The latest ranges this policy's filters were asked.
+    scans: Arc<ScanSample>,
 }
+
+/// Ranges a policy keeps by default.
+const FIT_SCANS: usize = 256;
 
 impl RangeFilterPolicy {
     /// Range filters sized by `sizing` (bits per key, or an FPR for ranges
@@ -51,7 +60,25 @@ impl RangeFilterPolicy {
         Ok(RangeFilterPolicy {
             sizing,
             counters: Arc::default(),
+            scans: Arc::new(ScanSample::new(FIT_SCANS)),
         })
+    }
+
+    /// The policy keeping the last `scans` ranges (prefix and range
+    /// queries) its filters are asked, to fit the tables it builds next to
+    /// them (default 256; 0: every table keeps the full resolution).
+    /// Kept in memory: a restarted process starts without a sample.
+    ///
+    /// ```
+    /// use amq::range::RangeSizing;
+    /// use amq_slatedb::RangeFilterPolicy;
+    /// let p = RangeFilterPolicy::new(RangeSizing::BitsPerKey(16.0))?.fit_scans(0);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[must_use]
+    pub fn fit_scans(mut self, scans: usize) -> Self {
+        self.scans = Arc::new(ScanSample::new(scans));
+        self
     }
 
     /// What this policy's filters did (see [`FilterStats`]).
@@ -78,6 +105,7 @@ impl FilterPolicy for RangeFilterPolicy {
                 Counters::inc(&self.counters.decoded);
                 Arc::new(RangeFilter {
                     filter: Arc::new(filter),
+                    scans: Arc::clone(&self.scans),
                 })
             }
             Err(_) => {
@@ -130,11 +158,13 @@ impl FilterBuilder for RangeBuilder {
             _ => 0,
         };
         let counters = &self.policy.counters;
-        match KeyRangeFilter::build(&keys, self.policy.sizing, seed) {
+        let scans = self.policy.scans.snapshot();
+        match KeyRangeFilter::build_for_scans(&keys, self.policy.sizing, seed, &scans.ranges()) {
             Ok(filter) => {
                 Counters::inc(&counters.built);
                 Arc::new(RangeFilter {
                     filter: Arc::new(filter),
+                    scans: Arc::clone(&self.policy.scans),
                 })
             }
             Err(_) => {
@@ -145,9 +175,10 @@ impl FilterBuilder for RangeBuilder {
     }
 }
 
-/// A table's range filter.
+/// A table's range filter, and the sample its ranges go to.
 struct RangeFilter {
     filter: Arc<KeyRangeFilter>,
+    scans: Arc<ScanSample>,
 }
 
 /// A `Bound<Bytes>` as a `Bound<&[u8]>`.
@@ -166,9 +197,13 @@ impl Filter for RangeFilter {
             FilterTarget::Prefix(p) => {
                 let end = prefix_end(p);
                 let hi = end.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+                self.scans.record(Bound::Included(p), hi);
                 self.filter.may_contain_range(Bound::Included(p), hi)
             }
-            FilterTarget::Range { lower, upper } => self.filter.may_contain_range(bound(lower), bound(upper)),
+            FilterTarget::Range { lower, upper } => {
+                self.scans.record(bound(lower), bound(upper));
+                self.filter.may_contain_range(bound(lower), bound(upper))
+            }
         }
     }
 
@@ -183,6 +218,7 @@ impl Filter for RangeFilter {
     fn clamp_allocated_size(&self) -> Arc<dyn Filter> {
         Arc::new(RangeFilter {
             filter: Arc::clone(&self.filter),
+            scans: Arc::clone(&self.scans),
         })
     }
 }

@@ -23,6 +23,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::block::Direction;
+use amq::range::SampledScans;
+
 use crate::env::Env;
 use crate::error::Result;
 use crate::filenames;
@@ -30,7 +32,6 @@ use crate::memtable::Entry;
 use crate::merge::{MergeIter, Source};
 use crate::options::{CompactionStyle, LeveledOptions, Options, TieredOptions};
 use crate::policy::{LevelFilter, LevelRangeFilter};
-use crate::scan_sample::OwnedScan;
 use crate::sstable::{Table, TableSummary, TableWriter};
 use crate::version::{Run, Version};
 
@@ -191,7 +192,7 @@ pub(crate) struct Merger<'a> {
     pub range_filter: LevelRangeFilter,
     /// The store's latest scans, which the outputs' range filters are
     /// fitted to.
-    pub scans: Arc<[OwnedScan]>,
+    pub scans: SampledScans,
 }
 
 impl Merger<'_> {
@@ -220,7 +221,7 @@ impl Merger<'_> {
                         self.opts,
                         self.filter,
                         self.range_filter,
-                        Arc::clone(&self.scans),
+                        self.scans.clone(),
                     )?)
                 }
             };

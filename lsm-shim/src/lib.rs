@@ -83,7 +83,6 @@ mod merge;
 pub mod monkey;
 mod options;
 mod policy;
-mod scan_sample;
 mod settle;
 mod sstable;
 mod stats;

@@ -427,3 +427,82 @@ fn range_filters_rule_out_empty_ranges() {
         .count();
     assert!(passed < 5_000 / 20, "{passed} of 5000 empty windows let through");
 }
+
+/// `events/` + a UUIDv7-like id: 48-bit milliseconds (bursts of keys in
+/// one millisecond, quiet gaps of 3–60 ms between them), then 10 random
+/// bytes. The windows: one per gap, `[t + 1 ms, next − 1 ms)`, empty.
+fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>) {
+    let mut next = move || {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        *rng
+    };
+    let key = |ms: u64, tail: u64, tail2: u64| {
+        let mut k = b"events/".to_vec();
+        k.extend_from_slice(&ms.to_be_bytes()[2..]);
+        k.extend_from_slice(&tail.to_be_bytes());
+        k.extend_from_slice(&tail2.to_be_bytes()[..2]);
+        k
+    };
+    let (mut keys, mut windows, mut ms) = (Vec::new(), Vec::new(), start_ms);
+    for _ in 0..bursts {
+        for _ in 0..8 {
+            keys.push(key(ms, next(), next()));
+        }
+        let gap = 3 + next() % 58;
+        windows.push((key(ms + 1, 0, 0), key(ms + gap - 1, 0, 0)));
+        ms += gap;
+    }
+    (sorted(keys), windows)
+}
+
+/// The promise of `fit_scans`: a policy whose filters were asked about
+/// time windows builds its next tables fitted to them, so windows that no
+/// full-resolution map can rule out are ruled out, without a false
+/// negative; `fit_scans(0)` keeps the full resolution.
+#[test]
+fn range_filters_fit_new_tables_to_the_ranges_asked() {
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let asked = |f: &Arc<dyn Filter>, windows: &[(Vec<u8>, Vec<u8>)]| {
+        windows
+            .iter()
+            .filter(|(lo, hi)| f.might_match(&range(Bound::Included(lo), Bound::Excluded(hi))))
+            .count()
+    };
+    for fit in [true, false] {
+        let policy = RangeFilterPolicy::new(RangeSizing::BitsPerKey(16.0)).unwrap();
+        let policy = if fit { policy } else { policy.fit_scans(0) };
+        let (keys, windows) = uuid7_table(&mut rng, 1_700_000_000_000, 1_000);
+        let (_, first, _) = build(&policy, &keys);
+        // Before any range was asked, a millisecond spans 2^80 ids.
+        let passed = asked(&first, &windows);
+        assert!(
+            passed > 990,
+            "only {passed} of 1000 windows let through at full resolution"
+        );
+        // A later table in the same time span, asked the same windows.
+        let (keys2, windows2) = uuid7_table(&mut rng, 1_700_000_100_000, 1_000);
+        asked(&first, &windows2);
+        let (built, decoded, _) = build(&policy, &keys2);
+        let passed = asked(&decoded, &windows2);
+        if fit {
+            assert!(
+                passed < 50,
+                "{passed} of 1000 empty windows let through after fitting"
+            );
+        } else {
+            assert!(
+                passed > 990,
+                "only {passed} of 1000 windows let through without a sample"
+            );
+        }
+        for k in &keys2 {
+            // The key itself, and its millisecond up to the key.
+            let at = range(Bound::Included(&k[..]), Bound::Included(&k[..]));
+            let upto = range(Bound::Included(&k[..13]), Bound::Included(&k[..]));
+            assert!(built.might_match(&at) && decoded.might_match(&at) && decoded.might_match(&upto));
+            assert!(decoded.might_match(&point(k)));
+        }
+    }
+}

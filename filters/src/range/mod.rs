@@ -53,6 +53,8 @@ pub mod keymap;
 mod keys;
 pub mod memento;
 mod scan_fit;
+#[cfg(feature = "std")]
+mod scan_sample;
 
 pub use grafite::{GrafiteRange, GrafiteRangeView};
 pub use keyed::KeyRangeFilter;
@@ -60,6 +62,8 @@ pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};
 pub use memento::{MementoFilter, MementoOptions};
 pub use scan_fit::{fit_to_scans, ScanFit, ScanRange};
+#[cfg(feature = "std")]
+pub use scan_sample::{SampledScans, ScanSample, MAX_SAMPLED_BOUND};
 
 /// Query side of every range filter: "may some key lie in `lo..=hi`?"
 ///

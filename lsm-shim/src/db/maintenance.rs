@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::tables::{built_filters, open_table, record, write_memtable};
+use super::tables::{built_filters, open_table, record, write_memtable, Flush};
 use super::{Db, Writer};
 use crate::compaction::{self, Compaction, Merger};
 use crate::error::{Error, Result};
@@ -201,16 +201,13 @@ impl Db {
             new_wal_number,
         )?;
         let number = w.next_number();
-        let summary = write_memtable(
-            &*self.env,
-            &self.dir,
-            &self.opts,
+        let flush = Flush {
             number,
-            &r.mem,
-            &version,
-            &self.stats,
-            self.scans.snapshot(),
-        )?;
+            mem: &r.mem,
+            version: &version,
+            scans: self.scans.snapshot(),
+        };
+        let summary = write_memtable(&*self.env, &self.dir, &self.opts, &self.stats, flush)?;
         drop(r);
         let run = w.next_number();
         let rec = record(&summary, 0, run);

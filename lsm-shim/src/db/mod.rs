@@ -35,7 +35,6 @@ use crate::error::{Error, Result};
 use crate::manifest::{ManifestState, ManifestWriter};
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::scan_sample::ScanSample;
 use crate::sstable::{Caches, Table};
 use crate::stats::Counters;
 use crate::value::index::{ValueIndex, ValueSnapshot};
@@ -119,8 +118,8 @@ pub struct Db {
     /// partitions (`Options::filter_cache_bytes`), shared by every table.
     caches: Caches,
     /// The latest bounded scans, which the tables written next fit their
-    /// range filters to (`scan_sample.rs`).
-    scans: ScanSample,
+    /// range filters to ([`amq::range::fit_to_scans`]).
+    scans: amq::range::ScanSample,
     _lock: Box<dyn Send + Sync>,
 }
 

@@ -5,15 +5,16 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use super::tables::{open_table, record, write_memtable};
+use super::tables::{open_table, record, write_memtable, Flush};
 use super::{Db, ReadState, Writer};
+use amq::range::SampledScans;
+
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::filenames::{self, FileKind};
 use crate::manifest::{self, ManifestState};
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::scan_sample::ScanSample;
 use crate::sstable::Caches;
 use crate::stats::{add, inc, Counters};
 use crate::value::index::ValueIndex;
@@ -134,7 +135,13 @@ impl Db {
             let version = Version::build(&records, opts.compaction.max_levels());
             let number = state.new_file_number();
             // No scan yet: the recovered table keeps the full resolution.
-            let summary = write_memtable(&*env, &dir, &opts, number, &mem, &version, &stats, Arc::from([]))?;
+            let flush = Flush {
+                number,
+                mem: &mem,
+                version: &version,
+                scans: SampledScans::default(),
+            };
+            let summary = write_memtable(&*env, &dir, &opts, &stats, flush)?;
             let rec = record(&summary, 0, state.new_file_number());
             tables.insert(
                 rec.number,
@@ -189,7 +196,7 @@ impl Db {
             stats,
             value_counters,
             caches,
-            scans: ScanSample::new(opts.range_fit_scans),
+            scans: amq::range::ScanSample::new(opts.range_fit_scans),
             opts,
             _lock: lock,
         })

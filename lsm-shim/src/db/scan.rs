@@ -209,7 +209,7 @@ impl Db {
     /// prefix of the store's extractor that starts `lo` and every key in the
     /// range.
     fn scan_bounds(&self, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, prefix: Option<usize>) -> Scan {
-        self.scans.record(&lo, &hi);
+        self.scans.record(bound_ref(&lo), bound_ref(&hi));
         let (mem, version) = {
             let r = self.read_state();
             (

@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use amq::range::SampledScans;
+
 use crate::env::Env;
 use crate::error::Result;
 use crate::filenames;
@@ -12,7 +14,6 @@ use crate::manifest::TableRecord;
 use crate::memtable::MemTable;
 use crate::monkey::{Built, LevelShape};
 use crate::options::Options;
-use crate::scan_sample::OwnedScan;
 use crate::sstable::{Caches, Table, TableSummary, TableWriter};
 use crate::stats::{add, inc, Counters};
 use crate::version::Version;
@@ -34,17 +35,29 @@ pub(super) fn built_filters(version: &Version, leaving: &[u64]) -> Vec<Built> {
         .collect()
 }
 
-/// Writes `mem` as a level-0 table (synced).
+/// A memtable to write as level-0 table `number` of the tree `version`, its
+/// range filter fitted to `scans`, the store's latest bounded scans.
+pub(super) struct Flush<'a> {
+    pub number: u64,
+    pub mem: &'a MemTable,
+    pub version: &'a Version,
+    pub scans: SampledScans,
+}
+
+/// Writes `flush.mem` as a level-0 table (synced).
 pub(super) fn write_memtable(
     env: &dyn Env,
     dir: &Path,
     opts: &Options,
-    number: u64,
-    mem: &MemTable,
-    version: &Version,
     stats: &Counters,
-    scans: Arc<[OwnedScan]>,
+    flush: Flush<'_>,
 ) -> Result<TableSummary> {
+    let Flush {
+        number,
+        mem,
+        version,
+        scans,
+    } = flush;
     let path = dir.join(filenames::table(number));
     // The tree as it will be with this table in level 0.
     let mut shapes: Vec<LevelShape> = version.levels.iter().map(|l| l.shape()).collect();

@@ -4,12 +4,9 @@
 //! their `u64`s, and the block that holds both map and filter
 //! (`range_filter.rs` has its format and reads it).
 
-use std::sync::Arc;
-
-use amq::range::{fit_to_scans, key_to_u64, KeyMap, KeyMapBuilder, RangeSizing};
+use amq::range::{fit_to_scans, key_to_u64, KeyMap, KeyMapBuilder, RangeSizing, SampledScans};
 
 use super::range_filter::width_shift;
-use crate::scan_sample::{as_ranges, OwnedScan};
 
 /// A table's keys as its range filter takes them (see the module docs).
 #[derive(Debug, Default)]
@@ -20,7 +17,7 @@ pub(crate) struct RangeKeys {
     ends: Vec<usize>,
     map: KeyMapBuilder,
     /// The store's latest scans, which the map is fitted to.
-    scans: Arc<[OwnedScan]>,
+    scans: SampledScans,
 }
 
 /// What a table's range filter is built from.
@@ -43,7 +40,7 @@ pub(crate) struct MappedKeys {
 
 impl RangeKeys {
     /// No keys yet; the map will be fitted to `scans`.
-    pub(crate) fn new(scans: Arc<[OwnedScan]>) -> Self {
+    pub(crate) fn new(scans: SampledScans) -> Self {
         RangeKeys {
             scans,
             ..RangeKeys::default()
@@ -102,8 +99,8 @@ impl RangeKeys {
             distinct_keys: self.ends.len() as u64,
             sizing,
         };
-        if top8.is_none() && !self.scans.is_empty() {
-            mapped.fit(&self.scans);
+        if top8.is_none() {
+            mapped.fit(&self.scans.ranges());
         }
         mapped
     }
@@ -112,8 +109,8 @@ impl RangeKeys {
 impl MappedKeys {
     /// Coarsens the map where `scans` gain by it (key map 1 tables are
     /// random binary keys, whose scans would not).
-    fn fit(&mut self, scans: &[OwnedScan]) {
-        let fit = fit_to_scans(&self.map, &self.codes, &as_ranges(scans), self.sizing);
+    fn fit(&mut self, scans: &[amq::range::ScanRange<'_>]) {
+        let fit = fit_to_scans(&self.map, &self.codes, scans, self.sizing);
         if fit.shift == 0 {
             return;
         }

@@ -11,9 +11,9 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
+use amq::range::SampledScans;
 use amq::{hash_key, HashScheme, KeyHash};
 
 use super::partitions::{self, Cutter, Partition};
@@ -29,7 +29,6 @@ use crate::error::{Error, Result};
 use crate::memtable::Entry;
 use crate::options::Options;
 use crate::policy::{LevelFilter, LevelRangeFilter};
-use crate::scan_sample::OwnedScan;
 use crate::value_filter::ValueFilterBuilder;
 
 /// What a finished table holds, for the manifest.
@@ -86,7 +85,7 @@ impl TableWriter {
         opts: &Options,
         filter: LevelFilter,
         range_filter: LevelRangeFilter,
-        scans: Arc<[OwnedScan]>,
+        scans: SampledScans,
     ) -> Result<Self> {
         let file = env.create(&path).map_err(Error::io("create table", &path))?;
         let has_filter = matches!(filter, LevelFilter::Filter { .. });
