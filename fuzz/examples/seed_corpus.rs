@@ -180,10 +180,23 @@ fn main() {
     fs::create_dir_all(&dir).unwrap();
     for (name, keys) in key_sets() {
         let bytes = KeyMap::from_keys(keys.iter().map(Vec::as_slice)).to_bytes();
-        assert_eq!(bytes[4] == 2, name == "random-ids", "{name}: a run where one is meant");
+        assert_eq!(
+            bytes[4] == 2,
+            name == "random-ids",
+            "{name}: a run where one is meant"
+        );
         let mut input = vec![0u8];
         input.extend_from_slice(&bytes);
         fs::write(dir.join(format!("KeyMap-{name}-{}", bytes.len())), &input).unwrap();
+        // The same map coarsened (version 3, as fit_to_scans writes it).
+        let map = KeyMap::from_keys(keys.iter().map(Vec::as_slice));
+        if let Ok(coarse) = map.coarsened(9) {
+            let bytes = coarse.to_bytes();
+            assert_eq!(bytes[4], 3, "{name}: a coarsened map is version 3");
+            let mut input = vec![0u8];
+            input.extend_from_slice(&bytes);
+            fs::write(dir.join(format!("KeyMap-{name}-shift9-{}", bytes.len())), &input).unwrap();
+        }
     }
     println!("seed corpus written under {}", root.display());
 }

@@ -55,10 +55,12 @@ pub fn effective_bytes(data: &[u8]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The smallest key of a map's (valid) bytes.
+/// The smallest key of a map's (valid) bytes: after the shift byte in
+/// version 3.
 fn first_key(bytes: &[u8]) -> &[u8] {
-    let len = u32::from_le_bytes([bytes[6], bytes[7], bytes[8], bytes[9]]) as usize;
-    &bytes[HEAD..HEAD + len]
+    let at = if bytes[4] == 3 { 7 } else { 6 };
+    let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]) as usize;
+    &bytes[at + 4..at + 4 + len]
 }
 
 /// Byte strings to ask a map about: around its smallest key (cut, extended,
@@ -96,7 +98,9 @@ pub fn check_decoded(map: &KeyMap, bytes: &[u8]) {
     assert_eq!(map.to_bytes(), bytes, "decoding is not faithful");
     let bits = map.bits();
     assert!((0.0..=64.0 + 1e-9).contains(&bits), "bits {bits}");
-    assert_eq!(map.is_exact(), bytes[5] & 1 == 0);
+    // Exact: neither truncated nor coarsened.
+    assert_eq!(map.is_exact(), bytes[5] & 1 == 0 && bytes[4] != 3);
+    assert_eq!(map.shift(), if bytes[4] == 3 { u32::from(bytes[6]) } else { 0 });
     let first = first_key(bytes);
     let code = map.map(first);
     match map.range_inclusive(first, first) {

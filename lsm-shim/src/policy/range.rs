@@ -131,13 +131,19 @@ impl LevelRangeFilter {
 /// width in keys is its width in integers. Only keys whose differences
 /// need more than 64 bits share integers (false positives, never a wrong
 /// row). A scan over a whole absent prefix is far wider than any key gap:
-/// configure a prefix extractor for that, beside the range filter.
+/// configure a prefix extractor for that, beside the range filter. Scans
+/// wider than the gaps between keys (a millisecond window over UUIDv7 ids,
+/// whose random bits make a millisecond `2^74` integers) are served by
+/// fitting: each new table coarsens its integers to the store's latest
+/// bounded scans where that passes fewer of them at the same memory
+/// ([`Options::range_fit_scans`](crate::Options::range_fit_scans)).
 ///
 /// **How to see it work** ([`Db::stats`](crate::Db::stats)):
 /// `range_probes` and `range_negatives` (tables skipped),
 /// `range_false_positives` (the measured FPR), and per level
 /// `range_tables_collapsing` / `range_keys_collapsed` (keys past 64 bits
-/// of differences) and `range_filter_bytes`; `range_filters_not_built`
+/// of differences), `range_tables_coarsened` (tables fitted to scans) and
+/// `range_filter_bytes`; `range_filters_not_built`
 /// counts tables an `Fpr` sizing could not be built for at their size
 /// (written without one; writes go on). `Db::open` refuses sizings the
 /// filter can never build.

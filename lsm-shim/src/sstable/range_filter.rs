@@ -19,6 +19,10 @@
 //! no key's bytes reach) skips the table without a probe. Where the keys'
 //! differences need more than 64 bits, keys that differ only past them
 //! share a `u64`: false positives, counted in `Stats`, never a wrong answer.
+//! A table written after bounded scans may keep its map coarsened
+//! ([`KeyMap::coarsened`], chosen by [`amq::range::fit_to_scans`] from the
+//! store's latest scans): neighbouring keys may then share a `u64`, and a
+//! wide scan is a short interval of them. The key map's own bytes say so.
 //!
 //! Key map 1 is [`amq::range::key_to_u64`] past the table's common prefix
 //! (the bytes its smallest and largest keys share), shifted right where
