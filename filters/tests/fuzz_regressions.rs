@@ -7,6 +7,7 @@
 //! |------|---------------|
 //! | `decode_any-forged-count`, `decode_counting_bloom-forged-count` | a re-sealed counting Bloom frame with a key count of `u64::MAX`: decoded, then `insert` overflowed (a panic with overflow checks, a silent wrap to 0 and `expected_fpr() == 0` without). Counts are now validated on decode and saturate. |
 //! | (in `tests/expanding.rs` and `tests/memento.rs`: `a_forged_key_count_at_the_limit_refuses_inserts`) | `decode_expanding`: a re-sealed expanding quotient filter frame with a key count of `u64::MAX` (keys may outnumber entries, so the decoder accepts it); the insert after decoding overflowed the count. Inserts now return `Full` there, and a merge whose counts would overflow too. |
+//! | `decode_key_map-digit-reserve` (its heap in `tests/heap_size.rs`) | `decode_key_map`: a key map frame of 73 bytes claiming 51 digits; the decoder reserved room for all of them (4.9 KB) before reading the first, which it refused. It now reserves only what the bytes left can hold. |
 //! | (inline: `ops_ribbon_more_keys_than_slots`) | `ops_ribbon`: a two-line Ribbon of 74 distinct keys sized to one line of 73 slots, which solved (the surplus row reduced to zero with zero result bits) and wrote a frame its decoder rejects as "more keys than slots". Shards now never get fewer slots than keys. |
 
 use std::fs;
@@ -15,6 +16,10 @@ use std::path::Path;
 use amq::{hash_key, AnyFilter, Filter, Insert, KeyHash};
 
 fn replay(bytes: &[u8]) {
+    if let Ok(map) = amq::range::KeyMap::from_bytes(bytes) {
+        assert_eq!(map.to_bytes(), bytes);
+        let _ = map.range(std::ops::Bound::Unbounded, std::ops::Bound::Included(b"\xff"));
+    }
     let Ok(any) = AnyFilter::from_bytes(bytes) else {
         return;
     };

@@ -1,5 +1,6 @@
 //! `size_in_bytes` is every heap byte a filter holds: measured with a
-//! counting allocator, for every kind, built and decoded.
+//! counting allocator, for every kind, built and decoded; and decoding a
+//! key map takes no more heap than its bytes imply.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -17,11 +18,24 @@ struct Counting;
 
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
 fn add(delta: isize) {
     // `try_with`: the count is gone while the thread exits; nothing to do then.
-    let _ = LIVE.try_with(|c| c.set(c.get() + delta));
+    let _ = LIVE.try_with(|c| {
+        c.set(c.get() + delta);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(c.get())));
+    });
+}
+
+/// What `make` returns, and the most heap it held at once above what was
+/// live before it.
+fn peak<T>(make: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let value = make();
+    (value, (PEAK.with(Cell::get) - before) as usize)
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments,
@@ -242,4 +256,46 @@ fn size_in_bytes_is_the_heap_held_by_every_kind() {
         || Ribbon::build_with(&keys, &tight).unwrap(),
         |b| Ribbon::from_bytes(b).unwrap(),
     );
+}
+
+/// A key map frame claiming 51 digits in 73 bytes (the `decode_key_map`
+/// fuzzer's find, `tests/fuzz_regressions/decode_key_map-digit-reserve`):
+/// the decoder reserved room for every digit claimed before reading one.
+/// It reserves only what the bytes left can hold; every valid key map
+/// decodes within the same bound.
+#[test]
+fn a_key_map_claiming_digits_its_bytes_cannot_hold_reserves_no_room_for_them() {
+    use amq::range::KeyMap;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fuzz_regressions/decode_key_map-digit-reserve"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let (decoded, most) = peak(|| KeyMap::from_bytes(&bytes));
+    assert!(decoded.is_err());
+    assert!(
+        most <= 4 * bytes.len() + 1024,
+        "{most} bytes to refuse {} bytes",
+        bytes.len()
+    );
+    let ids: Vec<Vec<u8>> = (0..300u64)
+        .flat_map(|a| {
+            (0..4u64).map(move |b| [amq::hash::remix(a, 1).to_be_bytes(), b.to_be_bytes()].concat())
+        })
+        .collect();
+    for keys in [
+        ids,
+        (0..1_000u64)
+            .map(|i| format!("t{:06}:{:08}", i % 7, i).into_bytes())
+            .collect(),
+    ] {
+        let bytes = KeyMap::from_keys(keys.iter().map(Vec::as_slice)).to_bytes();
+        let (decoded, most) = peak(|| KeyMap::from_bytes(&bytes).unwrap());
+        assert!(
+            most <= 5 * bytes.len() + 64 * 256,
+            "{most} bytes to decode {} bytes",
+            bytes.len()
+        );
+        drop(decoded);
+    }
 }

@@ -153,7 +153,10 @@ impl KeyMap {
         if count > MAX_DIGITS || (version == VERSION_1 && r.remaining() != count * 48) {
             return Err(bad("key map digit count"));
         }
-        let mut digits = Vec::with_capacity(count);
+        // No room is reserved for digits the bytes left cannot hold (a
+        // tagged digit takes at least 17 bytes: a run of an empty and a
+        // one-byte value).
+        let mut digits = Vec::with_capacity(count.min(r.remaining() / 17));
         let mut room: u128 = 1 << 64;
         for i in 0..count {
             let pos = r.u32()? as usize;
