@@ -428,10 +428,13 @@ fn range_filters_rule_out_empty_ranges() {
     assert!(passed < 5_000 / 20, "{passed} of 5000 empty windows let through");
 }
 
+/// Empty ranges, each its inclusive low and exclusive high bound.
+type Windows = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// `events/` + a UUIDv7-like id: 48-bit milliseconds (bursts of keys in
 /// one millisecond, quiet gaps of 3–60 ms between them), then 10 random
 /// bytes. The windows: one per gap, `[t + 1 ms, next − 1 ms)`, empty.
-fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Vec<(Vec<u8>, Vec<u8>)>) {
+fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Windows) {
     let mut next = move || {
         *rng ^= *rng << 13;
         *rng ^= *rng >> 7;
