@@ -27,8 +27,10 @@
 //! key when it lies within `2^s` codes of it, which a sample of a few
 //! hundred ranges shows for large shifts only: below the distance of the
 //! sample's 8th nearest range to a key, `d₈`, the share of ranges nearer
-//! than `2^s` is taken to fall linearly, `8 · 2^s / d₈` of them (a density
-//! of ranges that is smooth near the keys), where the sample shows fewer.
+//! than `2^s` is taken to fall linearly, `8 · (2^s − 1) / d₈` of them (a
+//! density of ranges that is smooth near the keys; none at full
+//! resolution, where no range shares a key's code), where the sample
+//! shows fewer.
 //! The least wins, if it passes fewer ranges than the full resolution by
 //! at least one range and 10%; otherwise the map is kept as it is. Ranges
 //! that hold a key of the table count at no shift.
@@ -198,7 +200,7 @@ pub fn fit_to_scans(map: &KeyMap, codes: &[u64], scans: &[ScanRange<'_>], sizing
             }
         }
         // Ranges nearer to a key than the sample resolves (module docs).
-        let near = libm::ldexp(TAIL as f64, s as i32) / tail_distance;
+        let near = TAIL as f64 * (libm::ldexp(1.0, s as i32) - 1.0) / tail_distance;
         let passed = passed + libm::fmax(shared, libm::fmin(near, k as f64));
         if s == 0 {
             full = passed;
