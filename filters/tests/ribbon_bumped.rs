@@ -199,6 +199,29 @@ fn bumped_golden_bytes() {
     }
 }
 
+/// Bumped frames of 10,000 keys as an earlier build wrote them (each
+/// layout): they decode, find every key, view and re-encode to themselves,
+/// whatever solution today's banding would find for the same keys.
+#[test]
+fn bumped_frames_written_before_still_decode() {
+    let ks = keys(10_000, 3);
+    for (name, bytes) in [
+        ("two-line", &include_bytes!("golden/ribbon-bumped-two-line.bin")[..]),
+        ("blocked", &include_bytes!("golden/ribbon-bumped-blocked.bin")[..]),
+    ] {
+        let f = Ribbon::from_bytes(bytes).unwrap();
+        assert!(f.is_bumped_layout(), "{name}");
+        assert_eq!(f.is_two_line_layout(), name == "two-line");
+        assert_eq!(f.num_keys(), ks.len());
+        assert!(ks.iter().all(|&h| f.contains_hash(h)), "{name}");
+        assert_eq!(f.to_bytes(), bytes, "{name}");
+        let view = RibbonView::new(bytes).unwrap();
+        assert!(ks.iter().all(|&h| view.contains_hash(h)), "{name}");
+        let fpr = absent_fpr(&f, 200_000);
+        assert!((fpr / f.expected_fpr() - 1.0).abs() < 0.25, "{name}: {fpr}");
+    }
+}
+
 /// Offsets in a bumped frame: a 20-byte header, then the parameters.
 const KEYS: usize = 20;
 const SHARDS: usize = 28;
