@@ -206,7 +206,10 @@ fn bumped_golden_bytes() {
 fn bumped_frames_written_before_still_decode() {
     let ks = keys(10_000, 3);
     for (name, bytes) in [
-        ("two-line", &include_bytes!("golden/ribbon-bumped-two-line.bin")[..]),
+        (
+            "two-line",
+            &include_bytes!("golden/ribbon-bumped-two-line.bin")[..],
+        ),
         ("blocked", &include_bytes!("golden/ribbon-bumped-blocked.bin")[..]),
     ] {
         let f = Ribbon::from_bytes(bytes).unwrap();

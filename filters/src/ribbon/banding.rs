@@ -73,7 +73,9 @@ impl Banding {
     ///
     /// The caller guarantees every coefficient bit lies inside the system
     /// (`start + 127 < num_slots`); then every slot the walk visits does too,
-    /// because the walk only moves to bits that are set.
+    /// because the walk only moves to bits that are set. (Construction adds
+    /// rows through [`add_all`](Self::add_all) or [`add_where`](Self::add_where).)
+    #[cfg(test)]
     pub(crate) fn add(&mut self, mut row: Row) -> Added {
         loop {
             if let Some(done) = self.step(&mut row) {
@@ -93,32 +95,59 @@ impl Banding {
     /// run out, the other walks finish one at a time. (Keeping four
     /// `Option<Row>` lanes to the end and testing each per step measured
     /// slower.)
-    pub(crate) fn add_all(&mut self, mut rows: impl Iterator<Item = Row>) -> bool {
+    pub(crate) fn add_all(&mut self, rows: impl Iterator<Item = Row>) -> bool {
+        self.add_all_noting(rows, &mut |_| {})
+    }
+
+    /// [`add_all`](Self::add_all), calling `stored(slot)` for each row it
+    /// stores. On a contradiction it stops at once: the walks still in
+    /// flight have stored nothing, so the slots noted are every change made
+    /// to the system, and clearing them (in any order: the rows stored
+    /// before the call were never modified) restores it.
+    pub(crate) fn add_all_noting(
+        &mut self,
+        mut rows: impl Iterator<Item = Row>,
+        stored: &mut impl FnMut(usize),
+    ) -> bool {
         let first = [rows.next(), rows.next(), rows.next(), rows.next()];
         let [Some(a), Some(b), Some(c), Some(d)] = first else {
             // Fewer than four rows: no walks to overlap.
             return first
                 .into_iter()
                 .flatten()
-                .all(|row| self.add(row) != Added::Contradiction);
+                .all(|row| self.add_noting(row, stored));
         };
         let mut lanes = [a, b, c, d];
         // The lanes by constant index, not a loop over `lanes`: with a loop
         // the compiler kept the walks on the stack in some callers, and
         // construction took 20% longer (measured at 1M and 3M keys).
         loop {
-            if let Some(done) = self.advance(&mut lanes, 0, &mut rows) {
+            if let Some(done) = self.advance(&mut lanes, 0, &mut rows, stored) {
                 return done;
             }
-            if let Some(done) = self.advance(&mut lanes, 1, &mut rows) {
+            if let Some(done) = self.advance(&mut lanes, 1, &mut rows, stored) {
                 return done;
             }
-            if let Some(done) = self.advance(&mut lanes, 2, &mut rows) {
+            if let Some(done) = self.advance(&mut lanes, 2, &mut rows, stored) {
                 return done;
             }
-            if let Some(done) = self.advance(&mut lanes, 3, &mut rows) {
+            if let Some(done) = self.advance(&mut lanes, 3, &mut rows, stored) {
                 return done;
             }
+        }
+    }
+
+    /// [`add`](Self::add), noting the slot where the row is stored; `false`
+    /// at a contradiction.
+    #[inline(always)]
+    fn add_noting(&mut self, row: Row, stored: &mut impl FnMut(usize)) -> bool {
+        match self.add_where(row) {
+            Ok(Some(slot)) => {
+                stored(slot);
+                true
+            }
+            Ok(None) => true,
+            Err(()) => false,
         }
     }
 
@@ -132,21 +161,27 @@ impl Banding {
         lanes: &mut [Row; 4],
         i: usize,
         rows: &mut impl Iterator<Item = Row>,
+        stored: &mut impl FnMut(usize),
     ) -> Option<bool> {
         match self.step(&mut lanes[i]) {
             None => None,
             Some(Added::Contradiction) => Some(false),
-            Some(_) => match rows.next() {
-                Some(row) => {
-                    lanes[i] = row;
-                    None
+            Some(added) => {
+                if added == Added::Stored {
+                    stored(lanes[i].start);
                 }
-                None => Some(
-                    (0..lanes.len())
-                        .filter(|&j| j != i)
-                        .all(|j| self.add(lanes[j]) != Added::Contradiction),
-                ),
-            },
+                match rows.next() {
+                    Some(row) => {
+                        lanes[i] = row;
+                        None
+                    }
+                    None => Some(
+                        (0..lanes.len())
+                            .filter(|&j| j != i)
+                            .all(|j| self.add_noting(lanes[j], stored)),
+                    ),
+                }
+            }
         }
     }
 
@@ -245,5 +280,54 @@ mod tests {
         let mut dup = Banding::new(512).unwrap();
         assert!(dup.add_all([row(3, 0b11, 1), row(3, 0b11, 1), row(4, 1, 1)].into_iter()));
         assert!(!dup.add_all([row(3, 0b11, 0)].into_iter()));
+    }
+
+    /// The slots `add_all_noting` notes are exactly the ones it filled, and
+    /// clearing them after a contradiction leaves the system as it was.
+    #[test]
+    fn noted_slots_are_every_change_and_clearing_them_undoes_the_call() {
+        let rows = |salt: u64, n: u64| -> Vec<Row> {
+            (0..n)
+                .map(|i| {
+                    let a = crate::hash::remix(i, salt);
+                    row(
+                        (a % 400) as usize,
+                        (a as u128) << 64 | (a.rotate_left(9) as u128) | 1,
+                        (a >> 40) as u32 & 3,
+                    )
+                })
+                .collect()
+        };
+        let snapshot = |b: &Banding| (0..528).map(|i| b.row_at(i)).collect::<Vec<_>>();
+        let mut b = Banding::new(528).unwrap();
+        assert!(b.add_all(rows(5, 200).into_iter()));
+        let before = snapshot(&b);
+        // A batch that fits: the noted slots are the newly filled ones.
+        let mut noted = Vec::new();
+        let more = rows(6, 100);
+        let ok = b.add_all_noting(more.iter().copied(), &mut |s| noted.push(s));
+        assert!(ok);
+        let after = snapshot(&b);
+        let mut changed: Vec<usize> = (0..528).filter(|&i| before[i] != after[i]).collect();
+        noted.sort_unstable();
+        changed.sort_unstable();
+        assert_eq!(noted, changed);
+        assert!(noted.iter().all(|&i| before[i] == (0, 0)));
+        // Batches that contradict (a row twice with another result): undone.
+        let mut undone = 0;
+        for salt in 7..40 {
+            let before = snapshot(&b);
+            let mut batch = rows(salt, 60);
+            let mut twin = batch[30];
+            twin.result ^= 1;
+            batch.insert(45, twin);
+            let mut noted = Vec::new();
+            if !b.add_all_noting(batch.into_iter(), &mut |s| noted.push(s)) {
+                noted.iter().for_each(|&s| b.clear(s));
+                assert_eq!(snapshot(&b), before, "salt {salt}");
+                undone += 1;
+            }
+        }
+        assert!(undone > 25, "{undone}");
     }
 }

@@ -42,6 +42,9 @@ use crate::{Error, KeyHash};
 const BUCKETS: Buckets = Buckets {
     slots: LINE_SLOTS,
     thresholds: LAYER_THRESHOLDS,
+    // A line's 77 keys walk a few 64-bit steps each, and one bucket in five
+    // bumps: overlapped walks, redone buckets included, measured no faster.
+    overlap: false,
 };
 
 /// Builds a bumped two-line filter of the `n` hashes `source` yields: the
