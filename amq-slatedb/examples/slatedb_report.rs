@@ -9,8 +9,9 @@
 //!    time per absent `get` (everything cached), and key hashes per `get`.
 //! 3. **Scans**: prefix scans of absent prefixes and scans of empty ranges
 //!    inside a present prefix, over 64 tables of composite `t{tenant}:{row}`
-//!    and decimal `ev:{t:020}` keys: the share of tables skipped, and wall
-//!    time per scan when every read costs 10 ms.
+//!    and decimal `ev:{t:020}` keys, and time windows over `events/{UUIDv7}`
+//!    keys: the share of tables skipped, and wall time per scan when every
+//!    read costs 10 ms.
 //!
 //! ```text
 //! cargo run --release -p amq-slatedb --example slatedb_report -- [--keys 2000] [--gets 45000] [--scans 30]
@@ -386,7 +387,8 @@ async fn main() {
     type KeyFn = Box<dyn Fn(u64) -> Vec<u8>>;
     type ScanFn = Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>;
     let total = 64 * args.keys as u64;
-    let shapes: [(&str, KeyFn, &str, ScanFn); 3] = [
+    let (uuid_key, uuid_window) = uuid_v7(total as usize, 5);
+    let shapes: [(&str, KeyFn, &str, ScanFn); 4] = [
         (
             "t{tenant}:{row}",
             Box::new(composite),
@@ -418,8 +420,25 @@ async fn main() {
                 )
             }),
         ),
+        ("events/{UUIDv7}", uuid_key, "empty 5 ms window", uuid_window),
     ];
     for (shape, key_of, scan_name, scan_of) in &shapes {
+        // The range policy fits new tables to the ranges it was asked: a
+        // store of two tables is asked 256 scans like the measured ones
+        // before the measured tables are written.
+        let range = RangeFilterPolicy::new(RangeSizing::BitsPerKey(16.0)).unwrap();
+        {
+            let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+            let metrics = Arc::new(DefaultMetricsRecorder::new());
+            let policies: Vec<Arc<dyn FilterPolicy>> = vec![Arc::new(range.clone())];
+            let cache = Arc::new(MapCache::filters_only());
+            let db = tables(&store, policies, cache, &metrics, 2, key_of, args.keys).await;
+            for s in 0..256 {
+                let (lo, hi) = scan_of(1_000_000 + s);
+                scan(&db, &lo, &hi).await;
+            }
+            db.close().await.unwrap();
+        }
         let candidates: [(&str, Vec<Arc<dyn FilterPolicy>>); 3] = [
             ("none", vec![]),
             (
@@ -431,7 +450,7 @@ async fn main() {
             (
                 "amq range (16 bits/key) + amq prefix",
                 vec![
-                    Arc::new(RangeFilterPolicy::new(RangeSizing::BitsPerKey(16.0)).unwrap()),
+                    Arc::new(range.clone()),
                     Arc::new(
                         PrefixFilterPolicy::new(
                             Extractor::slatedb(Arc::new(Colon)),
@@ -483,6 +502,54 @@ async fn main() {
             );
         }
     }
+}
+
+/// `events/` and a UUIDv7-like id (48-bit milliseconds, then 80 random
+/// bits), `n` events in bursts of 1 to 40 within two milliseconds and quiet
+/// gaps of 3 to 122 ms: key `i` in time order, and scans of `window` whole
+/// milliseconds strictly inside a gap.
+fn uuid_v7(
+    n: usize,
+    window: u64,
+) -> (
+    Box<dyn Fn(u64) -> Vec<u8>>,
+    Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>,
+) {
+    let mix = |x: u64, salt: u64| {
+        let mut z = x ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut events: Vec<(u64, u64)> = Vec::with_capacity(n);
+    let (mut ms, mut i) = (1_700_000_000_000u64, 0u64);
+    while events.len() < n {
+        for _ in 0..1 + mix(i, 1) % 40 {
+            events.push((ms + mix(i, 2) % 2, mix(i, 3)));
+            i += 1;
+        }
+        ms += 3 + mix(i, 4) % 120;
+    }
+    events.truncate(n);
+    events.sort_unstable();
+    let events = Arc::new(events);
+    let at = |ms: u64| [&b"events/"[..], &ms.to_be_bytes()[2..]].concat();
+    let keys = Arc::clone(&events);
+    let key = move |i: u64| {
+        let (ms, r) = keys[i as usize];
+        [&at(ms)[..], &r.to_be_bytes(), &mix(r, 9).to_be_bytes()[..2]].concat()
+    };
+    let scan = move |s: u64| {
+        // The first gap wide enough at or after a random event.
+        let mut e = (mix(s, 5) % (events.len() as u64 - 1)) as usize;
+        while events[e + 1].0 <= events[e].0 + window + 1 {
+            e = (e + 1) % (events.len() - 1);
+        }
+        let (t0, t1) = (events[e].0, events[e + 1].0);
+        let from = t0 + 1 + (t1 - t0 - window - 1) / 2;
+        (at(from), at(from + window))
+    };
+    (Box::new(key), Box::new(scan))
 }
 
 /// Tables skipped and asked by scan filters, over both target kinds.
