@@ -384,8 +384,6 @@ async fn main() {
     let tenants = 100u64;
     let composite = move |i: u64| format!("t{:04}:{:08}", i % tenants, i / tenants * 10).into_bytes();
     let decimal = |i: u64| format!("ev:{:020}", 1_700_000_000_000_000_000u64 + i * 1_000).into_bytes();
-    type KeyFn = Box<dyn Fn(u64) -> Vec<u8>>;
-    type ScanFn = Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>;
     let total = 64 * args.keys as u64;
     let (uuid_key, uuid_window) = uuid_v7(total as usize, 5);
     let shapes: [(&str, KeyFn, &str, ScanFn); 4] = [
@@ -504,17 +502,17 @@ async fn main() {
     }
 }
 
+/// A shape's key `i`.
+type KeyFn = Box<dyn Fn(u64) -> Vec<u8>>;
+/// A shape's scan `s`: its bounds (`lo..hi`, or the prefix `lo` when `hi`
+/// is empty).
+type ScanFn = Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>;
+
 /// `events/` and a UUIDv7-like id (48-bit milliseconds, then 80 random
 /// bits), `n` events in bursts of 1 to 40 within two milliseconds and quiet
 /// gaps of 3 to 122 ms: key `i` in time order, and scans of `window` whole
 /// milliseconds strictly inside a gap.
-fn uuid_v7(
-    n: usize,
-    window: u64,
-) -> (
-    Box<dyn Fn(u64) -> Vec<u8>>,
-    Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>,
-) {
+fn uuid_v7(n: usize, window: u64) -> (KeyFn, ScanFn) {
     let mix = |x: u64, salt: u64| {
         let mut z = x ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
