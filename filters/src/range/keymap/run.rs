@@ -163,26 +163,37 @@ impl Run {
     pub(crate) fn rank(&self, key: &[u8], pos: usize) -> (bool, u64) {
         let seg = segment(key, pos, self.span);
         if self.is_short() {
-            let want = (padded(seg), seg.len() as u8);
-            return self.search(|i| (self.short[i], self.lens[i]).cmp(&want));
+            let (v, l) = (padded(seg), seg.len() as u8);
+            return self.search(
+                // `|` and `&`, not `||` and `&&`: no branch to mispredict.
+                |i| (self.short[i] < v) | ((self.short[i] == v) & (self.lens[i] < l)),
+                |i| (self.short[i] == v) & (self.lens[i] == l),
+            );
         }
-        self.search(|i| self.long_value(i).cmp(seg))
+        self.search(|i| self.long_value(i) < seg, |i| self.long_value(i) == seg)
     }
 
-    /// The binary search of `rank`, `order` comparing value `i` with the
-    /// one sought.
+    /// The binary search of `rank`: `below(i)` says value `i` sorts before
+    /// the one sought, `equal(i)` that it is the one. Halves the range a
+    /// fixed number of times without branching on the comparisons (a
+    /// conditional move each), so a scan asking many tables does not pay a
+    /// mispredicted branch per step; then the count of values below is
+    /// `base` or `base + 1`.
     #[inline(always)]
-    fn search(&self, order: impl Fn(usize) -> Ordering) -> (bool, u64) {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match order(mid) {
-                Ordering::Less => lo = mid + 1,
-                Ordering::Greater => hi = mid,
-                Ordering::Equal => return (true, mid as u64),
-            }
+    fn search(&self, below: impl Fn(usize) -> bool, equal: impl Fn(usize) -> bool) -> (bool, u64) {
+        let n = self.len();
+        if n == 0 {
+            return (false, 0);
         }
-        (false, lo as u64)
+        let (mut base, mut size) = (0, n);
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if below(mid) { mid } else { base };
+            size -= half;
+        }
+        let at = base + usize::from(below(base));
+        (at < n && equal(at), at as u64)
     }
 }
 
