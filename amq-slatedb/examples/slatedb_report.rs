@@ -513,12 +513,7 @@ type ScanFn = Box<dyn Fn(u64) -> (Vec<u8>, Vec<u8>)>;
 /// gaps of 3 to 122 ms: key `i` in time order, and scans of `window` whole
 /// milliseconds strictly inside a gap.
 fn uuid_v7(n: usize, window: u64) -> (KeyFn, ScanFn) {
-    let mix = |x: u64, salt: u64| {
-        let mut z = x ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mix = amq::hash::remix;
     let mut events: Vec<(u64, u64)> = Vec::with_capacity(n);
     let (mut ms, mut i) = (1_700_000_000_000u64, 0u64);
     while events.len() < n {
