@@ -137,8 +137,8 @@ impl Banding {
         }
     }
 
-    /// [`add`](Self::add), noting the slot where the row is stored; `false`
-    /// at a contradiction.
+    /// Adds `row` through [`add_where`](Self::add_where), noting the slot
+    /// where it is stored; `false` at a contradiction.
     #[inline(always)]
     fn add_noting(&mut self, row: Row, stored: &mut impl FnMut(usize)) -> bool {
         match self.add_where(row) {
