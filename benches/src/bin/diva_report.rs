@@ -26,7 +26,7 @@ use std::ops::Bound;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use amq::range::{GrafiteRange, KeyRangeFilter, RangeFilter, RangeSizing};
+use amq::range::{GrafiteRange, InfixRange, KeyRangeFilter, RangeFilter, RangeSizing};
 
 /// A workload: its keys and its queries' bounds with their answers.
 enum Workload {
@@ -156,6 +156,25 @@ fn run() -> Result<(), String> {
         let sizing = RangeSizing::BitsPerKey(bpk);
         match &w {
             Workload::Bytes { keys, queries } => {
+                let start = Instant::now();
+                let f = InfixRange::build(keys, sizing).map_err(|e| e.to_string())?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let (fp, empty, ns) = measure(runs, queries.len(), |i| {
+                    let (l, r, holds) = &queries[i];
+                    (
+                        f.may_contain_range(Bound::Included(l), Bound::Included(r)),
+                        *holds,
+                    )
+                });
+                print_row(
+                    &format!("InfixRange {bpk}"),
+                    f.size_in_bytes(),
+                    keys.len(),
+                    ms,
+                    fp,
+                    empty,
+                    ns,
+                );
                 let sample: Vec<_> = queries[..fit.min(queries.len())]
                     .iter()
                     .map(|(l, r, _)| (Bound::Included(&l[..]), Bound::Included(&r[..])))
@@ -210,10 +229,34 @@ fn run() -> Result<(), String> {
                     empty,
                     ns,
                 );
+                // The same keys big-endian, in the byte-key filters.
+                let be = |x: u64| x.to_be_bytes();
+                let bytes: Vec<[u8; 8]> = keys.iter().map(|&k| be(k)).collect();
+                let bounds: Vec<([u8; 8], [u8; 8])> =
+                    queries.iter().map(|&(l, r, _)| (be(l), be(r))).collect();
+                let start = Instant::now();
+                let f = InfixRange::build(&bytes, sizing).map_err(|e| e.to_string())?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let (fp, empty, ns) = measure(runs, queries.len(), |i| {
+                    let (l, r) = &bounds[i];
+                    (
+                        f.may_contain_range(Bound::Included(l), Bound::Included(r)),
+                        queries[i].2,
+                    )
+                });
+                print_row(
+                    &format!("InfixRange {bpk} of the big-endian keys"),
+                    f.size_in_bytes(),
+                    n,
+                    ms,
+                    fp,
+                    empty,
+                    ns,
+                );
                 if fit == 0 {
                     continue;
                 }
-                // The same keys big-endian, fitted to the first queries.
+                // Fitted to the first queries., fitted to the first queries.
                 let be = |x: u64| x.to_be_bytes();
                 let bytes: Vec<[u8; 8]> = keys.iter().map(|&k| be(k)).collect();
                 let bounds: Vec<([u8; 8], [u8; 8])> =

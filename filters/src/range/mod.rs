@@ -47,7 +47,9 @@ use alloc::vec::Vec;
 use crate::error::invalid;
 use crate::{Error, FilterKind};
 
+mod choose;
 pub mod grafite;
+pub mod infix;
 mod keyed;
 pub mod keymap;
 mod keys;
@@ -56,7 +58,9 @@ mod scan_fit;
 #[cfg(feature = "std")]
 mod scan_sample;
 
+pub use choose::infix_for_scans;
 pub use grafite::{GrafiteRange, GrafiteRangeView};
+pub use infix::InfixRange;
 pub use keyed::KeyRangeFilter;
 pub use keymap::{KeyMap, KeyMapBuilder};
 pub use keys::{common_prefix, key_to_u64};

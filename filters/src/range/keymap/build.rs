@@ -226,7 +226,7 @@ impl KeyMapBuilder {
 
 /// Each digit's weight (the product of the output radices after it) and
 /// the symbols before each word of its alphabet.
-pub(super) fn finish_digits(digits: &mut [Digit]) {
+pub(crate) fn finish_digits(digits: &mut [Digit]) {
     let mut w: u64 = 1;
     for d in digits.iter_mut().rev() {
         d.weight = w;

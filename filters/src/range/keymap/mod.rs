@@ -91,20 +91,21 @@ mod build;
 mod codec;
 mod run;
 
+pub(crate) use build::finish_digits;
 pub use build::KeyMapBuilder;
 
 /// The end-of-key symbol; byte `b` is symbol `b + 1`.
-const END: usize = 0;
+pub(crate) const END: usize = 0;
 
 /// The symbol of `key` at `pos`: its byte plus one, or [`END`] past its end.
 #[inline(always)]
-fn symbol(key: &[u8], pos: usize) -> usize {
+pub(crate) fn symbol(key: &[u8], pos: usize) -> usize {
     key.get(pos).map_or(END, |&b| usize::from(b) + 1)
 }
 
 /// A set of the 257 symbols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Alphabet([u64; 5]);
+pub(crate) struct Alphabet(pub(crate) [u64; 5]);
 
 impl Alphabet {
     #[inline(always)]
@@ -191,7 +192,7 @@ impl Digit {
     /// Whether symbol `s` is in the alphabet, and how many of its symbols
     /// are below `s`.
     #[inline(always)]
-    fn rank(&self, s: usize) -> (bool, u64) {
+    pub(crate) fn rank(&self, s: usize) -> (bool, u64) {
         if self.contiguous {
             let r = (s as u64).saturating_sub(u64::from(self.first_symbol));
             return (
@@ -622,7 +623,7 @@ pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 /// `key` against `first` over positions `from..to`, both padded with the
 /// end symbol (which is how slices compare: a shorter one sorts first).
 #[inline]
-fn compare_segment(key: &[u8], first: &[u8], from: usize, to: usize) -> Ordering {
+pub(crate) fn compare_segment(key: &[u8], first: &[u8], from: usize, to: usize) -> Ordering {
     fn cut(k: &[u8], from: usize, to: usize) -> &[u8] {
         let end = k.len().min(to);
         &k[from.min(end)..end]
