@@ -147,6 +147,13 @@ pub struct LevelStats {
     /// it drops low bits of the keys' codes, so wide empty ranges like
     /// those scans are ruled out and ranges just past a key are not.
     pub range_tables_coarsened: usize,
+    /// Tables whose range filter is an infix filter of their keys
+    /// ([`amq::range::InfixRange`]): their keys differ past 64 bits (an
+    /// e-mail address, a UUIDv7's random tail, two random ids), so the
+    /// filter reads each key as far as its neighbours need, and a range
+    /// inside a gap is ruled out whatever its width. Ranges right beside a
+    /// key pass it.
+    pub range_tables_infix: usize,
     /// Tables whose filter holds the prefixes of the store's extractor
     /// (and is trusted).
     pub prefix_tables: usize,
@@ -547,9 +554,11 @@ impl fmt::Display for Stats {
             (t + l.range_tables_collapsing, k + l.range_keys_collapsed)
         });
         let coarsened: usize = self.levels.iter().map(|l| l.range_tables_coarsened).sum();
+        let infix: usize = self.levels.iter().map(|l| l.range_tables_infix).sum();
         if self.range_probes + self.untrusted_range_filters + self.range_filters_not_built > 0
             || collapsing > 0
             || coarsened > 0
+            || infix > 0
         {
             write!(
                 f,
@@ -566,6 +575,9 @@ impl fmt::Display for Stats {
             }
             if coarsened > 0 {
                 write!(f, "; {coarsened} tables fitted to the latest scans")?;
+            }
+            if infix > 0 {
+                write!(f, "; {infix} tables of keys past 64 bits with infix filters")?;
             }
             writeln!(f)?;
         }

@@ -276,6 +276,103 @@ fn a_forged_range_filter_or_an_unknown_key_map_is_never_used() {
     assert_eq!(db.stats().range_probes, 0);
 }
 
+/// Key `i` of a table whose keys differ past 64 bits: one of seven
+/// accounts, then 16 random hexadecimal digits.
+fn account_key(i: u64) -> Vec<u8> {
+    format!("acct/{}/{:016x}", i % 7, amq::hash::remix(i, 4)).into_bytes()
+}
+
+/// One table of 600 such keys: its range filter is an infix filter.
+fn one_infix_table(env: &Arc<FaultEnv>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let db = Db::open(DIR, options(env, grafite(16.0))).unwrap();
+    for i in 0..600 {
+        db.put(account_key(i), format!("v{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.stats().levels[0].range_tables_infix, 1);
+    db.iter().map(|r| r.unwrap()).collect()
+}
+
+/// Scans of every key, of the ranges just beside it and of the middle of
+/// the gap after it (a point between two keys of one account) give the
+/// model's rows.
+fn infix_scans_are_right(db: &Db, model: &[(Vec<u8>, Vec<u8>)], what: &str) {
+    let rows = |lo: &[u8], hi: &[u8]| -> Vec<Vec<u8>> {
+        db.scan(lo.to_vec()..=hi.to_vec()).map(|r| r.unwrap().0).collect()
+    };
+    for (i, w) in model.windows(2).enumerate() {
+        let k = &w[0].0;
+        assert_eq!(rows(k, k), vec![k.clone()], "{what}: {i}");
+        let beside = [&k[..], &[0]].concat();
+        assert_eq!(rows(k, &beside), vec![k.clone()], "{what}: beside {i}");
+        let (a, b) = (&k[..7], &w[1].0[..7]);
+        let hex = |k: &[u8]| u64::from_str_radix(std::str::from_utf8(&k[7..]).unwrap(), 16).unwrap();
+        let (x, y) = (hex(k), hex(&w[1].0));
+        if a == b && y - x > 2 {
+            let mid = format!("{}{:016x}", std::str::from_utf8(a).unwrap(), x + (y - x) / 2).into_bytes();
+            assert!(rows(&mid, &mid).is_empty(), "{what}: after {i}");
+        }
+    }
+}
+
+/// An infix filter block (key map 4) with any byte flipped, or replaced by
+/// an infix filter of as many other keys under a valid checksum, is not
+/// used: every scan reads the table and gives the model's rows; a strict
+/// store refuses the damaged one.
+#[test]
+fn a_damaged_or_forged_infix_filter_is_never_used() {
+    let env = Arc::new(FaultEnv::new());
+    let model = one_infix_table(&env);
+    let path = table_path(&env);
+    let pristine = env.read_all(&path).unwrap();
+    let (off, len, key_map_at) = range_block(&pristine);
+    assert_eq!(pristine[key_map_at], 4, "key map");
+    for at in (off..off + len + 5).step_by(3) {
+        let bit = 1u8 << (at % 8);
+        env.corrupt(&path, |d| d[at] ^= bit).unwrap();
+        let what = format!("byte {at}");
+        let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+        assert_eq!(db.stats().untrusted_range_filters, 1, "{what}");
+        if at % 31 == 0 {
+            infix_scans_are_right(&db, &model, &what);
+            assert_eq!(db.stats().range_probes, 0, "{what}");
+        }
+        drop(db);
+        let strict = options(&env, grafite(16.0)).strict_filters(true);
+        assert!(
+            matches!(Db::open(DIR, strict), Err(Error::UntrustedFilter { reason, .. }) if reason.contains("range filter")),
+            "{what}"
+        );
+        env.corrupt(&path, |d| d[at] ^= bit).unwrap();
+    }
+    let db = Db::open(DIR, options(&env, grafite(16.0)).strict_filters(true)).unwrap();
+    infix_scans_are_right(&db, &model, "pristine");
+    let s = db.stats();
+    assert!(s.range_negatives >= 580, "{s:?}");
+    drop(db);
+    // The forgery: an infix filter of 600 other keys of the same shape,
+    // of the block's length, under a valid trailer.
+    let forged = (1..)
+        .map(|s: u64| {
+            let other: Vec<Vec<u8>> = (s * 1_000..s * 1_000 + 600).map(account_key).collect();
+            amq::range::InfixRange::build(&other, RangeSizing::BitsPerKey(16.0))
+                .unwrap()
+                .to_bytes()
+        })
+        .take(500)
+        .find(|f| f.len() == len)
+        .expect("a forgery of the block's length");
+    env.corrupt(&path, |d| {
+        d[off..off + len].copy_from_slice(&forged);
+        let t = trailer(&d[off..off + len], 8);
+        d[off + len..off + len + 5].copy_from_slice(&t);
+    })
+    .unwrap();
+    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
+    assert_eq!(db.stats().untrusted_range_filters, 1);
+    infix_scans_are_right(&db, &model, "forged");
+}
+
 /// Keys that differ only past a long shared middle are told apart by the
 /// key map (which skips the positions where every key agrees): the tables
 /// without the scanned key are skipped.
@@ -385,8 +482,17 @@ fn an_excluded_end_with_a_trailing_zero_keeps_the_key_it_extends() {
 /// Event `i`'s key: 8 bytes of milliseconds (`40 i` to `40 i + 7`), then 8
 /// random bytes.
 fn event(i: u64) -> Vec<u8> {
+    event_with(i, 8)
+}
+
+/// Event `i`'s key with `tail` random bytes (at most 8) after its time.
+fn event_with(i: u64, tail: usize) -> Vec<u8> {
     let ms = i * 40 + amq::hash::remix(i, 2) % 8;
-    [ms.to_be_bytes(), amq::hash::remix(i, 1).to_be_bytes()].concat()
+    [
+        &ms.to_be_bytes()[..],
+        &amq::hash::remix(i, 1).to_be_bytes()[..tail],
+    ]
+    .concat()
 }
 
 /// The window `[ms, ms + len)` as bounds of 8-byte times.
@@ -394,13 +500,23 @@ fn window(ms: u64, len: u64) -> (Vec<u8>, Vec<u8>) {
     (ms.to_be_bytes().to_vec(), (ms + len).to_be_bytes().to_vec())
 }
 
-/// Tables written after the store has seen time-window scans fit their key
-/// maps to them: windows a full-resolution map could never ask about are
-/// ruled out, every scan (windows, ranges beside keys, whole tables) gives
-/// the model's rows, and the tables keep their resolution across a reopen
-/// that samples nothing.
+/// Tables written after the store has seen time-window scans fit their
+/// range filters to them: windows a full-resolution map could never ask
+/// about are ruled out, every scan (windows, ranges beside keys, whole
+/// tables) gives the model's rows, and the tables keep their filters
+/// across a reopen that samples nothing. With 3 random bytes after the
+/// time the keys' differences fit 64 bits and the maps are coarsened; with
+/// 8 they do not, and the tables get infix filters, which rule the windows
+/// out as well.
 #[test]
 fn tables_written_after_window_scans_are_fitted_to_them() {
+    for tail in [3, 8] {
+        windows_after_window_scans(tail);
+    }
+}
+
+fn windows_after_window_scans(tail: usize) {
+    let event = |i: u64| event_with(i, tail);
     let env = Arc::new(FaultEnv::new());
     let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
     // A key about every 40 ms; the store has seen 20 ms windows between
@@ -417,9 +533,16 @@ fn tables_written_after_window_scans_are_fitted_to_them() {
         }
         db.flush().unwrap();
     }
+    let kinds = |s: &amq_lsm::Stats| (s.levels[0].range_tables_coarsened, s.levels[0].range_tables_infix);
+    let want = if tail == 3 { (4, 0) } else { (0, 4) };
     let s = db.stats();
-    assert_eq!(s.levels[0].range_tables_coarsened, 4, "{s:?}");
-    assert!(format!("{s}").contains("fitted to the latest scans"), "{s}");
+    assert_eq!(kinds(&s), want, "{s:?}");
+    let said = if tail == 3 {
+        "fitted to the latest scans"
+    } else {
+        "with infix filters"
+    };
+    assert!(format!("{s}").contains(said), "{s}");
     let check = |db: &Db, what: &str| {
         let before = db.stats();
         for i in (1_000..3_000u64).step_by(7) {
@@ -451,9 +574,9 @@ fn tables_written_after_window_scans_are_fitted_to_them() {
     };
     check(&db, "fitted");
     drop(db);
-    // Reopened without a sample: the tables keep their coarse maps.
+    // Reopened without a sample: the tables keep their filters.
     let db = Db::open(DIR, options(&env, grafite(16.0)).range_fit_scans(0)).unwrap();
-    assert_eq!(db.stats().levels[0].range_tables_coarsened, 4);
+    assert_eq!(kinds(&db.stats()), want);
     check(&db, "reopened");
 }
 

@@ -165,9 +165,8 @@ impl Db {
                     ls.filter_bytes += t.filter_bytes();
                     ls.pinned_filter_bytes += t.pinned_filter_bytes();
                     ls.untrusted_filters += usize::from(t.filter_untrusted().is_some());
-                    ls.range_filter_bytes += t
-                        .range_filter()
-                        .map_or(0, |f| amq::range::RangeFilter::size_in_bytes(f) as u64);
+                    ls.range_filter_bytes += t.range_filter_bytes().unwrap_or(0) as u64;
+                    ls.range_tables_infix += usize::from(t.range_filter_is_infix());
                     ls.untrusted_range_filters += usize::from(t.range_filter_untrusted().is_some());
                     if let Some(p) = t.filter_prefixes() {
                         ls.prefix_tables += 1;

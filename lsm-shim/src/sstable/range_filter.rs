@@ -24,6 +24,13 @@
 //! store's latest scans): neighbouring keys may then share a `u64`, and a
 //! wide scan is a short interval of them. The key map's own bytes say so.
 //!
+//! Key map 4 is no map: where the table's keys differ past 64 bits (an
+//! e-mail address, a UUIDv7's random tail, a composite of random ids) and
+//! the store's latest scans do not favour the map, the block is an
+//! [`amq::range::InfixRange`] of the keys themselves, which reads each key
+//! as far as its neighbours need and answers a range of any width inside
+//! a gap in one successor query.
+//!
 //! Key map 1 is [`amq::range::key_to_u64`] past the table's common prefix
 //! (the bytes its smallest and largest keys share), shifted right where
 //! every key ends within `w < 8` bytes past it (`w` in the metadata block).
@@ -51,10 +58,11 @@
 //! | rest  | the range filter (amq's byte format) |
 //!
 //! The block's own checksum covers all of it, and the map carries one more.
+//! A key map 4 block is the infix filter's bytes, its checksum inside.
 
 use std::ops::Bound;
 
-use amq::range::{key_to_u64, GrafiteRange, KeyMap, RangeFilter};
+use amq::range::{key_to_u64, GrafiteRange, InfixRange, KeyMap, RangeFilter};
 use amq::FilterKind;
 
 use super::props::{Properties, RangeFilterExt};
@@ -67,6 +75,9 @@ pub(crate) const KEY_MAP_TOP8: u8 = 1;
 /// Key map 2: a [`KeyMap`] fitted to the table's keys, stored in the range
 /// filter block.
 pub(crate) const KEY_MAP_FITTED: u8 = 2;
+
+/// Key map 4: no map; the block is an [`InfixRange`] of the table's keys.
+pub(crate) const KEY_MAP_INFIX: u8 = 4;
 
 /// How a table's keys became its range filter's `u64`s.
 #[derive(Debug)]
@@ -116,6 +127,8 @@ pub(crate) enum RangeFilterState {
         hi: u64,
         max_len: u64,
     },
+    /// An infix filter (key map 4) that passed every check.
+    Infix(Box<InfixRange>),
     /// A range filter block that failed a check (the reason), not used.
     Untrusted(String),
 }
@@ -132,6 +145,9 @@ pub(crate) fn check(
         return Err(format!("range filter kind {} unknown to this build", ext.kind));
     }
     let (smallest, largest) = (&props.smallest, &props.largest);
+    if ext.key_map == KEY_MAP_INFIX {
+        return check_infix(props, ext, bytes);
+    }
     let (map, filter_bytes, distinct) = match ext.key_map {
         KEY_MAP_TOP8 => {
             if ext.width > 8 {
@@ -195,6 +211,27 @@ pub(crate) fn check(
         hi,
         max_len,
     })
+}
+
+/// Checks a key map 4 block: an infix filter that decodes, of the table's
+/// distinct keys as the metadata block counts them (at most its entries,
+/// none exactly when it has none), admitting its smallest and largest
+/// keys.
+fn check_infix(props: &Properties, ext: RangeFilterExt, bytes: &[u8]) -> Result<RangeFilterState, String> {
+    let filter = InfixRange::from_bytes(bytes)
+        .map_err(|e| format!("amq could not decode the infix range filter: {e:?}"))?;
+    let entries = props.entries;
+    if filter.num_keys() != ext.keys || ext.keys > entries || (ext.keys == 0) != (entries == 0) {
+        return Err(format!(
+            "infix range filter holds {} keys, the metadata block says {} of {entries} entries",
+            filter.num_keys(),
+            ext.keys,
+        ));
+    }
+    if entries > 0 && !(filter.may_contain(&props.smallest) && filter.may_contain(&props.largest)) {
+        return Err("range filter rules out the table's own smallest or largest key".into());
+    }
+    Ok(RangeFilterState::Infix(Box::new(filter)))
 }
 
 /// The parts of a range filter block: distinct keys, the key map's bytes

@@ -1,10 +1,14 @@
 //! The writer's side of a table's range filter: its keys, kept until the
 //! last one is known, then the [`KeyMap`] fitted to them (and coarsened
 //! where the store's latest scans gain by it: [`amq::range::fit_to_scans`]),
-//! their `u64`s, and the block that holds both map and filter
-//! (`range_filter.rs` has its format and reads it).
+//! their `u64`s, and the block that holds both map and filter; or, where
+//! the keys' differences pass 64 bits and the scans do not favour the map
+//! ([`amq::range::infix_for_scans`]), an infix filter of the keys
+//! themselves (`range_filter.rs` has the formats and reads them).
 
-use amq::range::{fit_to_scans, key_to_u64, KeyMap, KeyMapBuilder, RangeSizing, SampledScans};
+use amq::range::{
+    fit_to_scans, infix_for_scans, key_to_u64, InfixRange, KeyMap, KeyMapBuilder, RangeSizing, SampledScans,
+};
 
 use super::range_filter::width_shift;
 
@@ -36,6 +40,9 @@ pub(crate) struct MappedKeys {
     /// The filter's sizing: the level's, or for a coarsened map the one
     /// that keeps its memory.
     pub(crate) sizing: RangeSizing,
+    /// The infix filter of the keys, where it takes the place of the map
+    /// and its codes (key map 4).
+    pub(crate) infix: Option<InfixRange>,
 }
 
 impl RangeKeys {
@@ -98,19 +105,27 @@ impl RangeKeys {
             codes,
             distinct_keys: self.ends.len() as u64,
             sizing,
+            infix: None,
         };
         if top8.is_none() {
-            mapped.fit(&self.scans.ranges());
+            let sorted: Vec<&[u8]> = keys().collect();
+            mapped.fit(&sorted, &self.scans.ranges());
         }
         mapped
     }
 }
 
 impl MappedKeys {
-    /// Coarsens the map where `scans` gain by it (key map 1 tables are
-    /// random binary keys, whose scans would not).
-    fn fit(&mut self, scans: &[amq::range::ScanRange<'_>]) {
+    /// The infix filter of the keys (`sorted`, distinct) where their
+    /// differences pass the map's 64 bits and `scans` do not favour the
+    /// map; else the map coarsened where `scans` gain by it (key map 1
+    /// tables are random binary keys, whose scans would not).
+    fn fit(&mut self, sorted: &[&[u8]], scans: &[amq::range::ScanRange<'_>]) {
         let fit = fit_to_scans(&self.map, &self.codes, scans, self.sizing);
+        if let Some(infix) = infix_for_scans(&self.map, &fit, sorted, scans, self.sizing) {
+            self.infix = Some(infix);
+            return;
+        }
         if fit.shift == 0 {
             return;
         }

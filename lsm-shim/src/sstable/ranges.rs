@@ -4,22 +4,38 @@
 
 use std::ops::Bound;
 
-use amq::range::{GrafiteRange, RangeFilter};
+use amq::range::RangeFilter;
 
 use super::range_filter::{top8_range, RangeFilterState, TableKeyMap};
 use super::reader::Table;
 
+/// A scan's question to a table's range filter: the interval of `u64`s
+/// to ask a Grafite filter (its first words already being loaded), or an
+/// infix filter's answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RangeQuestion {
+    Codes(u64, u64),
+    Answered(bool),
+}
+
 impl Table {
-    /// The scan range `lo..hi` as this table's range filter takes it, its
-    /// first words already being loaded (ask it with [`range_answer`]):
-    /// `None` when the filter cannot say (no trusted range filter, an open
-    /// bound, a range too long to be worth asking about).
-    /// A range the key map alone rules out comes back empty (`a > b`),
-    /// which the filter answers `false`.
+    /// The scan range `lo..hi` as this table's range filter takes it (ask
+    /// it with [`range_answer`]): `None` when the filter cannot say (no
+    /// trusted range filter, an open bound, a range too long to be worth
+    /// asking about). A range the key map alone rules out comes back
+    /// empty (`a > b`), which the filter answers `false`.
     ///
     /// [`range_answer`]: Table::range_answer
     #[inline]
-    pub(crate) fn range_query(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
+    pub(crate) fn range_query(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<RangeQuestion> {
+        // A half-open range is never worth a probe: a table it meets holds
+        // a key past its one bound (the table's own smallest or largest).
+        if matches!(lo, Bound::Unbounded) || matches!(hi, Bound::Unbounded) {
+            return None;
+        }
+        if let RangeFilterState::Infix(f) = &self.range_filter {
+            return Some(RangeQuestion::Answered(f.may_contain_range(lo, hi)));
+        }
         let RangeFilterState::Trusted {
             filter,
             map,
@@ -30,15 +46,10 @@ impl Table {
         else {
             return None;
         };
-        // A half-open range is never worth a probe: a table it meets holds
-        // a key past its one bound (the table's own smallest or largest).
-        if matches!(lo, Bound::Unbounded) || matches!(hi, Bound::Unbounded) {
-            return None;
-        }
         let (a, b) = match map {
             TableKeyMap::Fitted { map, .. } => match map.range(lo, hi) {
                 Some(ab) => ab,
-                None => return Some((1, 0)),
+                None => return Some(RangeQuestion::Codes(1, 0)),
             },
             TableKeyMap::Top8 { skip, shift } => top8_range(&self.props.smallest[..*skip], *shift, lo, hi)?,
         };
@@ -50,7 +61,7 @@ impl Table {
             return None;
         }
         filter.prefetch_range(a, b);
-        Some((a, b))
+        Some(RangeQuestion::Codes(a, b))
     }
 
     /// How many of the table's distinct keys share their range filter
@@ -62,7 +73,7 @@ impl Table {
                 map: TableKeyMap::Fitted { collapsed, .. },
                 ..
             } => Some(*collapsed),
-            RangeFilterState::Trusted { .. } => Some(0),
+            RangeFilterState::Trusted { .. } | RangeFilterState::Infix(_) => Some(0),
             _ => None,
         }
     }
@@ -82,19 +93,28 @@ impl Table {
     /// The range filter's answer to a [`range_query`](Table::range_query):
     /// whether the table may hold a key in the scan's range.
     #[inline]
-    pub(crate) fn range_answer(&self, (a, b): (u64, u64)) -> bool {
-        match &self.range_filter {
-            RangeFilterState::Trusted { filter, .. } => filter.may_contain_range(a, b),
+    pub(crate) fn range_answer(&self, question: RangeQuestion) -> bool {
+        match (question, &self.range_filter) {
+            (RangeQuestion::Answered(answer), _) => answer,
+            (RangeQuestion::Codes(a, b), RangeFilterState::Trusted { filter, .. }) => {
+                filter.may_contain_range(a, b)
+            }
             _ => true,
         }
     }
 
-    /// The range filter, if trusted.
-    pub(crate) fn range_filter(&self) -> Option<&GrafiteRange> {
+    /// The bytes of the range filter, if trusted.
+    pub(crate) fn range_filter_bytes(&self) -> Option<usize> {
         match &self.range_filter {
-            RangeFilterState::Trusted { filter, .. } => Some(filter),
+            RangeFilterState::Trusted { filter, .. } => Some(filter.size_in_bytes()),
+            RangeFilterState::Infix(f) => Some(f.size_in_bytes()),
             _ => None,
         }
+    }
+
+    /// Whether the range filter is a trusted infix filter (key map 4).
+    pub(crate) fn range_filter_is_infix(&self) -> bool {
+        matches!(self.range_filter, RangeFilterState::Infix(_))
     }
 
     /// Why the range filter is not used, if it failed a check.

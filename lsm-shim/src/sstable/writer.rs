@@ -341,8 +341,9 @@ impl TableWriter {
 
     /// Builds and writes the range filter, if the level has one: the key
     /// map fitted to the table's keys (or key map 1 where that is as good)
-    /// and the filter of their distinct `u64`s, seeded by the table's number (`range_keys.rs` has the
-    /// block). A filter the sizing cannot build at this key count (an FPR
+    /// and the filter of their distinct `u64`s, seeded by the table's
+    /// number, or the infix filter of the keys (`range_keys.rs` has the
+    /// blocks and the choice). A filter the sizing cannot build at this key count (an FPR
     /// whose universe passes the filter's limit) is left out, and the
     /// table written without it: `Ok(Err(()))`. Only I/O fails the table.
     fn write_range_filter(&mut self) -> Result<std::result::Result<Option<RangeFilterExt>, ()>> {
@@ -353,6 +354,16 @@ impl TableWriter {
             return Ok(Ok(None));
         };
         let keys = keys.finish(sizing);
+        if let Some(infix) = &keys.infix {
+            let handle = self.write_block(&infix.to_bytes(), BlockType::RangeFilter)?;
+            return Ok(Ok(Some(RangeFilterExt {
+                handle,
+                kind: kind.id(),
+                key_map: range_filter::KEY_MAP_INFIX,
+                width: 0,
+                keys: keys.distinct_keys,
+            })));
+        }
         let filter = match LevelRangeFilter::new(kind, keys.sizing)
             .build(&keys.codes, range_filter::seed_for(self.number))
         {

@@ -364,6 +364,8 @@ struct Seen {
     /// Tables whose key maps were coarsened to the scans seen, most at one
     /// time.
     tables_coarsened: usize,
+    /// Tables with infix filters (keys past 64 bits), most at one time.
+    tables_infix: usize,
 }
 
 impl Seen {
@@ -375,6 +377,8 @@ impl Seen {
         self.tables_collapsing = self.tables_collapsing.max(collapsing);
         let coarsened = s.levels.iter().map(|l| l.range_tables_coarsened).sum();
         self.tables_coarsened = self.tables_coarsened.max(coarsened);
+        let infix = s.levels.iter().map(|l| l.range_tables_infix).sum();
+        self.tables_infix = self.tables_infix.max(infix);
     }
 
     fn add(&mut self, o: Seen) {
@@ -385,6 +389,7 @@ impl Seen {
         self.range_filters_not_built += o.range_filters_not_built;
         self.tables_collapsing = self.tables_collapsing.max(o.tables_collapsing);
         self.tables_coarsened = self.tables_coarsened.max(o.tables_coarsened);
+        self.tables_infix = self.tables_infix.max(o.tables_infix);
     }
 }
 
@@ -519,8 +524,10 @@ fn every_shape(style: CompactionStyle, seed: u64) {
         assert!(seen.range_negatives > 0, "{shape:?} {seen:?}");
         if shape == Shape::Mixed {
             // Keys past 64 bits of differences: tables whose keys share
-            // range filter `u64`s were scanned.
+            // range filter `u64`s were scanned (sizings too small for an
+            // infix filter's heads), and tables with infix filters.
             assert!(seen.tables_collapsing > 0, "{shape:?} {seen:?}");
+            assert!(seen.tables_infix > 0, "{shape:?} {seen:?}");
         }
         not_built += seen.range_filters_not_built;
         coarsened += seen.tables_coarsened;
