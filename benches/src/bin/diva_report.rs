@@ -203,7 +203,7 @@ fn run() -> Result<(), String> {
                         format!(
                             "KeyRangeFilter {bpk}, fitted to {} queries (shift {})",
                             sample.len(),
-                            f.key_map().shift()
+                            f.key_map().map_or(0, amq::range::KeyMap::shift)
                         )
                     } else {
                         format!("KeyRangeFilter {bpk}")
@@ -279,7 +279,7 @@ fn run() -> Result<(), String> {
                 });
                 let name = format!(
                     "KeyRangeFilter {bpk} of the big-endian keys, fitted to {skip} queries (shift {})",
-                    f.key_map().shift()
+                    f.key_map().map_or(0, amq::range::KeyMap::shift)
                 );
                 print_row(&name, f.size_in_bytes(), n, ms, fp, empty, ns);
             }

@@ -10,13 +10,10 @@ use super::range_filter::{top8_range, RangeFilterState, TableKeyMap};
 use super::reader::Table;
 
 /// A scan's question to a table's range filter: the interval of `u64`s
-/// to ask a Grafite filter (its first words already being loaded), or an
-/// infix filter's answer.
+/// to ask it (a Grafite filter's codes or an infix filter's values), its
+/// first words already being loaded.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum RangeQuestion {
-    Codes(u64, u64),
-    Answered(bool),
-}
+pub(crate) struct RangeQuestion(u64, u64);
 
 impl Table {
     /// The scan range `lo..hi` as this table's range filter takes it (ask
@@ -34,7 +31,8 @@ impl Table {
             return None;
         }
         if let RangeFilterState::Infix(f) = &self.range_filter {
-            return Some(RangeQuestion::Answered(f.may_contain_range(lo, hi)));
+            let (a, b) = f.prepare_range(lo, hi).unwrap_or((1, 0));
+            return Some(RangeQuestion(a, b));
         }
         let RangeFilterState::Trusted {
             filter,
@@ -49,7 +47,7 @@ impl Table {
         let (a, b) = match map {
             TableKeyMap::Fitted { map, .. } => match map.range(lo, hi) {
                 Some(ab) => ab,
-                None => return Some(RangeQuestion::Codes(1, 0)),
+                None => return Some(RangeQuestion(1, 0)),
             },
             TableKeyMap::Top8 { skip, shift } => top8_range(&self.props.smallest[..*skip], *shift, lo, hi)?,
         };
@@ -61,7 +59,7 @@ impl Table {
             return None;
         }
         filter.prefetch_range(a, b);
-        Some(RangeQuestion::Codes(a, b))
+        Some(RangeQuestion(a, b))
     }
 
     /// How many of the table's distinct keys share their range filter
@@ -93,12 +91,10 @@ impl Table {
     /// The range filter's answer to a [`range_query`](Table::range_query):
     /// whether the table may hold a key in the scan's range.
     #[inline]
-    pub(crate) fn range_answer(&self, question: RangeQuestion) -> bool {
-        match (question, &self.range_filter) {
-            (RangeQuestion::Answered(answer), _) => answer,
-            (RangeQuestion::Codes(a, b), RangeFilterState::Trusted { filter, .. }) => {
-                filter.may_contain_range(a, b)
-            }
+    pub(crate) fn range_answer(&self, RangeQuestion(a, b): RangeQuestion) -> bool {
+        match &self.range_filter {
+            RangeFilterState::Trusted { filter, .. } => filter.may_contain_range(a, b),
+            RangeFilterState::Infix(f) => a <= b && f.may_contain_values((a, b)),
             _ => true,
         }
     }

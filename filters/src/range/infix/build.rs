@@ -48,7 +48,7 @@ impl InfixRange {
         let mut sorted: Vec<&[u8]> = keys.iter().map(|k| cut(k.as_ref())).collect();
         sorted.sort_unstable();
         sorted.dedup();
-        let mut f = Shape::of(&sorted);
+        let mut f = Shape::of(&sorted, sizing);
         if sorted.is_empty() {
             return Ok(f.into_filter(1, EfCore::build(&[], 1, 0, DEFAULT_SAMPLE_LOG2)?));
         }
@@ -100,34 +100,54 @@ impl InfixRange {
 }
 
 /// Where each group of `keys` (sorted, distinct) ends: groups of at most
-/// [`GROUP_KEYS`] consecutive keys that follow the keys' own prefixes, as a
-/// trie's nodes would. Where the keys of a range part at their shortest
-/// shared prefix (a tenant, an account), they are cut there first, and
-/// neighbouring parts are put together while they fit: so a group rarely
-/// spans two clusters, and its keys share as long a prefix as they can.
-/// (A group over two clusters spends its infix on what tells the clusters
-/// apart.)
-fn group_ends(keys: &[&[u8]]) -> Vec<usize> {
+/// [`GROUP_KEYS`] consecutive keys, each told apart by its infix. A
+/// group's infix starts where its first and last keys part, and `reach(p)`
+/// is where an infix starting at byte `p` ends (its cells used up); a
+/// group is taken whole when every two neighbours in it part before that.
+/// Otherwise the keys are cut where they part first (a trie node's
+/// children: tenants, account ids), and neighbouring children are put
+/// together while each one's keys part within an infix from that cut
+/// (single keys, letters of a name); a child of at least 16 keys whose
+/// keys part further on (an account id of 8 random bytes before its keys'
+/// own bytes) is cut on its own. So a group rarely spends its infix on the bytes that tell two
+/// clusters apart, and does not fall short of the bytes that tell its keys
+/// apart.
+fn group_ends(keys: &[&[u8]], reach: &dyn Fn(usize) -> usize) -> Vec<usize> {
     let lcp: Vec<usize> = keys.windows(2).map(|w| common_prefix(w[0], w[1])).collect();
     let mut ends = Vec::with_capacity(2 * keys.len() / GROUP_KEYS + 1);
-    if keys.len() <= GROUP_KEYS {
-        if !keys.is_empty() {
-            ends.push(keys.len());
-        }
-        return ends;
+    if !keys.is_empty() {
+        part(&lcp, 0, keys.len(), 0, reach, &mut ends);
     }
-    part(&lcp, 0, keys.len(), 0, &mut ends);
     ends
 }
+
+/// A child whose keys part past an infix from its parent's cut is cut on
+/// its own only with at least this many keys: a few keys sharing a cell
+/// cost less than a group's head and entry.
+const MIN_ALONE: usize = 16;
 
 /// Cuts have no more levels than this; past it, groups of
 /// [`GROUP_KEYS`] keys in order (keys that extend each other a byte at a
 /// time would take one level a key).
 const MAX_PART_DEPTH: usize = 64;
 
-/// The groups of keys `i..j` (more than [`GROUP_KEYS`] of them), whose
-/// neighbours share `lcp`: see [`group_ends`].
-fn part(lcp: &[usize], i: usize, j: usize, depth: usize, ends: &mut Vec<usize>) {
+/// The groups of keys `i..j` (at least one), whose neighbours share `lcp`:
+/// see [`group_ends`].
+fn part(
+    lcp: &[usize],
+    i: usize,
+    j: usize,
+    depth: usize,
+    reach: &dyn Fn(usize) -> usize,
+    ends: &mut Vec<usize>,
+) {
+    let inside = &lcp[i..j - 1];
+    let shortest = inside.iter().copied().min().unwrap_or(usize::MAX);
+    let longest = inside.iter().copied().max().unwrap_or(0);
+    if j - i == 1 || (j - i <= GROUP_KEYS && longest < reach(shortest)) {
+        ends.push(j);
+        return;
+    }
     if depth >= MAX_PART_DEPTH {
         let mut at = i;
         while at < j {
@@ -136,29 +156,31 @@ fn part(lcp: &[usize], i: usize, j: usize, depth: usize, ends: &mut Vec<usize>) 
         }
         return;
     }
-    // The shortest prefix neighbours here share: where the range's
-    // children part.
-    let shortest = lcp[i..j - 1].iter().copied().min().unwrap_or(0);
+    let far = reach(shortest);
     let mut group = i; // where the group being filled starts
     let mut child = i;
+    let mut child_longest = 0; // how far the child's own keys share
     for t in i..j {
         // Child `child..=t` ends at `t` when `t` parts from `t + 1` at the
         // shortest prefix, or the range ends.
         if t + 1 < j && lcp[t] != shortest {
+            child_longest = child_longest.max(lcp[t]);
             continue;
         }
         let end = t + 1;
-        if end - child > GROUP_KEYS {
+        if end - child > GROUP_KEYS || (end - child >= MIN_ALONE && child_longest >= far) {
+            // Its keys part past an infix from here: cut on its own.
             if group < child {
                 ends.push(child);
             }
-            part(lcp, child, end, depth + 1, ends);
+            part(lcp, child, end, depth + 1, reach, ends);
             group = end;
         } else if end - group > GROUP_KEYS {
             ends.push(child);
             group = child;
         }
         child = end;
+        child_longest = 0;
     }
     if group < j {
         ends.push(j);
@@ -208,7 +230,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(keys: &[&[u8]]) -> Shape {
+    fn of(keys: &[&[u8]], sizing: RangeSizing) -> Shape {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
             return Shape {
                 num_keys: 0,
@@ -249,18 +271,36 @@ impl Shape {
             digits: Vec::new(),
             complete: true,
         };
+        // Where an infix from each byte ends, at about the cells a
+        // full group gets at `sizing`.
+        let low = match sizing {
+            RangeSizing::BitsPerKey(b) => libm::fmax(b - EF_EXTRA_BITS - 1.5, 1.0),
+            RangeSizing::Fpr { fpr, .. } => -libm::log2(fpr),
+        };
+        let cells = GROUP_KEYS as f64 * libm::exp2(low);
+        let reach = |p: usize| {
+            let mut product = 1.0;
+            let mut q = p;
+            while product < cells && q < layout.shared + layout.alphabets.len() {
+                product *= layout.alphabet(q).len() as f64;
+                q += 1;
+            }
+            q
+        };
+        let ends = group_ends(keys, &reach);
         let mut from = 0;
-        for end in group_ends(keys) {
+        for end in ends {
             let group = &keys[from..end];
             let (f, l) = (group[0], group[group.len() - 1]);
             let previous = from.checked_sub(1).map(|i| keys[i]);
-            from = end;
             // Where the group's own keys part, or (one key) where it parts
-            // from the previous group's last.
+            // from the previous group's last key, or the next group's first.
             let apart = previous.map(|p| common_prefix(p, f));
+            let next = keys.get(end).map(|n| common_prefix(f, n));
             let start = match (f != l, apart) {
                 (true, _) => Some(common_prefix(f, l)),
-                (false, a) => a,
+                (false, Some(a)) => Some(a),
+                (false, None) => next,
             };
             let head_len = start.max(apart).map_or(shared, |p| (p + 1).min(f.len()));
             layout.heads.extend_from_slice(&f[shared..head_len]);
@@ -270,6 +310,7 @@ impl Shape {
                 None => (usize::MAX, 0, 0),
             });
             layout.sizes.push(group.len());
+            from = end;
         }
         layout
     }

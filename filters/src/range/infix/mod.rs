@@ -175,10 +175,40 @@ const TOP_STRIDE: usize = 8;
 /// they do: `a ≤ b` gives `top(a) ≤ top(b)`.
 #[inline(always)]
 fn top(s: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = s.len().min(8);
-    b[..n].copy_from_slice(&s[..n]);
-    u64::from_be_bytes(b)
+    match s.first_chunk::<8>() {
+        Some(b) => u64::from_be_bytes(*b),
+        None => s
+            .iter()
+            .enumerate()
+            .fold(0, |x, (i, &b)| x | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// `a` against `b` as byte strings, the first eight bytes compared as one
+/// number (heads and the bounds' bytes past them are most often short).
+#[inline(always)]
+fn compare(a: &[u8], b: &[u8]) -> Ordering {
+    match top(a).cmp(&top(b)) {
+        // Equal tops and both within eight bytes: one pads to the other
+        // with zeros, and the shorter sorts first.
+        Ordering::Equal if a.len() <= 8 && b.len() <= 8 => a.len().cmp(&b.len()),
+        Ordering::Equal => a.cmp(b),
+        decided => decided,
+    }
+}
+
+/// `key` against `first` over positions `from..to` (see
+/// [`compare_segment`]), without a call for an empty segment.
+#[inline(always)]
+fn compare_at(key: &[u8], first: &[u8], from: usize, to: usize) -> Ordering {
+    if from >= to {
+        return Ordering::Equal;
+    }
+    fn cut(k: &[u8], from: usize, to: usize) -> &[u8] {
+        let end = k.len().min(to);
+        &k[from.min(end)..end]
+    }
+    compare(cut(key, from, to), cut(first, from, to))
 }
 
 /// A bound's place among the values: the least value a key at or above it
@@ -223,8 +253,30 @@ impl InfixRange {
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn may_contain_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
+        self.prepare_range(lo, hi)
+            .is_some_and(|values| self.may_contain_values(values))
+    }
+
+    /// The first half of [`may_contain_range`](Self::may_contain_range),
+    /// for asking many filters at once (every table a scan meets): the
+    /// values the range's keys can have, `None` when the bounds alone rule
+    /// it out, with the first words the answer reads already on their way
+    /// to the cache. [`may_contain_values`](Self::may_contain_values) is
+    /// the second half.
+    ///
+    /// ```
+    /// use std::ops::Bound::Included;
+    /// use amq::range::{InfixRange, RangeSizing};
+    /// let f = InfixRange::build(&[b"a1", b"a5", b"b3"], RangeSizing::BitsPerKey(24.0))?;
+    /// let values = f.prepare_range(Included(&b"a2"[..]), Included(&b"a6"[..])).unwrap();
+    /// assert!(f.may_contain_values(values));
+    /// assert_eq!(f.prepare_range(Included(&b"c"[..]), Included(&b"d"[..])), None);
+    /// # Ok::<(), amq::Error>(())
+    /// ```
+    #[inline]
+    pub fn prepare_range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Option<(u64, u64)> {
         if self.num_keys == 0 {
-            return false;
+            return None;
         }
         let (start, near) = match lo {
             Bound::Included(k) => {
@@ -246,7 +298,18 @@ impl InfixRange {
             }
             Bound::Unbounded => self.universe(),
         };
-        start < end && self.ef.contains_in(start, end - 1)
+        if start >= end {
+            return None;
+        }
+        self.ef.prefetch_bucket(start >> self.ef.layout.low_bits);
+        Some((start, end - 1))
+    }
+
+    /// Whether a key's value lies in `values` (both ends included), as
+    /// [`prepare_range`](Self::prepare_range) gave them.
+    #[inline]
+    pub fn may_contain_values(&self, (first, last): (u64, u64)) -> bool {
+        self.ef.contains_in(first, last)
     }
 
     /// Whether `key` may be one of the keys.
@@ -342,7 +405,7 @@ impl InfixRange {
     fn place(&self, bound: &[u8], near: Option<usize>) -> (Place, Option<usize>) {
         let q = &bound[..bound.len().min(MAX_KEY_BYTES)];
         let all = self.universe();
-        match compare_segment(q, &self.first, 0, self.shared) {
+        match compare_at(q, &self.first, 0, self.shared) {
             Ordering::Less => return (Place::between(0, 0), None),
             Ordering::Greater => return (Place::between(all, all), None),
             Ordering::Equal => {}
@@ -363,7 +426,8 @@ impl InfixRange {
     fn heads_at_most(&self, rest: &[u8], near: Option<usize>) -> usize {
         let n = self.groups.len();
         if let Some(g) = near {
-            if self.head(g) <= rest && (g + 1 == n || self.head(g + 1) > rest) {
+            let after = |h: &[u8]| compare(h, rest) == Ordering::Greater;
+            if !after(self.head(g)) && (g + 1 == n || after(self.head(g + 1))) {
                 return g + 1;
             }
         }
@@ -373,7 +437,9 @@ impl InfixRange {
         let not_above = below + self.tops[below..].partition_point(|&x| x == t);
         let from = below.saturating_sub(1) * TOP_STRIDE;
         let to = (not_above * TOP_STRIDE).min(n);
-        from + partition_point(to - from, |i| self.head(from + i) <= rest)
+        from + partition_point(to - from, |i| {
+            compare(self.head(from + i), rest) != Ordering::Greater
+        })
     }
 
     /// The tops of the heads ([`InfixRange::tops`]).
@@ -409,7 +475,7 @@ impl InfixRange {
         let head = self.head(g);
         let pos = first_digit.pos;
         // The bytes the group's keys share: the head's up to the digit.
-        match compare_segment(rest, head, 0, pos - self.shared) {
+        match compare_at(rest, head, 0, pos - self.shared) {
             Ordering::Less => return below,
             Ordering::Greater => return above,
             Ordering::Equal => {}
@@ -436,7 +502,7 @@ impl InfixRange {
                 break;
             }
             if !walk.off {
-                match compare_segment(q, &self.first, at, d.pos) {
+                match compare_at(q, &self.first, at, d.pos) {
                     Ordering::Equal => {
                         let (present, r) = d.rank_of(q);
                         walk.push(d.radix, r);
