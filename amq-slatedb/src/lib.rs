@@ -11,8 +11,8 @@
 //! * [`PrefixFilterPolicy`]: `scan_prefix`, scans inside one prefix, and
 //!   point reads, with amq's prefix extractors or SlateDB's.
 //! * [`RangeFilterPolicy`]: any bounded scan, `scan_prefix`, and point reads,
-//!   through a key map fitted to each table's keys
-//!   ([`amq::range::KeyRangeFilter`]).
+//!   through a key map fitted to each table's keys, or an infix filter of
+//!   keys past 64 bits ([`amq::range::KeyRangeFilter`]).
 //!
 //! `docs/slatedb.md` in the repository has a longer program, which policy
 //! to pick for which workload, and the figures measured against SlateDB's

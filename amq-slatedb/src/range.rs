@@ -1,6 +1,7 @@
 //! [`RangeFilterPolicy`]: amq's range filter over byte keys
 //! ([`amq::range::KeyRangeFilter`]: a key map fitted to each table's keys
-//! and a Grafite filter over their `u64`s) as a SlateDB filter policy.
+//! and a Grafite filter over their `u64`s, or an infix filter of keys that
+//! differ past 64 bits) as a SlateDB filter policy.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use crate::stats::{Counters, FilterStats};
 use amq::prefix::prefix_end;
 
 /// The name every range filter is stored under; the filter's frame carries
-/// its own version, key map and Grafite parameters.
+/// its own version and parameters (a build that does not know a version
+/// reads the table as if it had no filter).
 pub const RANGE_POLICY_NAME: &str = "amq.range.v1";
 
 /// Range filters for SlateDB tables: a scan (its range as SlateDB clips it
@@ -23,11 +25,11 @@ pub const RANGE_POLICY_NAME: &str = "amq.range.v1";
 /// read asks about the one key. Keys of any shape (composite, decimal,
 /// under a long shared head) keep their order through the key map, so an
 /// empty range between two neighbouring keys is ruled out as often as the
-/// sizing promises; where a table's keys differ past 64 bits of the map,
-/// keys that differ only there share a `u64` (false positives, never a
-/// wrong answer). The policy keeps the last 256 ranges its filters were
-/// asked ([`fit_scans`](Self::fit_scans)), and each table it builds fits its
-/// key map to them ([`KeyRangeFilter::build_for_scans`]): time windows over
+/// sizing promises; a table whose keys differ past 64 bits gets an infix
+/// filter ([`amq::range::InfixRange`]), which reads each key as far as its
+/// neighbours need. The policy keeps the last 256 ranges its filters were
+/// asked ([`fit_scans`](Self::fit_scans)), and each table it builds is
+/// fitted to them ([`KeyRangeFilter::build_for_scans`]): time windows over
 /// UUIDv7-like keys, which no full-resolution map can rule out, are then
 /// ruled out like short ranges.
 ///

@@ -198,6 +198,21 @@ fn main() {
             fs::write(dir.join(format!("KeyMap-{name}-shift9-{}", bytes.len())), &input).unwrap();
         }
     }
+    // Infix range filters of the same key sets, at two sizes.
+    let dir = root.join("decode_infix_range");
+    fs::create_dir_all(&dir).unwrap();
+    for (name, keys) in key_sets() {
+        for fpr in [0.3, 0.001] {
+            let sizing = RangeSizing::Fpr {
+                fpr,
+                max_range_len: 1,
+            };
+            let bytes = amq::range::InfixRange::build(&keys, sizing).unwrap().to_bytes();
+            let mut input = vec![0u8];
+            input.extend_from_slice(&bytes);
+            fs::write(dir.join(format!("Infix-{name}-{fpr}-{}", bytes.len())), &input).unwrap();
+        }
+    }
     println!("seed corpus written under {}", root.display());
 }
 

@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod decode;
+pub mod infix;
 pub mod keymap;
 pub mod lsm;
 pub mod memento;
