@@ -373,6 +373,51 @@ fn a_damaged_or_forged_infix_filter_is_never_used() {
     infix_scans_are_right(&db, &model, "forged");
 }
 
+/// Keys longer than the infix filter reads (32 KiB) that differ only past
+/// it share a value: the tables' filters count them once (without the
+/// 32 KiB they share), still open trusted after a reopen, and every scan
+/// gives the model's rows.
+#[test]
+fn keys_past_what_an_infix_filter_reads_are_found() {
+    let env = Arc::new(FaultEnv::new());
+    let opts = || {
+        options(&env, grafite(16.0))
+            .memtable_bytes(1 << 27)
+            .table_bytes(1 << 27)
+    };
+    let db = Db::open(DIR, opts()).unwrap();
+    let long = |i: u64, tail: u8| {
+        let mut k = account_key(i);
+        k.resize(40_000, b'.');
+        k.push(tail);
+        k
+    };
+    let mut model = Vec::new();
+    for i in 0..600 {
+        for tail in [b'a', b'b'] {
+            db.put(long(i, tail), "v").unwrap();
+            model.push(long(i, tail));
+        }
+    }
+    db.flush().unwrap();
+    model.sort();
+    drop(db);
+    let db = Db::open(DIR, opts().strict_filters(true)).unwrap();
+    let s = db.stats();
+    let tables = s.levels[0].tables;
+    assert!(tables > 0 && s.untrusted_range_filters == 0);
+    assert_eq!(s.levels[0].range_tables_infix, tables);
+    for k in model.iter().step_by(7) {
+        let got: Vec<_> = db.scan(k.clone()..=k.clone()).map(|r| r.unwrap().0).collect();
+        assert_eq!(got, vec![k.clone()]);
+        let mut after = k.clone();
+        after.push(0);
+        let got = db.scan(k.clone()..after).count();
+        assert_eq!(got, 1);
+    }
+    assert_eq!(db.iter().count(), model.len());
+}
+
 /// Keys that differ only past a long shared middle are told apart by the
 /// key map (which skips the positions where every key agrees): the tables
 /// without the scanned key are skipped.

@@ -432,20 +432,20 @@ fn range_filters_rule_out_empty_ranges() {
 type Windows = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// `events/` + a UUIDv7-like id: 48-bit milliseconds (bursts of keys in
-/// one millisecond, quiet gaps of 3–60 ms between them), then 10 random
-/// bytes. The windows: one per gap, `[t + 1 ms, next − 1 ms)`, empty.
-fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Windows) {
+/// one millisecond, quiet gaps of 3–60 ms between them), then `tail` (at
+/// most 10) random bytes. The windows: one per gap, `[t + 1 ms, next − 1
+/// ms)`, empty.
+fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize, tail: usize) -> (Vec<Vec<u8>>, Windows) {
     let mut next = move || {
         *rng ^= *rng << 13;
         *rng ^= *rng >> 7;
         *rng ^= *rng << 17;
         *rng
     };
-    let key = |ms: u64, tail: u64, tail2: u64| {
+    let key = |ms: u64, t: u64, t2: u64| {
         let mut k = b"events/".to_vec();
         k.extend_from_slice(&ms.to_be_bytes()[2..]);
-        k.extend_from_slice(&tail.to_be_bytes());
-        k.extend_from_slice(&tail2.to_be_bytes()[..2]);
+        k.extend_from_slice(&[t.to_be_bytes(), t2.to_be_bytes()].concat()[..tail]);
         k
     };
     let (mut keys, mut windows, mut ms) = (Vec::new(), Vec::new(), start_ms);
@@ -454,7 +454,10 @@ fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Wi
             keys.push(key(ms, next(), next()));
         }
         let gap = 3 + next() % 58;
-        windows.push((key(ms + 1, 0, 0), key(ms + gap - 1, 0, 0)));
+        windows.push((
+            key(ms + 1, 0, 0)[..13].to_vec(),
+            key(ms + gap - 1, 0, 0)[..13].to_vec(),
+        ));
         ms += gap;
     }
     (sorted(keys), windows)
@@ -463,7 +466,11 @@ fn uuid7_table(rng: &mut u64, start_ms: u64, bursts: usize) -> (Vec<Vec<u8>>, Wi
 /// The promise of `fit_scans`: a policy whose filters were asked about
 /// time windows builds its next tables fitted to them, so windows that no
 /// full-resolution map can rule out are ruled out, without a false
-/// negative; `fit_scans(0)` keeps the full resolution.
+/// negative; `fit_scans(0)` keeps the full resolution. With 3 random bytes
+/// after the time the keys' differences fit a key map, whose full
+/// resolution cannot rule a window out; with 10 they do not, and the
+/// tables' infix filters rule the windows out from the first table on,
+/// fitted or not.
 #[test]
 fn range_filters_fit_new_tables_to_the_ranges_asked() {
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
@@ -473,23 +480,30 @@ fn range_filters_fit_new_tables_to_the_ranges_asked() {
             .filter(|(lo, hi)| f.might_match(&range(Bound::Included(lo), Bound::Excluded(hi))))
             .count()
     };
-    for fit in [true, false] {
+    for (fit, tail) in [(true, 3), (false, 3), (true, 10), (false, 10)] {
         let policy = RangeFilterPolicy::new(RangeSizing::BitsPerKey(16.0)).unwrap();
         let policy = if fit { policy } else { policy.fit_scans(0) };
-        let (keys, windows) = uuid7_table(&mut rng, 1_700_000_000_000, 1_000);
+        let (keys, windows) = uuid7_table(&mut rng, 1_700_000_000_000, 1_000, tail);
         let (_, first, _) = build(&policy, &keys);
-        // Before any range was asked, a millisecond spans 2^80 ids.
+        // Before any range was asked, a millisecond spans 2^24 codes of a
+        // full-resolution map; an infix filter's cells follow the keys.
         let passed = asked(&first, &windows);
-        assert!(
-            passed > 990,
-            "only {passed} of 1000 windows let through at full resolution"
-        );
+        match tail {
+            3 => assert!(
+                passed > 990,
+                "only {passed} of 1000 windows let through at full resolution"
+            ),
+            _ => assert!(
+                passed < 50,
+                "{passed} of 1000 windows let through by an infix filter"
+            ),
+        }
         // A later table in the same time span, asked the same windows.
-        let (keys2, windows2) = uuid7_table(&mut rng, 1_700_000_100_000, 1_000);
+        let (keys2, windows2) = uuid7_table(&mut rng, 1_700_000_100_000, 1_000, tail);
         asked(&first, &windows2);
         let (built, decoded, _) = build(&policy, &keys2);
         let passed = asked(&decoded, &windows2);
-        if fit {
+        if fit || tail == 10 {
             assert!(
                 passed < 50,
                 "{passed} of 1000 empty windows let through after fitting"

@@ -361,7 +361,7 @@ impl TableWriter {
                 kind: kind.id(),
                 key_map: range_filter::KEY_MAP_INFIX,
                 width: 0,
-                keys: keys.distinct_keys,
+                keys: infix.num_keys(),
             })));
         }
         let filter = match LevelRangeFilter::new(kind, keys.sizing)

@@ -16,6 +16,10 @@ use crate::Error;
 pub const GROUP_KEYS: usize = 1 << GROUP_LOG2;
 const GROUP_LOG2: u32 = 8;
 
+/// Bytes past the last digit that every key shares which the filter keeps
+/// to compare a bound with (see [`Shape::into_filter`]).
+const MAX_FIXED_TAIL: usize = 64;
+
 /// A group's first digit when no position varies (one distinct key).
 pub(super) const NO_DIGIT: u16 = u16::MAX;
 
@@ -328,9 +332,22 @@ impl Shape {
         d.rank(symbol(key, pos)).1
     }
 
+    /// How much of the smallest key the filter keeps, and whether a query
+    /// compares what follows the last digit with it. Past the digits, the
+    /// smallest key is kept whole only when its rest is short: a query that
+    /// reads every digit compares the rest (all keys have it), and without
+    /// it takes the digits' value as its own, which is conservative.
+    fn first_kept(&self) -> (usize, bool) {
+        let digits_end = self.digits.last().map_or(self.shared, |d| d.pos + 1);
+        match self.complete && self.first.len() <= digits_end + MAX_FIXED_TAIL {
+            true => (self.first.len(), true),
+            false => (digits_end.min(self.first.len()), false),
+        }
+    }
+
     /// Bits everything but the code takes, with the digits chosen.
     fn overhead_bits(&self) -> f64 {
-        let fixed = super::codec::FIXED_BYTES + self.first.len() + self.heads.len();
+        let fixed = super::codec::FIXED_BYTES + self.first_kept().0 + self.heads.len();
         let per_group = super::codec::GROUP_BYTES * self.starts.len();
         let digits: usize = self.digits.iter().map(super::codec::digit_len).sum();
         8.0 * (fixed + per_group + digits) as f64
@@ -416,10 +433,7 @@ impl Shape {
                 span: (hi - lo) as u16,
             })
             .collect();
-        let first_len = match self.complete {
-            true => self.first.len(),
-            false => self.digits.last().map_or(self.shared, |d| d.pos + 1),
-        };
+        let (first_len, complete) = self.first_kept();
         let mut first = self.first;
         first.truncate(first_len);
         let mut f = InfixRange {
@@ -427,7 +441,7 @@ impl Shape {
             first,
             shared: self.shared,
             digits: self.digits,
-            complete: self.complete,
+            complete,
             group_log2: GROUP_LOG2,
             cells,
             heads: self.heads,

@@ -12,7 +12,7 @@
 //! | 4     | `s`, bytes every key shares |
 //! | 4 + f | the smallest key's length `f` (at least `s`) and bytes |
 //! | 4     | digit count `d` |
-//! | …     | each digit: position (u32, increasing, at least `s`), then its alphabet (at least two symbols): a tag byte, 0 for every symbol from one to another (two u16s, the symbols, `0..=256`), 1 for any other set (257 bits in five u64s) |
+//! | …     | each digit: position (u32, increasing, at least `s`), then its alphabet: a tag byte, its first and last symbols (two u16s, `first < last ≤ 256`), and for tag 1 (not every symbol between them) a bit per symbol between them, LSB first, zero past the last |
 //! | 4 + 4 | group count `g` (at most `n`), heads' length `h` |
 //! | 8·g   | each group: where its head ends (u32, not decreasing, the last `h`), its first digit (u16; `0xFFFF` only for one key without digits), its span less one (u16, within that digit's alphabet) |
 //! | h     | the heads, strictly increasing byte strings |
@@ -42,7 +42,8 @@ const COMPLETE: u8 = 1;
 pub(super) const FIXED_BYTES: usize = 4 + 3 + 8 + 8 + 4 + 4 + 4 + 8 + 18 + 8;
 /// An alphabet of every symbol from one to another: its first and last.
 const TAG_SPAN: u8 = 0;
-/// Any other alphabet: its 257 bits.
+/// Any other alphabet: its first and last symbols and the bits of those
+/// between them.
 const TAG_SET: u8 = 1;
 /// Bytes a digit takes at the least.
 const DIGIT_BYTES: usize = 9;
@@ -51,8 +52,21 @@ const DIGIT_BYTES: usize = 9;
 pub(super) fn digit_len(d: &Digit) -> usize {
     match d.contiguous {
         true => DIGIT_BYTES,
-        false => 5 + 40,
+        false => DIGIT_BYTES + (last_symbol(&d.alphabet) - usize::from(d.first_symbol) - 1).div_ceil(8),
     }
+}
+
+/// Whether symbol `s` is in the alphabet.
+fn a_has(a: &Alphabet, s: usize) -> bool {
+    a.0[s / 64] >> (s % 64) & 1 != 0
+}
+
+/// The alphabet's largest symbol (it has two or more).
+fn last_symbol(a: &Alphabet) -> usize {
+    (0..5)
+        .rev()
+        .find(|&w| a.0[w] != 0)
+        .map_or(0, |w| w * 64 + 63 - a.0[w].leading_zeros() as usize)
 }
 /// Bytes per group, besides its head.
 pub(super) const GROUP_BYTES: usize = 8;
@@ -90,14 +104,21 @@ impl InfixRange {
             .u32(self.digits.len() as u32);
         for d in &self.digits {
             w.u32(d.pos as u32);
-            if d.contiguous {
-                let last = d.first_symbol as u64 + d.radix - 1;
-                w.u8(TAG_SPAN).u16(d.first_symbol).u16(last as u16);
-            } else {
-                w.u8(TAG_SET);
-                for word in d.alphabet.0 {
-                    w.u64(word);
-                }
+            let (first, last) = (usize::from(d.first_symbol), last_symbol(&d.alphabet));
+            w.u8(if d.contiguous { TAG_SPAN } else { TAG_SET });
+            w.u16(first as u16).u16(last as u16);
+            if !d.contiguous {
+                // The symbols strictly between the first and the last.
+                let inner: Vec<u8> = (first + 1..last)
+                    .collect::<Vec<_>>()
+                    .chunks(8)
+                    .map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .fold(0, |b, (i, &s)| b | (u8::from(a_has(&d.alphabet, s)) << i))
+                    })
+                    .collect();
+                w.bytes(&inner);
             }
         }
         w.u32(self.groups.len() as u32).u32(self.heads.len() as u32);
@@ -226,25 +247,31 @@ fn read_digits(r: &mut Reader<'_>, shared: usize, first: &[u8]) -> Result<Vec<Di
         let pos = r.u32()? as usize;
         let mut alphabet = Alphabet::default();
         let tag = r.u8()?;
+        let (first, last) = (usize::from(r.u16()?), usize::from(r.u16()?));
+        if first >= last || last > 256 {
+            return Err(bad("infix filter alphabet bounds"));
+        }
+        alphabet.insert(first);
+        alphabet.insert(last);
         match tag {
-            TAG_SPAN => {
-                let (first, last) = (usize::from(r.u16()?), usize::from(r.u16()?));
-                if first >= last || last > 256 {
-                    return Err(bad("infix filter alphabet span"));
-                }
-                (first..=last).for_each(|s| alphabet.insert(s));
-            }
+            TAG_SPAN => (first + 1..last).for_each(|s| alphabet.insert(s)),
             TAG_SET => {
-                for w in &mut alphabet.0 {
-                    *w = r.u64()?;
+                let inner = r.take((last - first - 1).div_ceil(8))?;
+                for s in first + 1..last {
+                    let i = s - first - 1;
+                    if inner[i / 8] >> (i % 8) & 1 != 0 {
+                        alphabet.insert(s);
+                    }
+                }
+                // Nothing past the last symbol's bit.
+                let used = last - first - 1;
+                if used % 8 != 0 && inner[used / 8] >> (used % 8) != 0 {
+                    return Err(bad("infix filter alphabet bits past its last symbol"));
                 }
             }
             _ => return Err(bad("infix filter alphabet tag")),
         }
         let radix = alphabet.len();
-        if alphabet.0[4] >> 1 != 0 || radix < 2 {
-            return Err(bad("infix filter alphabet"));
-        }
         if pos < shared || pos >= MAX_KEY_BYTES || digits.last().is_some_and(|d| d.pos >= pos) {
             return Err(bad("infix filter digit positions"));
         }
