@@ -292,6 +292,34 @@ pub(crate) fn decode_kind_with(
     Ok(frame)
 }
 
+/// Opens bytes of a format of their own (a key map, an infix range filter):
+/// `magic`, a version byte in `versions`, a body, then an xxh3-64 (seed 0)
+/// of everything before it. The version and a reader of the body past it,
+/// or the first of [`FormatError::Truncated`], `BadMagic`,
+/// `UnsupportedVersion` and `ChecksumMismatch` that applies.
+pub(crate) fn open_sealed<'a>(
+    bytes: &'a [u8],
+    magic: &[u8; 4],
+    versions: core::ops::RangeInclusive<u8>,
+) -> Result<(u8, Reader<'a>), Error> {
+    if bytes.len() < 8 {
+        return Err(FormatError::Truncated.into());
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    let mut r = Reader::new(body);
+    if r.take(4)? != magic {
+        return Err(FormatError::BadMagic.into());
+    }
+    let version = r.u8()?;
+    if !versions.contains(&version) {
+        return Err(FormatError::UnsupportedVersion(u16::from(version)).into());
+    }
+    if u64::from_le_bytes(sum.try_into().unwrap_or([0; 8])) != xxhash_rust::xxh3::xxh3_64(body) {
+        return Err(FormatError::ChecksumMismatch.into());
+    }
+    Ok((version, r))
+}
+
 /// Bounds-checked little-endian reader. Every method returns
 /// [`FormatError::Truncated`] instead of reading past the end.
 #[derive(Debug, Clone)]

@@ -448,35 +448,46 @@ fn keys_that_differ_past_eight_bytes_are_told_apart() {
 }
 
 /// Keys whose differences need more than 64 bits share their `u64` past
-/// them: a range between two such keys is answered "maybe" (a false
-/// positive), never "no", and `Stats` counts the tables and keys.
+/// them in a key map: a range between two such keys is answered "maybe"
+/// (a false positive), never "no", and `Stats` counts the tables and keys.
+/// At 4 bits per key (too few for an infix filter's heads) the tables keep
+/// key maps; at 16 they get infix filters, whose cells end before the
+/// twentieth digit here too (they read the nineteen as independent).
 #[test]
 fn keys_past_64_bits_of_differences_are_found_and_counted() {
-    let env = Arc::new(FaultEnv::new());
-    let db = Db::open(DIR, options(&env, grafite(16.0))).unwrap();
     // Nineteen digits all `i mod 10` (every position holds all ten), then
     // a twentieth, `i / 10`, which does not fit: keys of one `i mod 10`
     // share their u64.
     let k = |i: u64, t: u64| format!("e:{}{}:{t}", (i % 10).to_string().repeat(19), i / 10);
-    for t in 0..3 {
-        for i in 0..100 {
-            db.put(k(i, t), "v").unwrap();
+    for bits in [4.0, 16.0] {
+        let env = Arc::new(FaultEnv::new());
+        let db = Db::open(DIR, options(&env, grafite(bits))).unwrap();
+        for t in 0..3 {
+            for i in 0..100 {
+                db.put(k(i, t), "v").unwrap();
+            }
+            db.flush().unwrap();
         }
-        db.flush().unwrap();
+        let s = db.stats();
+        let mapped = bits == 4.0;
+        assert_eq!(
+            s.levels[0].range_tables_collapsing,
+            if mapped { 3 } else { 0 },
+            "{s:?}"
+        );
+        assert_eq!(s.levels[0].range_keys_collapsed, if mapped { 3 * 90 } else { 0 });
+        assert_eq!(s.levels[0].range_tables_infix, if mapped { 0 } else { 3 });
+        assert_eq!(format!("{s}").contains("share a u64"), mapped, "{s}");
+        for i in 0..100 {
+            let lo = k(i, 1);
+            let got: Vec<_> = db.scan(lo.clone()..=lo.clone()).map(|r| r.unwrap().0).collect();
+            assert_eq!(got, vec![lo.into_bytes()]);
+        }
+        // The other tables hold keys of the same nineteen digits: "maybe"
+        // (but for the first key, below table 2's range, and the last,
+        // above table 0's).
+        assert_eq!(db.stats().range_false_positives, 2 * 100 - 2);
     }
-    let s = db.stats();
-    assert_eq!(s.levels[0].range_tables_collapsing, 3, "{s:?}");
-    assert_eq!(s.levels[0].range_keys_collapsed, 3 * 90);
-    assert!(format!("{s}").contains("share a u64"), "{s}");
-    for i in 0..100 {
-        let lo = k(i, 1);
-        let got: Vec<_> = db.scan(lo.clone()..=lo.clone()).map(|r| r.unwrap().0).collect();
-        assert_eq!(got, vec![lo.into_bytes()]);
-    }
-    // The other tables hold keys of the same nineteen digits: "maybe" (but
-    // for the first key, below table 2's range, and the last, above table
-    // 0's).
-    assert_eq!(db.stats().range_false_positives, 2 * 100 - 2);
 }
 
 /// A range whose `u64`s are too many for a filter to rule out (its bound

@@ -11,8 +11,9 @@ use crate::range::RangeSizing;
 use crate::succinct::{EfCore, Layout, DEFAULT_SAMPLE_LOG2};
 use crate::Error;
 
-/// Keys per group, `m`: the heads cost about 1.5 bits a key at 64, and
-/// groups this small still follow the keys' density.
+/// Keys a group holds at most: a full group's entry and head cost about
+/// 0.4 bits a key, and groups are cut smaller where the keys' prefixes
+/// part, so they still follow the keys' density.
 pub const GROUP_KEYS: usize = 1 << GROUP_LOG2;
 const GROUP_LOG2: u32 = 8;
 
@@ -210,7 +211,7 @@ fn too_small() -> Error {
 
 /// What the keys fix before the cells are chosen: the shared bytes, each
 /// position's alphabet, the groups and their heads.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Shape {
     num_keys: u64,
     /// The smallest key (cut to what queries compare once the digits are
@@ -236,18 +237,7 @@ struct Shape {
 impl Shape {
     fn of(keys: &[&[u8]], sizing: RangeSizing) -> Shape {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
-            return Shape {
-                num_keys: 0,
-                first: Vec::new(),
-                shared: 0,
-                alphabets: Vec::new(),
-                starts: Vec::new(),
-                sizes: Vec::new(),
-                heads: Vec::new(),
-                head_ends: Vec::new(),
-                digits: Vec::new(),
-                complete: true,
-            };
+            return Shape::default();
         };
         let shared = common_prefix(first, last);
         let longest = keys.iter().map(|k| k.len()).max().unwrap_or(0);
@@ -268,12 +258,7 @@ impl Shape {
             first: first.to_vec(),
             shared,
             alphabets,
-            starts: Vec::new(),
-            sizes: Vec::new(),
-            heads: Vec::new(),
-            head_ends: Vec::new(),
-            digits: Vec::new(),
-            complete: true,
+            ..Shape::default()
         };
         // Where an infix from each byte ends, at about the cells a
         // full group gets at `sizing`.

@@ -148,21 +148,7 @@ impl InfixRange {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         let bad = |why| Error::Format(FormatError::InvalidParameters(why));
-        if bytes.len() < 8 {
-            return Err(FormatError::Truncated.into());
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 8);
-        let mut r = Reader::new(body);
-        if r.take(4)? != MAGIC {
-            return Err(FormatError::BadMagic.into());
-        }
-        let version = r.u8()?;
-        if version != VERSION {
-            return Err(FormatError::UnsupportedVersion(u16::from(version)).into());
-        }
-        if u64::from_le_bytes(sum.try_into().unwrap_or([0; 8])) != xxh3_64(body) {
-            return Err(FormatError::ChecksumMismatch.into());
-        }
+        let (_, mut r) = crate::format::open_sealed(bytes, MAGIC, VERSION..=VERSION)?;
         let flags = r.u8()?;
         if flags & !COMPLETE != 0 {
             return Err(bad("infix filter flags"));

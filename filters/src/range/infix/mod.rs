@@ -4,20 +4,23 @@
 //!
 //! # The design
 //!
-//! The sorted keys are cut into *groups* of `m` consecutive keys (64).
-//! Every key of a group shares the bytes its first and last keys share;
-//! what tells the group's keys apart starts at the first position where
-//! those two differ. A key's *infix* is what it has from there on, read as
-//! a fraction of the group's key space and kept to `w` bits: the group's
-//! `m` keys spread over `2^w` cells of the width their own spread sets. So
-//! the resolution is local: a group of keys one microsecond apart gets
-//! cells of nanoseconds, a group spread over days gets cells of seconds,
-//! and a key of 300 bytes costs what its group needs, never a 64-bit
-//! truncation of the whole key. Each key's value `g·2^w + infix` is kept
-//! in one [Elias–Fano code](crate::succinct) (values in order, since groups
-//! and infixes are), `2 + w − log2 m` bits a key, and each group's *head*
-//! (its first key's bytes as far as it differs from the previous group's
-//! last, and from its own last) is kept for finding a bound's group.
+//! The sorted keys are cut into *groups* of up to 256 consecutive keys,
+//! where the keys' own prefixes part (`build.rs` has the rule: a group's
+//! infix must reach the bytes that tell its keys apart). Every key of a
+//! group shares the bytes its first and last keys share; what tells the
+//! group's keys apart starts at the first position where those two differ.
+//! A key's *infix* is what it has from there on, read as a fraction of the
+//! group's key space and scaled to `C` cells (about `m·2^b` for a group of
+//! `m` keys, `b` what the sizing buys): the group's keys spread over cells
+//! of the width their own spread sets. So the resolution is local: a group
+//! of keys one microsecond apart gets cells of nanoseconds, a group spread
+//! over days gets cells of seconds, and a key of 300 bytes costs what its
+//! group needs, never a 64-bit truncation of the whole key. Each key's
+//! value `g·C + infix` is kept in one [Elias–Fano code](crate::succinct)
+//! (values in order, since groups and infixes are), about `2 + b` bits a
+//! key, and each group's *head* (its first key's bytes as far as it
+//! differs from the previous group's last, and from its own last) is kept
+//! for finding a bound's group.
 //!
 //! This is Diva's idea (Eslami, Dayan et al., "Diva: Dynamic Range Filter
 //! for Var-Length Keys and Queries", VLDB 2025: sampled keys, and the keys
@@ -36,8 +39,8 @@
 //! varying position, each digit the rank of `q`'s symbol (its byte plus
 //! one, or the *end* symbol past its end, which sorts below every byte, so
 //! symbol order is `memcmp` order) in that position's alphabet. Digits are
-//! read until their radices' product `P` reaches `2^w`; the infix is
-//! `⌊N·2^w/P⌋` for the digits' mixed-radix number `N`. Where `q` leaves
+//! read until their radices' product `P` reaches `C`; the infix is
+//! `⌊N·C/P⌋` for the digits' mixed-radix number `N`. Where `q` leaves
 //! the keys' digits (a symbol no key has there, a byte other than a fixed
 //! position's), `N` is the least digit string above `q` for the lower
 //! bound and the one just below for the upper. Reading fewer digits and
@@ -52,9 +55,9 @@
 //! cells its bounds fall in: a range inside a gap is ruled out whatever its
 //! width (the code answers "any value in `a..=b`?" exactly, in one
 //! successor query), and one whose bound shares a cell with a key passes.
-//! A group's cells hold `m` keys in `2^w`, so a bound that falls at a
-//! random place among a group's keys shares a key's cell with probability
-//! about `m/2^w` ([`expected_fpr`](InfixRange::expected_fpr)). That is a
+//! A group's cells hold `m` keys in `C`, so a bound that falls at a random
+//! place among a group's keys shares a key's cell with probability about
+//! `m/C` ([`expected_fpr`](InfixRange::expected_fpr)). That is a
 //! rate for ranges whose bounds fall where keys fall, not a bound for
 //! every query (Diva's relaxed guarantee): a range that starts right after
 //! a key shares that key's cell and always passes, where
@@ -99,7 +102,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::ops::Bound;
 
-use super::keymap::{compare_segment, symbol, Digit};
+use super::keymap::{compare_segment, padded, symbol, Digit};
 use crate::succinct::EfCore;
 
 mod build;
@@ -155,7 +158,7 @@ pub struct InfixRange {
     complete: bool,
     /// `log2` of the keys per group.
     group_log2: u32,
-    /// `C`: each group's infixes are below it (about `2^w`).
+    /// `C`: each group's infixes are below it.
     cells: u64,
     /// The groups' heads past `shared`, one after another.
     heads: Vec<u8>,
@@ -175,13 +178,7 @@ const TOP_STRIDE: usize = 8;
 /// they do: `a ≤ b` gives `top(a) ≤ top(b)`.
 #[inline(always)]
 fn top(s: &[u8]) -> u64 {
-    match s.first_chunk::<8>() {
-        Some(b) => u64::from_be_bytes(*b),
-        None => s
-            .iter()
-            .enumerate()
-            .fold(0, |x, (i, &b)| x | u64::from(b) << (56 - 8 * i)),
-    }
+    padded(s)
 }
 
 /// `a` against `b` as byte strings, the first eight bytes compared as one
@@ -368,9 +365,11 @@ impl InfixRange {
     }
 
     /// The share of the groups' cells that hold a key (`values / (groups ·
-    /// C)`, `C ≈ 2^w`): about how often a range whose bounds fall at random places
-    /// among the keys (not right after a key) is let through while empty.
-    /// Twice that for a range whose two bounds fall in different cells.
+    /// C)`): about how often a range whose bounds fall at random places
+    /// among the keys (not right after a key) is let through while empty;
+    /// up to twice that for a range whose two bounds fall in different
+    /// cells. Bounds drawn near keys (Diva's benchmark draws each from two
+    /// neighbours' shared prefix) pass more often.
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};

@@ -120,21 +120,7 @@ impl KeyMap {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<KeyMap, Error> {
         let bad = |why| Error::Format(FormatError::InvalidParameters(why));
-        if bytes.len() < 8 {
-            return Err(FormatError::Truncated.into());
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 8);
-        let mut r = Reader::new(body);
-        if r.take(4)? != MAGIC {
-            return Err(FormatError::BadMagic.into());
-        }
-        let version = r.u8()?;
-        if !(VERSION_1..=VERSION_3).contains(&version) {
-            return Err(FormatError::UnsupportedVersion(u16::from(version)).into());
-        }
-        if u64::from_le_bytes(sum.try_into().unwrap_or([0; 8])) != xxh3_64(body) {
-            return Err(FormatError::ChecksumMismatch.into());
-        }
+        let (version, mut r) = crate::format::open_sealed(bytes, MAGIC, VERSION_1..=VERSION_3)?;
         let flags = r.u8()?;
         if flags & !TRUNCATED != 0 {
             return Err(bad("key map flags"));

@@ -93,6 +93,7 @@ mod run;
 
 pub(crate) use build::finish_digits;
 pub use build::KeyMapBuilder;
+pub(crate) use run::padded;
 
 /// The end-of-key symbol; byte `b` is symbol `b + 1`.
 pub(crate) const END: usize = 0;

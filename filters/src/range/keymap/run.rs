@@ -71,7 +71,7 @@ pub(crate) fn segment(key: &[u8], pos: usize, span: usize) -> &[u8] {
 /// it sorts as the bytes do (a string and the same with zero bytes
 /// appended pad alike, and the shorter sorts first).
 #[inline(always)]
-fn padded(s: &[u8]) -> u64 {
+pub(crate) fn padded(s: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = s.len().min(8);
     if n == 8 {
