@@ -42,7 +42,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let keys: Vec<String> = (0..5_000u32).map(|i| format!("order/{:08x}", i * 2_654_435_761)).collect();
+    /// let keys: Vec<String> = (0..5_000u64).map(|i| format!("order/{:08x}", i * 2_654_435_761 % (1 << 32))).collect();
     /// let f = InfixRange::build(&keys, RangeSizing::Fpr { fpr: 0.001, max_range_len: 1 })?;
     /// assert!(f.expected_fpr() <= 0.001);
     /// assert!(InfixRange::build(&keys, RangeSizing::BitsPerKey(2.0)).is_err());

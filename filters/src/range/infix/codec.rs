@@ -86,7 +86,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let f = InfixRange::build(&[b"a1", b"b2"], RangeSizing::BitsPerKey(16.0))?;
+    /// let f = InfixRange::build(&[b"a1", b"b2"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
     /// assert_eq!(InfixRange::from_bytes(&f.to_bytes())?, f);
     /// # Ok::<(), amq::Error>(())
     /// ```
@@ -139,7 +139,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let bytes = InfixRange::build(&[b"a1", b"b2"], RangeSizing::BitsPerKey(16.0))?.to_bytes();
+    /// let bytes = InfixRange::build(&[b"a1", b"b2"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?.to_bytes();
     /// assert!(InfixRange::from_bytes(&bytes[..bytes.len() - 1]).is_err());
     /// let mut flipped = bytes.clone();
     /// flipped[9] ^= 1;

@@ -76,20 +76,17 @@
 //! use amq::range::{InfixRange, RangeSizing};
 //!
 //! // Tenant, then an e-mail address of any length.
-//! let keys: Vec<String> = (0..20_000u64)
-//!     .map(|i| format!("{:04}/user{}@example.com", i % 50, i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20))
-//!     .collect();
+//! let key = |t: u64, n: u64| format!("{t:04}/user{n:06}@example.com");
+//! let keys: Vec<String> = (0..20_000u64).map(|i| key(i % 50, i)).collect();
 //! let f = InfixRange::build(&keys, RangeSizing::BitsPerKey(16.0))?;
 //! assert!(f.bits_per_key() <= 16.0);
 //! assert!(keys.iter().all(|k| f.may_contain(k.as_bytes())));
-//! // Ranges strictly inside a tenant's gaps (past the end of an address).
-//! let mut sorted = keys.clone();
-//! sorted.sort();
-//! let passed = sorted
-//!     .windows(2)
-//!     .filter(|w| {
-//!         let (lo, hi) = (format!("{}~", w[0]), format!("{}~~", w[0]));
-//!         hi < w[1] && f.may_contain_range(Included(lo.as_bytes()), Excluded(hi.as_bytes()))
+//! // Ranges inside a tenant's gaps: the users numbered 10 to 40 past one
+//! // of its own (a tenant's users are 50 apart).
+//! let passed = (0..20_000u64 - 50)
+//!     .filter(|&i| {
+//!         let (lo, hi) = (format!("{:04}/user{:06}", i % 50, i + 10), format!("{:04}/user{:06}", i % 50, i + 40));
+//!         f.may_contain_range(Included(lo.as_bytes()), Excluded(hi.as_bytes()))
 //!     })
 //!     .count();
 //! assert!(passed < 20_000 / 100, "{passed}");
@@ -137,7 +134,8 @@ struct Group {
 /// use std::ops::Bound::{Included, Unbounded};
 /// use amq::range::{InfixRange, RangeSizing};
 /// let keys = [&b"apple"[..], b"apricot", b"banana", b"blueberry", b"cherry"];
-/// let f = InfixRange::build(&keys, RangeSizing::BitsPerKey(20.0))?;
+/// // A few keys: sized by their FPR (bits per key would be mostly heads).
+/// let f = InfixRange::build(&keys, RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
 /// assert!(f.may_contain_range(Included(&b"b"[..]), Included(&b"bb"[..])));
 /// assert!(!f.may_contain_range(Included(&b"d"[..]), Unbounded)); // past the last key
 /// assert!(!f.may_contain_range(Unbounded, Included(&b"a"[..]))); // before the first
@@ -264,7 +262,7 @@ impl InfixRange {
     /// ```
     /// use std::ops::Bound::Included;
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let f = InfixRange::build(&[b"a1", b"a5", b"b3"], RangeSizing::BitsPerKey(24.0))?;
+    /// let f = InfixRange::build(&[b"a1", b"a5", b"b3"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
     /// let values = f.prepare_range(Included(&b"a2"[..]), Included(&b"a6"[..])).unwrap();
     /// assert!(f.may_contain_values(values));
     /// assert_eq!(f.prepare_range(Included(&b"c"[..]), Included(&b"d"[..])), None);
@@ -313,7 +311,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let f = InfixRange::build(&[b"a1", b"a3"], RangeSizing::BitsPerKey(16.0))?;
+    /// let f = InfixRange::build(&[b"a1", b"a3"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
     /// assert!(f.may_contain(b"a1") && !f.may_contain(b"a2") && !f.may_contain(b"b"));
     /// # Ok::<(), amq::Error>(())
     /// ```
@@ -325,7 +323,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let f = InfixRange::build(&[b"a", b"b", b"a"], RangeSizing::BitsPerKey(16.0))?;
+    /// let f = InfixRange::build(&[b"a", b"b", b"a"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
     /// assert_eq!(f.num_keys(), 2);
     /// # Ok::<(), amq::Error>(())
     /// ```
@@ -338,7 +336,7 @@ impl InfixRange {
     ///
     /// ```
     /// use amq::range::{InfixRange, RangeSizing};
-    /// let f = InfixRange::build(&[b"a", b"b"], RangeSizing::BitsPerKey(16.0))?;
+    /// let f = InfixRange::build(&[b"a", b"b"], RangeSizing::Fpr { fpr: 0.01, max_range_len: 1 })?;
     /// assert_eq!(f.size_in_bytes(), f.to_bytes().len());
     /// # Ok::<(), amq::Error>(())
     /// ```
