@@ -30,7 +30,7 @@ const EF_EXTRA_BITS: f64 = 2.3;
 
 impl InfixRange {
     /// The filter of `keys` (any order, duplicates allowed; each cut at
-    /// [`MAX_KEY_BYTES`](super::MAX_KEY_BYTES)), sized by `sizing`:
+    /// [`MAX_KEY_BYTES`]), sized by `sizing`:
     /// [`RangeSizing::BitsPerKey`] counts every byte
     /// ([`size_in_bytes`](Self::size_in_bytes)); [`RangeSizing::Fpr`] asks
     /// for cells of which that share hold a key
