@@ -9,6 +9,7 @@
 //! | (in `tests/expanding.rs` and `tests/memento.rs`: `a_forged_key_count_at_the_limit_refuses_inserts`) | `decode_expanding`: a re-sealed expanding quotient filter frame with a key count of `u64::MAX` (keys may outnumber entries, so the decoder accepts it); the insert after decoding overflowed the count. Inserts now return `Full` there, and a merge whose counts would overflow too. |
 //! | `decode_key_map-digit-reserve` (its heap in `tests/heap_size.rs`) | `decode_key_map`: a key map frame of 73 bytes claiming 51 digits; the decoder reserved room for all of them (4.9 KB) before reading the first, which it refused. It now reserves only what the bytes left can hold. |
 //! | (inline: `ops_ribbon_more_keys_than_slots`) | `ops_ribbon`: a two-line Ribbon of 74 distinct keys sized to one line of 73 slots, which solved (the surplus row reduced to zero with zero result bits) and wrote a frame its decoder rejects as "more keys than slots". Shards now never get fewer slots than keys. |
+//! | (inline: `ops_ribbon_bumped_at_a_high_fpr`) | `ops_ribbon`: a bumped Ribbon at FPR 35/64 (one result bit) of 10,000 keys whose layer kept 9,729 keys in 9,728 slots (a row the stored ones imply costs no slot, and at one bit half of those are consistent); its frame was refused as "more keys than slots". A shard now keeps at most one key per slot and bumps the rest. |
 
 use std::fs;
 use std::path::Path;
@@ -82,6 +83,22 @@ fn ops_ribbon_more_keys_than_slots() {
         .and_then(|p| p.with_two_line_layout())
         .and_then(|p| p.with_slots_per_key(1.0 + 50.0 / 128.0))
         .unwrap();
+    let f = <Ribbon as StaticFilter>::build_with(&hashes, &params).unwrap();
+    let bytes = f.to_bytes();
+    let g = Ribbon::from_bytes(&bytes).expect("a filter's own bytes decode");
+    assert_eq!(g.to_bytes(), bytes);
+    assert!(hashes.iter().all(|&h| f.contains_hash(h) && g.contains_hash(h)));
+}
+
+/// The `ops_ribbon` crash at FPR 35/64: key 54992 and the 10,000 keys from
+/// it (`u16`, wrapping), bumped.
+#[test]
+fn ops_ribbon_bumped_at_a_high_fpr() {
+    use amq::{FromBytes, Ribbon, RibbonParams, StaticFilter};
+    let mut keys: Vec<u16> = vec![54992];
+    keys.extend((0..amq::ribbon::BUMPED_MIN_KEYS as u16).map(|i| 54992u16.wrapping_add(i)));
+    let hashes: Vec<KeyHash> = keys.iter().map(|k| hash_key(&k.to_le_bytes())).collect();
+    let params = RibbonParams::with_fpr(35.0 / 64.0).unwrap();
     let f = <Ribbon as StaticFilter>::build_with(&hashes, &params).unwrap();
     let bytes = f.to_bytes();
     let g = Ribbon::from_bytes(&bytes).expect("a filter's own bytes decode");

@@ -115,6 +115,34 @@ fn predictions_hold_for_bumped_filters() {
     }
 }
 
+/// A filter's own bytes decode at every FPR, the coarsest included: at one
+/// result bit half of the rows the stored ones imply are consistent, so an
+/// overloaded layer could keep more keys than it has slots, which its
+/// frame may not claim.
+#[test]
+fn bumped_filters_at_high_fprs_decode() {
+    let mut refused = 0;
+    // Of 100 key sets of each size at one result bit, these two were
+    // refused when a layer could keep more keys than slots.
+    for fpr in [0.9, 0.5, 0.45, 0.3, 0.1] {
+        for (n, salt) in [(10_000u64, 1u64), (20_000, 42), (40_000, 80), (70_000, 5)] {
+            let ks = keys(n, salt);
+            let f = Ribbon::build_with(&ks, &RibbonParams::with_fpr(fpr).unwrap()).unwrap();
+            assert!(f.is_bumped_layout());
+            assert!(ks.iter().all(|&h| f.contains_hash(h)), "{fpr} {n}");
+            let bytes = f.to_bytes();
+            match Ribbon::from_bytes(&bytes) {
+                Ok(back) => assert_eq!(back, f),
+                Err(e) => {
+                    println!("{fpr} {n} {salt}: {e}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(refused, 0, "filters whose own bytes were refused");
+}
+
 fn both_layouts() -> [RibbonParams; 2] {
     let seven = RibbonParams::with_result_bits(7).unwrap();
     [seven, RibbonParams::with_fpr(0.003).unwrap()]

@@ -51,6 +51,13 @@ pub(crate) struct Buckets {
 /// in `a`) and `row_of(a, start)` its equation, in a banding of `num_slots`
 /// slots. Writes each bucket's threshold code to `codes` (one per bucket of
 /// the shard) and pushes the bumped keys' first steps to `bumped`.
+///
+/// A shard keeps at most `num_slots` keys. A row the stored ones already
+/// imply (consistent, so nothing to store) costs no slot, so an overloaded
+/// layer could keep more keys than slots, most often at one result bit,
+/// where half of the redundant rows are consistent; the format refuses such
+/// a layer. A key that would be one too many is treated as a contradiction:
+/// its bucket bumps from there.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn band_bumped(
     banding: &mut Banding,
@@ -66,6 +73,8 @@ pub(crate) fn band_bumped(
     let offset_of = |start: usize| (start % buckets.slots) as u32;
     let mut log: Vec<(u32, usize)> = Vec::new();
     let mut stored: Vec<usize> = Vec::new();
+    // Keys kept in the shard so far, stored or implied.
+    let mut kept = 0;
     let mut i = 0;
     while i < keys.len() {
         let bucket = start_of(keys[i]) / buckets.slots;
@@ -73,12 +82,13 @@ pub(crate) fn band_bumped(
         while end < keys.len() && start_of(keys[end]) / buckets.slots == bucket {
             end += 1;
         }
+        let room = num_slots - kept;
         // Most buckets bump nothing: band their keys with overlapped walks,
         // and only where one contradicts undo them all and band the bucket
         // again one key at a time. Which keys contradict depends only on
         // the span of the rows stored before (not on where the walks put
         // them), so the codes and bumped keys are the one-at-a-time ones.
-        if buckets.overlap {
+        if buckets.overlap && end - i <= room {
             stored.clear();
             let rows = keys[i..end].iter().rev().map(|&a| {
                 let start = start_of(a);
@@ -86,6 +96,7 @@ pub(crate) fn band_bumped(
             });
             if banding.add_all_noting(rows, &mut |slot| stored.push(slot)) {
                 codes[bucket] = 0;
+                kept += end - i;
                 i = end;
                 continue;
             }
@@ -95,10 +106,14 @@ pub(crate) fn band_bumped(
         }
         log.clear();
         let mut code = 0;
-        for &a in keys[i..end].iter().rev() {
+        for (&a, added) in keys[i..end].iter().rev().zip(0..) {
             let start = start_of(a);
             let offset = offset_of(start);
-            match banding.add_where(row_of(a, start)) {
+            let fits = match added < room {
+                true => banding.add_where(row_of(a, start)),
+                false => Err(()),
+            };
+            match fits {
                 Ok(Some(slot)) => log.push((offset, slot)),
                 Ok(None) => {}
                 Err(()) => {
@@ -118,8 +133,9 @@ pub(crate) fn band_bumped(
         codes[bucket] = code as u8;
         let t = buckets.thresholds[code];
         for &a in &keys[i..end] {
-            if offset_of(start_of(a)) < t {
-                bumped.push(a);
+            match offset_of(start_of(a)) < t {
+                true => bumped.push(a),
+                false => kept += 1,
             }
         }
         i = end;
