@@ -113,3 +113,20 @@ proptest! {
         check_places(&f, &keys, &bounds);
     }
 }
+
+/// The comparison of heads and bounds orders byte strings as slices do,
+/// zeros and lengths around every eighth byte included.
+#[test]
+fn compare_orders_as_slices_do() {
+    let mut strings = all_strings(&[0, 1, 255], 5);
+    for s in all_strings(&[0, 7], 4) {
+        for head in [&[1u8; 7][..], &[1; 8], &[1; 9], &[1; 15], &[1; 16], &[1; 17]] {
+            strings.push([head, &s[..]].concat());
+        }
+    }
+    for a in &strings {
+        for b in &strings {
+            assert_eq!(super::compare(a, b), a.cmp(b), "{a:?} {b:?}");
+        }
+    }
+}
