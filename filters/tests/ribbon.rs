@@ -370,12 +370,13 @@ fn impossible_parameters_are_errors() {
     for ratio in [0.99, 4.5, f64::NAN] {
         assert!(bits(7).with_slots_per_key(ratio).is_err(), "{ratio}");
     }
-    // The two-line layout holds exactly 7 result bits.
+    // The two-line layout holds 6 to 8 result bits (FPR 2^-8 to 2^-6).
     for params in [
-        bits(6),
-        bits(8),
+        bits(5),
+        bits(9),
         bits(32),
-        RibbonParams::with_fpr(0.01).unwrap(),
+        RibbonParams::with_fpr(0.02).unwrap(),
+        RibbonParams::with_fpr(0.003).unwrap(),
         RibbonParams::with_bits_per_key(7.0).unwrap(),
     ] {
         assert!(
@@ -383,10 +384,15 @@ fn impossible_parameters_are_errors() {
             "{params:?}"
         );
     }
-    assert!(RibbonParams::with_fpr(1.0 / 128.0)
-        .unwrap()
-        .with_two_line_layout()
-        .is_ok());
+    for p in [1.0 / 64.0, 0.01, 1.0 / 128.0, 0.005, 1.0 / 256.0] {
+        assert!(
+            RibbonParams::with_fpr(p).unwrap().with_two_line_layout().is_ok(),
+            "{p}"
+        );
+    }
+    for r in 6..=8 {
+        assert!(bits(r).with_two_line_layout().is_ok(), "{r}");
+    }
 }
 
 #[test]

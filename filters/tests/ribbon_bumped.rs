@@ -289,6 +289,8 @@ fn damaged_bumped_frames_are_refused() {
     for params in [
         RibbonParams::with_result_bits(7).unwrap(),
         RibbonParams::with_result_bits(8).unwrap(),
+        RibbonParams::with_result_bits(9).unwrap(),
+        RibbonParams::with_fpr(0.01).unwrap(),
     ] {
         let f = Ribbon::build_with(&ks, &params).unwrap();
         let bytes = f.to_bytes();
@@ -333,7 +335,18 @@ fn damaged_bumped_frames_are_refused() {
             ("truncated", patched(&bytes, |b| b.truncate(b.len() - 8))),
         ];
         if f.is_two_line_layout() {
-            cases.push(("two-line layer of 8 bits", patched(&bytes, |b| b[R] = 8)));
+            // No line holds 5 or 9 columns, nor a mix of 8 and 9.
+            cases.push(("two-line layer of 9 bits", patched(&bytes, |b| b[R] = 9)));
+            cases.push(("two-line layer of 5 bits", patched(&bytes, |b| b[R] = 5)));
+            cases.push((
+                "two-line mix of 8 and 9 bits",
+                patched(&bytes, |b| {
+                    b[R] = 8;
+                    b[R + 1..R + 3].copy_from_slice(&0u16.to_le_bytes());
+                }),
+            ));
+        } else {
+            assert_eq!(bytes[R], 9);
         }
         for (name, bad) in &cases {
             assert!(Ribbon::from_bytes(bad).is_err(), "{params:?}: {name} decoded");

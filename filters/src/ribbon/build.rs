@@ -145,11 +145,11 @@ where
         };
     }
     if params.two_lines() {
-        let make = |_: usize, _: &[u32]| Ok(LineSolver(params.slots_per_key()));
-        let (_, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
+        let make = |n: usize, plan: &[u32]| LineSolver::new(params, n, plan.len());
+        let (solver, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
         return Ok(Ribbon {
             words: Vec::new(),
-            layout: Layout::Lines(line_filter::finish(run)?),
+            layout: Layout::Lines(line_filter::finish(run, solver.geometry)?),
             num_keys,
             kernel: Kernel::detect(true),
         });

@@ -20,37 +20,36 @@ use crate::streamed::{run_jobs, StreamedBuild};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, KeyHash};
 
-/// The blocked layer's buckets.
-const BLOCKED_BUCKETS: Buckets = Buckets {
-    slots: BUCKET_SLOTS,
-    thresholds: THRESHOLDS,
-    // About 132 keys with long 128-bit walks, one bucket in nine bumping:
-    // banding a layer took 10-24% less time overlapped, redone buckets
-    // included (best of ten rounds at 10^6 keys).
-    overlap: true,
-};
+/// Whether the blocked layer overlaps its walks: about 132 keys with long
+/// 128-bit walks, one bucket in nine bumping: banding a layer took 10-24%
+/// less time overlapped, redone buckets included (best of ten rounds at
+/// 10^6 keys).
+const BLOCKED_OVERLAP: bool = true;
+
+/// A blocked layer's bucket of a start: `BUCKET_SLOTS` slots each.
+fn blocked_bucket(start: usize) -> Bucketed {
+    (start / BUCKET_SLOTS, (start % BUCKET_SLOTS) as u32, &THRESHOLDS)
+}
 
 #[inline(always)]
 fn mask(columns: u32) -> u32 {
     u32::MAX >> (32 - columns)
 }
 
-/// How a bumped layer cuts a shard into buckets: `slots` per bucket, the
-/// threshold of each two-bit code, and whether a bucket's keys are first
-/// banded with overlapped walks (undone and banded again one at a time if
-/// one contradicts), which pays where walks are long and few buckets bump.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Buckets {
-    pub(crate) slots: usize,
-    pub(crate) thresholds: [u32; 4],
-    pub(crate) overlap: bool,
-}
+/// A start's bucket in its shard, its offset in the bucket, and the
+/// bucket's threshold of each two-bit code (keys starting below it in the
+/// bucket are bumped).
+pub(crate) type Bucketed = (usize, u32, &'static [u32; 4]);
 
 /// Bands one shard of a bumped layer: `keys` are the shard's sorted,
 /// distinct first steps, `start_of(a)` a key's start in the shard (monotone
-/// in `a`) and `row_of(a, start)` its equation, in a banding of `num_slots`
-/// slots. Writes each bucket's threshold code to `codes` (one per bucket of
-/// the shard) and pushes the bumped keys' first steps to `bumped`.
+/// in `a`), `bucket_of(start)` where that is in the buckets (consecutive
+/// runs of starts) and `row_of(a, start)` its equation, in a banding of
+/// `num_slots` slots. Writes each bucket's threshold code to `codes` (one
+/// per bucket of the shard) and pushes the bumped keys' first steps to
+/// `bumped`. With `overlap`, a bucket's keys are first banded with
+/// overlapped walks (undone and banded again one at a time if one
+/// contradicts), which pays where walks are long and few buckets bump.
 ///
 /// A shard keeps at most `num_slots` keys. A row the stored ones already
 /// imply (consistent, so nothing to store) costs no slot, so an overloaded
@@ -63,23 +62,23 @@ pub(crate) fn band_bumped(
     banding: &mut Banding,
     keys: &[u64],
     num_slots: usize,
-    buckets: Buckets,
+    overlap: bool,
     start_of: impl Fn(u64) -> usize,
+    bucket_of: impl Fn(usize) -> Bucketed,
     row_of: impl Fn(u64, usize) -> Row,
     codes: &mut [u8],
     bumped: &mut Vec<u64>,
 ) -> Result<(), Error> {
     banding.reset(num_slots)?;
-    let offset_of = |start: usize| (start % buckets.slots) as u32;
     let mut log: Vec<(u32, usize)> = Vec::new();
     let mut stored: Vec<usize> = Vec::new();
     // Keys kept in the shard so far, stored or implied.
     let mut kept = 0;
     let mut i = 0;
     while i < keys.len() {
-        let bucket = start_of(keys[i]) / buckets.slots;
+        let (bucket, _, thresholds) = bucket_of(start_of(keys[i]));
         let mut end = i + 1;
-        while end < keys.len() && start_of(keys[end]) / buckets.slots == bucket {
+        while end < keys.len() && bucket_of(start_of(keys[end])).0 == bucket {
             end += 1;
         }
         let room = num_slots - kept;
@@ -88,7 +87,7 @@ pub(crate) fn band_bumped(
         // again one key at a time. Which keys contradict depends only on
         // the span of the rows stored before (not on where the walks put
         // them), so the codes and bumped keys are the one-at-a-time ones.
-        if buckets.overlap && end - i <= room {
+        if overlap && end - i <= room {
             stored.clear();
             let rows = keys[i..end].iter().rev().map(|&a| {
                 let start = start_of(a);
@@ -108,7 +107,7 @@ pub(crate) fn band_bumped(
         let mut code = 0;
         for (&a, added) in keys[i..end].iter().rev().zip(0..) {
             let start = start_of(a);
-            let offset = offset_of(start);
+            let offset = bucket_of(start).1;
             let fits = match added < room {
                 true => banding.add_where(row_of(a, start)),
                 false => Err(()),
@@ -117,8 +116,8 @@ pub(crate) fn band_bumped(
                 Ok(Some(slot)) => log.push((offset, slot)),
                 Ok(None) => {}
                 Err(()) => {
-                    code = buckets.thresholds.iter().position(|&t| t > offset).unwrap_or(3);
-                    let t = buckets.thresholds[code];
+                    code = thresholds.iter().position(|&t| t > offset).unwrap_or(3);
+                    let t = thresholds[code];
                     while let Some(&(o, slot)) = log.last() {
                         if o >= t {
                             break;
@@ -131,9 +130,9 @@ pub(crate) fn band_bumped(
             }
         }
         codes[bucket] = code as u8;
-        let t = buckets.thresholds[code];
+        let t = thresholds[code];
         for &a in &keys[i..end] {
-            match offset_of(start_of(a)) < t {
+            match bucket_of(start_of(a)).1 < t {
                 true => bumped.push(a),
                 false => kept += 1,
             }
@@ -225,8 +224,9 @@ where
                     &mut banding,
                     shard,
                     num_slots,
-                    BLOCKED_BUCKETS,
+                    BLOCKED_OVERLAP,
                     |a| place(a, layer.num_shards as u64, num_starts).1,
+                    blocked_bucket,
                     |a, start| Row {
                         start,
                         coeff: coeff_in_layer(unmixed(a)),
@@ -289,12 +289,12 @@ mod tests {
         let shard_keys = env("BUMP_SHARD", 65536.0);
         let w = env("BUMP_W", 128.0) as usize;
         let b = env("BUMP_B", 128.0) as usize;
-        let t = [
+        let t: &'static [u32; 4] = alloc::boxed::Box::leak(alloc::boxed::Box::new([
             0,
             env("BUMP_T1", 32.0) as u32,
             env("BUMP_T2", 64.0) as u32,
             b as u32,
-        ];
+        ]));
         let keys: Vec<KeyHash> = (0..n as u64).map(crate::hash_u64).collect();
         let num_shards = (n as f64 / shard_keys).ceil() as usize;
         let buckets_per_shard = (n as f64 / (num_shards as f64 * load * b as f64)).round() as usize;
@@ -313,12 +313,9 @@ mod tests {
                 &mut banding,
                 k,
                 slots,
-                Buckets {
-                    slots: b,
-                    thresholds: t,
-                    overlap: std::env::var("BUMP_OVERLAP").map_or(w == 128, |v| v == "1"),
-                },
+                std::env::var("BUMP_OVERLAP").map_or(w == 128, |v| v == "1"),
                 |a| place(a, num_shards as u64, num_starts).1,
+                |start| (start / b, (start % b) as u32, t),
                 |a, start| {
                     let c = coeff_in_layer(unmixed(a));
                     Row {

@@ -27,10 +27,10 @@ use alloc::vec::Vec;
 
 use super::banding::Banding;
 use super::bumped::{coeff_in_layer, place};
-use super::bumped_build::{band_bumped, gather, Buckets};
+use super::bumped_build::{band_bumped, gather};
 use super::config::RibbonParams;
-use super::line_filter::{self, LineBump, LineShards, LAYER_THRESHOLDS};
-use super::lines::{self, solve_lines, Line, LineSolver, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
+use super::line_filter::{self, LineBump, LineShards};
+use super::lines::{self, solve_lines, Line, LineSolver, LINE_ROW};
 use super::order::{count_shards, fill, sorted_distinct};
 use super::row::{result_of, unmixed, Row};
 use super::runs;
@@ -39,13 +39,13 @@ use crate::streamed::{run_jobs, StreamedBuild};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, KeyHash};
 
-const BUCKETS: Buckets = Buckets {
-    slots: LINE_SLOTS,
-    thresholds: LAYER_THRESHOLDS,
-    // A line's 77 keys walk a few 64-bit steps each, and one bucket in five
-    // bumps: overlapped walks, redone buckets included, measured no faster.
-    overlap: false,
-};
+/// Whether the layer overlaps its walks: a line's 77 keys walk a few
+/// 64-bit steps each, and one bucket in five bumps: overlapped walks,
+/// redone buckets included, measured no faster.
+const OVERLAP: bool = false;
+
+/// Lines per layer shard, about: what its line kinds are first chosen for.
+pub(super) const LAYER_LINES_GUESS: usize = 850;
 
 /// Builds a bumped two-line filter of the `n` hashes `source` yields: the
 /// layer's shards in passes (split between threads), then the second
@@ -61,7 +61,9 @@ where
     F: Fn() -> I + Sync,
     I: IntoIterator<Item = KeyHash>,
 {
-    let (num_shards, shard_lines) = LineBump::shape_for(n)?;
+    let guess = params.line_geometry(LAYER_LINES_GUESS)?;
+    let (num_shards, shard_lines) = LineBump::shape_for(n, guess.slots_per_line(LAYER_LINES_GUESS))?;
+    let geometry = params.line_geometry(shard_lines)?;
     let counts = count_shards(source(), num_shards)?;
     let layer_lines = num_shards * shard_lines;
     let mut lines: Vec<Line> = Vec::new();
@@ -73,7 +75,7 @@ where
     let mut codes: Vec<u64> = zeroed_vec(LineBump::code_words(layer_lines))?;
     let mut bumped: Vec<KeyHash> = Vec::new();
     let mut distinct = 0u64;
-    let num_slots = shard_lines * LINE_SLOTS;
+    let num_slots = geometry.checked_slots(shard_lines).ok_or(Error::TooLarge)?;
     let num_starts = num_slots.saturating_sub(LINE_ROW - 1) as u64;
     for pass in options.plan(&counts) {
         let mut jobs = Vec::with_capacity(pass.len());
@@ -96,17 +98,21 @@ where
                     &mut banding,
                     shard,
                     num_slots,
-                    BUCKETS,
+                    OVERLAP,
                     |a| place(a, num_shards as u64, num_starts).1,
+                    |start| {
+                        let p = geometry.place(shard_lines, start);
+                        (p.line, p.offset as u32, &p.kind.thresholds)
+                    },
                     |a, start| Row {
                         start,
                         coeff: coeff_in_layer(unmixed(a)) as u64 as u128,
-                        result: result_of(a) & ((1 << LINE_COLUMNS) - 1),
+                        result: result_of(a) & ((1 << geometry.place(shard_lines, start).checks) - 1),
                     },
                     &mut part_codes[lines.clone()],
                     &mut part_bumped,
                 )?;
-                solve_lines(&banding, &mut out[lines]);
+                solve_lines(&banding, &geometry, &mut out[lines]);
             }
             Ok::<_, Error>((part.start, part_codes, part_bumped, keys))
         });
@@ -118,15 +124,15 @@ where
     }
     // The second filter: a sharded two-line filter of the bumped keys.
     let second_source = || bumped.iter().copied();
-    let make = |_: usize, _: &[u32]| Ok(LineSolver(params.slots_per_key()));
-    let (_, run, second_keys) = runs::solve_distinct(
+    let make = |n: usize, plan: &[u32]| LineSolver::new(params, n, plan.len());
+    let (solver, run, second_keys) = runs::solve_distinct(
         &make,
         &second_source,
         bumped.len(),
         lines::LINE_SHARD_KEYS,
         &StreamedBuild::in_memory(),
     )?;
-    let mut second = line_filter::finish(run)?;
+    let mut second = line_filter::finish(run, solver.geometry)?;
     // Its lines after the layer's, its padding line (or one of our own)
     // last, in one allocation of exactly their size with its huge pages
     // asked for before the first write: growing the layer's would move it
@@ -152,7 +158,9 @@ where
             starts: second.starts,
             seeds: second.seeds,
             lines,
+            geometry: second.geometry,
             bump: Some(LineBump {
+                geometry,
                 num_shards,
                 shard_lines,
                 codes,

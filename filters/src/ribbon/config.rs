@@ -130,10 +130,10 @@ impl RibbonParams {
     }
 
     /// The default layout: bumped ([`with_bumping`](Self::with_bumping)),
-    /// in the two-line layout for exactly 7 result bits
-    /// (`with_result_bits(7)`, `with_fpr(1.0 / 128.0)`), where it is
-    /// faster far beyond the caches (`docs/results-amq.md`, "Ribbon"), in
-    /// the blocked layout for anything else.
+    /// in the two-line layout for 6 to 8 result bits (an FPR from `2^-8` to
+    /// `2^-6`, 1% included), where it is faster beyond the caches
+    /// (`docs/results-amq.md`, "Ribbon"), in the blocked layout for
+    /// anything else.
     fn new(target: Target) -> Self {
         let blocked = RibbonParams {
             target,
@@ -144,37 +144,42 @@ impl RibbonParams {
         blocked.with_two_line_layout().unwrap_or(blocked)
     }
 
-    /// Builds with the two-line layout (the default at exactly 7 result
-    /// bits): 64-slot rows in 64-byte lines of 73 slots, so a query reads at
-    /// most two cache lines (three or four with the blocked layout's
-    /// 128-slot rows), at about 7.06 bits per key instead of 7.03 bumped
-    /// (7.30 instead of 7.18 without bumping, in shards of
+    /// Builds with the two-line layout (the default from 6 to 8 result
+    /// bits): 64-slot rows in 64-byte lines of 85, 73 or 64 slots (6, 7 or
+    /// 8 columns; lines of two widths mixed for an FPR between), so a query
+    /// reads at most two cache lines (three or four with the blocked
+    /// layout's 128-slot rows), at about 0.9% above `log2(1/FPR)` bumped
+    /// (7.06 bits per key at `r = 7`, where the blocked layout takes 7.03;
+    /// without bumping 4.3% above, in shards of
     /// [`LINE_SHARD_KEYS`](super::LINE_SHARD_KEYS) keys at
-    /// [`LINE_SLOTS_PER_KEY`](super::LINE_SLOTS_PER_KEY) slots per key, which
-    /// a later [`with_slots_per_key`](Self::with_slots_per_key) overrides). Only for exactly 7 result bits (FPR `2^-7`): anything else is
+    /// [`LINE_SLOTS_PER_KEY`](super::LINE_SLOTS_PER_KEY) slots per key,
+    /// which a later [`with_slots_per_key`](Self::with_slots_per_key)
+    /// overrides). Only for result bits from 6 to 8 or an FPR from `2^-8`
+    /// to `2^-6`; anything else (a bits-per-key budget included) is
     /// [`Error::InvalidParameter`].
     ///
     /// ```
     /// use amq::{Filter, Ribbon, RibbonParams};
-    /// let p = RibbonParams::with_result_bits(7)?.with_two_line_layout()?;
+    /// let p = RibbonParams::with_fpr(0.01)?.with_two_line_layout()?;
     /// let keys: Vec<amq::KeyHash> = (0..50_000u64).map(amq::hash_u64).collect();
     /// let f = Ribbon::build_with(&keys, &p)?;
     /// assert!(f.is_two_line_layout());
     /// assert!(keys.iter().all(|&h| f.contains_hash(h)));
-    /// assert!(f.bits_per_key() < 7.35, "{}", f.bits_per_key());
-    /// assert!(RibbonParams::with_result_bits(8)?.with_two_line_layout().is_err());
+    /// assert!((f.expected_fpr() - 0.01).abs() < 0.0005, "{}", f.expected_fpr());
+    /// assert!(RibbonParams::with_result_bits(9)?.with_two_line_layout().is_err());
     /// # Ok::<(), amq::Error>(())
     /// ```
     pub fn with_two_line_layout(self) -> Result<Self, Error> {
-        let seven = match self.target {
-            Target::ResultBits(r) => r == super::lines::LINE_COLUMNS,
-            Target::Fpr { r, share } => r == super::lines::LINE_COLUMNS && share == 0.0,
+        use super::line_kind::{MAX_LINE_COLUMNS as MAX, MIN_LINE_COLUMNS as MIN};
+        let fits = match self.target {
+            Target::ResultBits(r) => (MIN..=MAX).contains(&r),
+            Target::Fpr { r, share } => (MIN..MAX).contains(&r) || (r == MAX && share == 0.0),
             Target::BitsPerKey(_) => false,
         };
-        if !seven {
+        if !fits {
             return Err(invalid(
                 "two_line_layout",
-                "needs exactly 7 result bits (FPR 2^-7)",
+                "needs 6 to 8 result bits (an FPR from 2^-8 to 2^-6)",
             ));
         }
         let slots_per_key = if !self.two_lines && self.slots_per_key == SLOTS_PER_KEY {
@@ -189,9 +194,24 @@ impl RibbonParams {
         })
     }
 
+    /// The line kinds of a two-line filter (or layer) whose shards have
+    /// about `n` lines: `r` columns, or the mix closest to the FPR target.
+    pub(crate) fn line_geometry(&self, n: usize) -> Result<super::line_kind::LineGeometry, Error> {
+        use super::line_kind::LineGeometry;
+        let geometry = match self.target {
+            Target::ResultBits(r) => LineGeometry::uniform(r),
+            Target::Fpr { r, share } => LineGeometry::for_share(r, share, n),
+            Target::BitsPerKey(_) => None,
+        };
+        geometry.ok_or(invalid(
+            "two_line_layout",
+            "needs 6 to 8 result bits (an FPR from 2^-8 to 2^-6)",
+        ))
+    }
+
     /// Builds with the blocked layout (128-slot rows in blocks of 64 slots,
-    /// [`SHARD_KEYS`] keys per shard, [`SLOTS_PER_KEY`]), the layout of every
-    /// result-bit count but 7: at `r = 7` it takes 7.03 bits per key where
+    /// [`SHARD_KEYS`] keys per shard, [`SLOTS_PER_KEY`]), the layout of
+    /// every FPR but those from `2^-8` to `2^-6`: at `r = 7` it takes 7.03 bits per key where
     /// the default two-line layout takes 7.06 (bumped; 7.18 and 7.30
     /// without), at three or four cache lines per query instead of at most
     /// two. Keeps a ratio set by

@@ -7,7 +7,8 @@ use alloc::vec::Vec;
 use super::bumped::{Bumped, Layer};
 use super::layout::Columns;
 use super::line_filter::{LineBump, LineShards};
-use super::lines::{check_line_shards, Line, LINE_COLUMNS, LINE_SLOTS};
+use super::line_kind::LineGeometry;
+use super::lines::{check_line_shards, Line};
 use super::solution::{padding, BLOCK_SLOTS};
 use super::table::{shard_table, shard_table_bytes, u32_at, MAX_ATTEMPTS};
 use super::{legacy, Kernel, Layout, Ribbon, Shards};
@@ -103,13 +104,20 @@ impl Ribbon {
         if layer_lines + parts.total_blocks > u32::MAX as usize {
             return Err(FormatError::InvalidParameters("more lines than a line start holds").into());
         }
+        let geometry = line_geometry(parts.columns)?;
         let (mut starts, mut seeds) = shard_table(parts.num_shards)?;
-        check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |start, seed| {
-            if parts.num_shards > 0 {
-                starts.push(start + offset);
-            }
-            seeds.extend(seed);
-        })?;
+        check_line_shards(
+            parts.starts,
+            parts.seeds,
+            parts.total_blocks,
+            &geometry,
+            |start, seed| {
+                if parts.num_shards > 0 {
+                    starts.push(start + offset);
+                }
+                seeds.extend(seed);
+            },
+        )?;
         let total = layer_lines + parts.total_blocks;
         let padding = (parts.num_shards > 0 || layer.is_some()) as usize;
         let mut lines = Vec::new();
@@ -134,6 +142,7 @@ impl Ribbon {
         lines.resize(total + padding, Line::default());
         let bump = match layer {
             Some(l) => Some(LineBump {
+                geometry: line_geometry(l.columns)?,
                 num_shards: l.layer.num_shards,
                 shard_lines: l.layer.shard_blocks,
                 codes: Reader::new(l.codes).u64s(l.codes.len() / 8, 0)?,
@@ -144,6 +153,7 @@ impl Ribbon {
         Ok(Ribbon {
             words: Vec::new(),
             layout: Layout::Lines(LineShards {
+                geometry,
                 starts,
                 seeds,
                 lines,
@@ -164,7 +174,7 @@ pub(crate) struct RibbonParts<'a> {
     /// Blocks, or lines in the two-line layout.
     pub(crate) total_blocks: usize,
     /// The two-line layout (layout byte 1): `total_blocks` counts lines of
-    /// eight words, `columns` is 7 everywhere.
+    /// eight words, `columns` is their line kinds (`LineGeometry`).
     pub(crate) lines: bool,
     pub(crate) columns: Columns,
     /// The solution words, little-endian: `columns.word_of(total_blocks)`.
@@ -242,11 +252,8 @@ fn split_payload<'a>(
     lines: bool,
 ) -> Result<RibbonParts<'a>, Error> {
     let bad = FormatError::InvalidParameters;
-    if lines && (columns.base() != LINE_COLUMNS || columns.upper_from() != 256) {
-        return Err(bad("the two-line layout has 7 columns everywhere").into());
-    }
     let (unit_slots, unit_words) = match lines {
-        true => (LINE_SLOTS as u64, 8u64),
+        true => (line_geometry(columns)?.max_slots_per_line() as u64, 8u64),
         false => (BLOCK_SLOTS as u64, 0),
     };
     if (num_shards == 0) != (num_keys == 0) {
@@ -308,9 +315,6 @@ fn parse_bumped(
     let second_columns = Columns::new(frame.params.u8()? as u32, frame.params.u16()? as u32)
         .ok_or(bad("result bits or extra-column start out of range"))?;
     frame.params.finish()?;
-    if lines && (columns.base() != LINE_COLUMNS || columns.upper_from() != 256) {
-        return Err(bad("the two-line layout has 7 columns everywhere").into());
-    }
     let layer = usize::try_from(num_shards)
         .ok()
         .zip(usize::try_from(total_blocks).ok())
@@ -323,8 +327,16 @@ fn parse_bumped(
     if (num_shards == 0) != (num_keys == 0) || second.0 > num_keys {
         return Err(bad("key counts do not match the layer").into());
     }
-    let unit_slots = if lines { LINE_SLOTS } else { BLOCK_SLOTS } as u64;
-    if num_keys - second.0 > total_blocks * unit_slots {
+    let slots = match lines {
+        true => {
+            let shard = line_geometry(columns)?
+                .checked_slots(layer.shard_blocks)
+                .ok_or(bad("a layer shard has too many lines"))?;
+            shard as u64 * layer.num_shards as u64
+        }
+        false => total_blocks * BLOCK_SLOTS as u64,
+    };
+    if num_keys - second.0 > slots {
         return Err(bad("more keys than slots").into());
     }
     let (num_words, buckets) = match lines {
@@ -411,8 +423,8 @@ pub(super) fn lines_to_bytes(l: &LineShards, num_keys: u64) -> Vec<u8> {
     p.u64(num_keys)
         .u64(l.seeds.len() as u64)
         .u64(l.total_lines() as u64)
-        .u8(LINE_COLUMNS as u8)
-        .u16(256)
+        .u8(l.geometry.to_columns().base() as u8)
+        .u16(l.geometry.to_columns().upper_from() as u16)
         .u8(LAYOUT_LINES);
     let payload_len = l.total_lines() * 64 + shard_table_bytes(l.seeds.len()).expect("allocated");
     format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
@@ -474,14 +486,14 @@ fn bumped_lines_to_bytes(l: &LineShards, b: &LineBump, num_keys: u64) -> Vec<u8>
     p.u64(num_keys)
         .u64(b.num_shards as u64)
         .u64(layer_lines as u64)
-        .u8(LINE_COLUMNS as u8)
-        .u16(256)
+        .u8(b.geometry.to_columns().base() as u8)
+        .u16(b.geometry.to_columns().upper_from() as u16)
         .u8(LAYOUT_BUMPED_LINES)
         .u64(b.second_keys)
         .u64(num_shards as u64)
         .u64(second_lines as u64)
-        .u8(LINE_COLUMNS as u8)
-        .u16(256);
+        .u8(l.geometry.to_columns().base() as u8)
+        .u16(l.geometry.to_columns().upper_from() as u16);
     let table = shard_table_bytes(num_shards).expect("allocated");
     let payload_len = (layer_lines + second_lines) * 64 + b.codes.len() * 8 + table;
     format::encode(FilterKind::Ribbon, &p.into_vec(), payload_len, |w| {
@@ -500,4 +512,11 @@ fn bumped_lines_to_bytes(l: &LineShards, b: &LineBump, num_keys: u64) -> Vec<u8>
         }
         w.bytes(&l.seeds);
     })
+}
+
+/// The line kinds a two-line frame's column rule describes, or the error
+/// for a rule no line holds.
+pub(super) fn line_geometry(columns: Columns) -> Result<LineGeometry, Error> {
+    LineGeometry::from_columns(columns)
+        .ok_or_else(|| FormatError::InvalidParameters("two-line layout with columns no line holds").into())
 }

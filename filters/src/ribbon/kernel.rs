@@ -23,7 +23,7 @@
 //! called directly.
 #![allow(unsafe_code)]
 
-use super::lines::portable_pair;
+use super::lines::{portable_pair, Line, LineWindow};
 use super::solution::portable_group;
 use super::Ribbon;
 
@@ -36,7 +36,7 @@ type ManyFn = unsafe fn(&Ribbon, &[u64], &mut [bool]);
 /// The parities of a two-line filter's line pair, for a row located
 /// beforehand ([`Ribbon::row_matches`]).
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-type PairFn = unsafe fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32;
+type PairFn = unsafe fn(&Line, &Line, &LineWindow) -> u32;
 
 /// A query kernel the running CPU supports.
 ///
@@ -196,13 +196,13 @@ impl Kernel {
 
     /// The parities of a two-line filter's line pair ([`portable_pair`]).
     #[inline(always)]
-    pub(super) fn pair(self, a: &[u64; 8], b: &[u64; 8], coeff: [u64; 3]) -> u32 {
+    pub(super) fn pair(self, a: &Line, b: &Line, w: &LineWindow) -> u32 {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         // SAFETY: as in `contains`; the AVX-512 kernel carries the AVX2 pair,
         // which `available` offers only when AVX2 was detected too.
-        return unsafe { (self.pair)(a, b, coeff) };
+        return unsafe { (self.pair)(a, b, w) };
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        portable_pair(a, b, coeff)
+        portable_pair(a, b, w)
     }
 
     #[inline(always)]
@@ -231,7 +231,7 @@ macro_rules! ribbon_entry_points {
             r.contains_by(
                 hash,
                 |blocks, coeff| unsafe { group(blocks, coeff) },
-                |a, b, coeff| unsafe { pair(a, b, coeff) },
+                |a, b, w| unsafe { pair(a, b, w) },
             )
         }
 
@@ -244,7 +244,7 @@ macro_rules! ribbon_entry_points {
                 hashes,
                 out,
                 |blocks, coeff| unsafe { group(blocks, coeff) },
-                |a, b, coeff| unsafe { pair(a, b, coeff) },
+                |a, b, w| unsafe { pair(a, b, w) },
             )
         }
 
@@ -253,7 +253,7 @@ macro_rules! ribbon_entry_points {
         #[target_feature(enable = $features)]
         pub(super) unsafe fn contains_lines(r: &Ribbon, hash: u64) -> bool {
             // SAFETY: as in `contains`.
-            r.contains_lines_by(hash, |a, b, coeff| unsafe { pair(a, b, coeff) })
+            r.contains_lines_by(hash, |a, b, w| unsafe { pair(a, b, w) })
         }
 
         /// # Safety
@@ -261,7 +261,7 @@ macro_rules! ribbon_entry_points {
         #[target_feature(enable = $features)]
         pub(super) unsafe fn contains_many_lines(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
             // SAFETY: as in `contains`.
-            r.contains_many_lines_by(hashes, out, |a, b, coeff| unsafe { pair(a, b, coeff) })
+            r.contains_many_lines_by(hashes, out, |a, b, w| unsafe { pair(a, b, w) })
         }
     };
 }
@@ -271,42 +271,45 @@ macro_rules! ribbon_entry_points {
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
 mod avx512 {
     use core::arch::x86_64::{
-        _mm512_and_si512, _mm512_loadu_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_setr_epi64,
-        _mm512_srlv_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
+        _mm512_and_si512, _mm512_loadu_si512, _mm512_permutexvar_epi64, _mm512_popcnt_epi64,
+        _mm512_set1_epi64, _mm512_srlv_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask,
+        _mm512_xor_si512,
     };
 
     use super::super::solution::GroupWords;
-    use super::Ribbon;
+    use super::{Line, LineWindow, Ribbon};
 
     ribbon_entry_points!("avx512f,avx512vpopcntdq");
 
     /// The line-pair parities of the two-line layout, as
     /// [`portable_pair`](super::portable_pair) computes them: bit `j` is the
-    /// parity of `(a[j] & c0) ^ ((a[7] >> 9j) & c1) ^ (b[j] & c2)`.
+    /// parity of `(a[j] & c0) ^ ((a[w_j] >> s_j) & c1) ^ (b[j] & c2)`.
     ///
-    /// One 64-byte load per line, one variable shift (`vpsrlvq`) bringing
-    /// the ninth word's 9-bit column pieces to the bottom of each lane, three
-    /// ANDs, one three-way XOR (`vpternlogq`), `vpopcntq` and `vptestmq`:
-    /// 15 instructions where the AVX2 pair takes 39 (`objdump -d`).
+    /// One 64-byte load per line, one permute (`vpermq`) putting word `w_j`
+    /// in lane `j` and one variable shift (`vpsrlvq`) bringing column `j`'s
+    /// extra slots to its bottom, three ANDs, one three-way XOR
+    /// (`vpternlogq`), `vpopcntq` and `vptestmq`.
     ///
     /// # Safety
     /// As for [`contains`].
     #[target_feature(enable = "avx512f,avx512vpopcntdq")]
     #[inline]
     #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
-    pub(super) unsafe fn pair(a: &[u64; 8], b: &[u64; 8], coeff: [u64; 3]) -> u32 {
-        // SAFETY: each `&[u64; 8]` is 64 readable bytes, exactly what an
+    pub(super) unsafe fn pair(a: &Line, b: &Line, w: &LineWindow) -> u32 {
+        let (k, coeff) = (w.kind, w.coeff);
+        // SAFETY: each `[u64; 8]` is 64 readable bytes, exactly what an
         // unaligned 512-bit load reads.
-        let (va, vb) = unsafe {
+        let (va, vb, word, shift) = unsafe {
             (
-                _mm512_loadu_si512(a.as_ptr().cast()),
-                _mm512_loadu_si512(b.as_ptr().cast()),
+                _mm512_loadu_si512(a.0.as_ptr().cast()),
+                _mm512_loadu_si512(b.0.as_ptr().cast()),
+                _mm512_loadu_si512(k.word.as_ptr().cast()),
+                _mm512_loadu_si512(k.shift.as_ptr().cast()),
             )
         };
         // SAFETY: register-only intrinsics of the enabled features.
         unsafe {
-            let shifts = _mm512_setr_epi64(0, 9, 18, 27, 36, 45, 54, 63);
-            let extra = _mm512_srlv_epi64(_mm512_set1_epi64(a[7] as i64), shifts);
+            let extra = _mm512_srlv_epi64(_mm512_permutexvar_epi64(word, va), shift);
             let x0 = _mm512_and_si512(va, _mm512_set1_epi64(coeff[0] as i64));
             let x1 = _mm512_and_si512(extra, _mm512_set1_epi64(coeff[1] as i64));
             let x2 = _mm512_and_si512(vb, _mm512_set1_epi64(coeff[2] as i64));
@@ -353,49 +356,52 @@ mod avx512 {
 mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps,
-        _mm256_permutevar8x32_epi32, _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x,
-        _mm256_slli_epi32, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_xor_si256,
+        _mm256_permutevar8x32_epi32, _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_slli_epi32,
+        _mm256_slli_epi64, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_xor_si256,
     };
 
     use super::super::solution::GroupWords;
-    use super::Ribbon;
+    use super::{Line, LineWindow, Ribbon};
 
     ribbon_entry_points!("avx2");
 
     /// The line-pair parities of the two-line layout, as
     /// [`portable_pair`](super::portable_pair) computes them: bit `j` is the
-    /// parity of `(a[j] & c0) ^ ((a[7] >> 9j) & c1) ^ (b[j] & c2)`.
+    /// parity of `(a[j] & c0) ^ ((a[w_j] >> s_j) & c1) ^ (b[j] & c2)`.
     ///
     /// Each line is two 256-bit loads (the line is one aligned 64-byte
-    /// `Line`); the ninth word's 9-bit column pieces are brought to the
-    /// bottom of each lane by one variable shift (`vpsrlvq`) per half, then
-    /// the same fold as [`group`].
+    /// `Line`); the spare words are in line A's upper half, so one `vpermd`
+    /// per half puts word `w_j` in lane `j` and one variable shift
+    /// (`vpsrlvq`) brings column `j`'s extra slots to its bottom, then the
+    /// same fold as [`group`].
     ///
     /// # Safety
     /// As for [`contains`].
     #[target_feature(enable = "avx2")]
     #[inline]
     #[allow(unused_unsafe)] // intrinsics are safe inside `target_feature` functions on newer compilers
-    pub(super) unsafe fn pair(a: &[u64; 8], b: &[u64; 8], coeff: [u64; 3]) -> u32 {
-        // SAFETY: each `&[u64; 8]` is 64 readable bytes; the two unaligned
-        // 256-bit loads per line read its first and second 32 bytes.
+    pub(super) unsafe fn pair(a: &Line, b: &Line, w: &LineWindow) -> u32 {
+        let (k, coeff) = (w.kind, w.coeff);
+        // SAFETY: each `[u64; 8]` (and `[u32; 16]`) is 64 readable bytes;
+        // the two unaligned 256-bit loads read its first and second 32.
         let load = |x: &[u64; 8], half: usize| unsafe {
             _mm256_loadu_si256(x[4 * half..].as_ptr().cast::<__m256i>())
         };
+        // SAFETY: as above, for the kind's 32-bit word indices.
+        let index =
+            |half: usize| unsafe { _mm256_loadu_si256(k.word32[8 * half..].as_ptr().cast::<__m256i>()) };
         // SAFETY: register-only intrinsics of the enabled feature.
         unsafe {
             let ca = _mm256_set1_epi64x(coeff[0] as i64);
             let ch = _mm256_set1_epi64x(coeff[1] as i64);
             let cb = _mm256_set1_epi64x(coeff[2] as i64);
-            let extra = _mm256_set1_epi64x(a[7] as i64);
-            let shifts = [
-                _mm256_setr_epi64x(0, 9, 18, 27),
-                _mm256_setr_epi64x(36, 45, 54, 63),
-            ];
+            let spare = load(&a.0, 1);
             let half = |h: usize| {
-                let x0 = _mm256_and_si256(load(a, h), ca);
-                let x1 = _mm256_and_si256(_mm256_srlv_epi64(extra, shifts[h]), ch);
-                let x2 = _mm256_and_si256(load(b, h), cb);
+                let extra =
+                    _mm256_srlv_epi64(_mm256_permutevar8x32_epi32(spare, index(h)), load(&k.shift, h));
+                let x0 = _mm256_and_si256(load(&a.0, h), ca);
+                let x1 = _mm256_and_si256(extra, ch);
+                let x2 = _mm256_and_si256(load(&b.0, h), cb);
                 _mm256_xor_si256(_mm256_xor_si256(x0, x1), x2)
             };
             fold(half(0), half(1))
@@ -525,7 +531,14 @@ mod tests {
     #[test]
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
     fn simd_pairs_agree_with_portable() {
-        use super::super::lines::LineWindow;
+        use super::super::line_kind::LineGeometry;
+        let geometries = [
+            LineGeometry::uniform(6).unwrap(),
+            LineGeometry::uniform(7).unwrap(),
+            LineGeometry::uniform(8).unwrap(),
+            LineGeometry::new(6, 200).unwrap(),
+            LineGeometry::new(7, 100).unwrap(),
+        ];
         let avx512 =
             std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq");
         let avx2 = std::is_x86_feature_detected!("avx2");
@@ -540,20 +553,23 @@ mod tests {
                     _ => u64::MAX * (x & 1),
                 }
             };
-            let a: [u64; 8] = core::array::from_fn(|j| word(j as u64));
-            let b: [u64; 8] = core::array::from_fn(|j| word(8 + j as u64));
-            let window = LineWindow::new(0, (i % 146) as usize, remix(i, 3) | 1);
-            // Bit 7 of a pair's parities is meaningless (masked by callers).
-            let expected = portable_pair(&a, &b, window.coeff) & 0x7f;
+            let a = Line(core::array::from_fn(|j| word(j as u64)));
+            let b = Line(core::array::from_fn(|j| word(8 + j as u64)));
+            let g = &geometries[(i % 5) as usize];
+            let lines = 6;
+            let p = g.place(lines, (i as usize * 7) % (g.slots(lines) - 63));
+            let window = LineWindow::new(0, p, remix(i, 3) | 1);
+            // Bits past the key's columns are meaningless (masked by callers).
+            let expected = portable_pair(&a, &b, &window) & window.mask;
             if avx2 {
                 // SAFETY: AVX2 was detected above.
-                let got = unsafe { avx2::pair(&a, &b, window.coeff) };
-                assert_eq!(got & 0x7f, expected, "avx2 i {i}");
+                let got = unsafe { avx2::pair(&a, &b, &window) };
+                assert_eq!(got & window.mask, expected, "avx2 i {i}");
             }
             if avx512 {
                 // SAFETY: both features were detected above.
-                let got = unsafe { avx512::pair(&a, &b, window.coeff) };
-                assert_eq!(got & 0x7f, expected, "avx512 i {i}");
+                let got = unsafe { avx512::pair(&a, &b, &window) };
+                assert_eq!(got & window.mask, expected, "avx512 i {i}");
             }
             seen[(expected == 0) as usize] = true;
         }
@@ -576,6 +592,10 @@ mod tests {
                 .unwrap()
                 .with_two_line_layout()
                 .unwrap(),
+            RibbonParams::with_result_bits(6).unwrap(),
+            RibbonParams::with_result_bits(8).unwrap(),
+            RibbonParams::with_fpr(0.01).unwrap(),
+            RibbonParams::with_fpr(0.005).unwrap().without_bumping(),
             // The layouts without bumping (the ones above are bumped).
             RibbonParams::with_result_bits(7).unwrap().without_bumping(),
             RibbonParams::with_bits_per_key(9.5).unwrap().without_bumping(),

@@ -6,7 +6,8 @@
 use alloc::vec::Vec;
 
 use super::bumped::{code_in, coeff_in_layer, place};
-use super::lines::{locate_lines, Line, LineWindow, LINE_COLUMNS, LINE_ROW, LINE_SLOTS};
+use super::line_kind::{LineGeometry, LineKind};
+use super::lines::{locate_lines, Line, LineWindow, LINE_ROW};
 use super::row::{mixed, result_of};
 use super::runs::Run;
 use super::table::{shard_entry, shard_table};
@@ -23,13 +24,11 @@ const LAYER_LOAD: f64 = 1.06;
 /// planner's prediction expects of the second filter.
 pub(crate) const SECOND_SHARE: f64 = 0.057;
 
-/// Thresholds by two-bit code, in slots of the line: keys that start
-/// below it in their line are bumped.
-pub(crate) const LAYER_THRESHOLDS: [u32; 4] = [0, 18, 36, LINE_SLOTS as u32];
-
 /// The shards of a two-line filter and their lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineShards {
+    /// The kinds of the shards' lines (`line_kind.rs`).
+    pub(crate) geometry: LineGeometry,
     /// `starts[i]`: shard `i`'s first line; the last entry is the total.
     pub(crate) starts: Vec<u32>,
     /// `seeds[i]`: the attempt shard `i` was solved at (0 if empty).
@@ -50,6 +49,20 @@ impl LineShards {
         self.starts.last().map_or(layer, |&b| b as usize)
     }
 
+    /// Slots of every shard, the layer's included.
+    pub(crate) fn total_slots(&self) -> usize {
+        let layer = self
+            .bump
+            .as_ref()
+            .map_or(0, |b| b.num_shards * b.geometry.slots(b.shard_lines));
+        let second: usize = self
+            .starts
+            .windows(2)
+            .map(|w| self.geometry.slots((w[1] - w[0]) as usize))
+            .sum();
+        layer + second
+    }
+
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
         if let Some(b) = &self.bump {
@@ -59,6 +72,7 @@ impl LineShards {
         }
         locate_lines(
             self.seeds.len(),
+            &self.geometry,
             |i| shard_entry(&self.starts, &self.seeds, i),
             hash,
         )
@@ -71,6 +85,8 @@ impl LineShards {
         LineWindow {
             line: 0,
             coeff: [0; 3],
+            kind: LineKind::NEVER,
+            mask: 1,
         },
         1,
     );
@@ -99,17 +115,30 @@ impl LineShards {
                 .sum::<u64>()
     }
 
-    /// Mean over the shards of each shard's FPR (`2^-7`, 0 when empty).
+    /// Mean over the shards of each shard's FPR (0 when empty); for a
+    /// bumped filter, its layer's, where the bumped starts have this one.
     pub(crate) fn expected_fpr(&self) -> f64 {
-        if let Some(b) = &self.bump {
-            return b.expected_fpr();
-        }
         let s = self.seeds.len();
-        if s == 0 {
-            return 0.0;
+        let own = match s {
+            0 => 0.0,
+            _ => {
+                let sum: f64 = self
+                    .starts
+                    .windows(2)
+                    .filter(|w| w[1] > w[0])
+                    .map(|w| {
+                        let n = (w[1] - w[0]) as usize;
+                        self.geometry
+                            .shard_fpr(n, self.geometry.slots(n) - (LINE_ROW - 1))
+                    })
+                    .sum();
+                sum / s as f64
+            }
+        };
+        match &self.bump {
+            Some(b) => b.expected_fpr(|i| code_in(b.codes[i >> 5], i), own),
+            None => own,
         }
-        let full = self.starts.windows(2).filter(|w| w[1] > w[0]).count();
-        full as f64 / s as f64 / (1u32 << LINE_COLUMNS) as f64
     }
 
     /// The words of every line but the padding, in order.
@@ -118,9 +147,9 @@ impl LineShards {
     }
 }
 
-/// The two-line layout of a solved run of every shard (whose lines end
-/// with the zero line queries may read).
-pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
+/// The two-line layout by `geometry` of a solved run of every shard (whose
+/// lines end with the zero line queries may read).
+pub(crate) fn finish(run: Run<Line>, geometry: LineGeometry) -> Result<LineShards, Error> {
     let Run {
         ends,
         seeds,
@@ -133,6 +162,7 @@ pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
         starts.extend_from_slice(&ends);
     }
     Ok(LineShards {
+        geometry,
         starts,
         seeds,
         lines,
@@ -145,6 +175,8 @@ pub(crate) fn finish(run: Run<Line>) -> Result<LineShards, Error> {
 /// line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineBump {
+    /// The kinds of the layer's lines.
+    pub(crate) geometry: LineGeometry,
     pub(crate) num_shards: usize,
     pub(crate) shard_lines: usize,
     /// Each line's two-bit code, 32 to a word, low bits first.
@@ -155,14 +187,15 @@ pub(crate) struct LineBump {
 }
 
 impl LineBump {
-    /// Shards and lines per shard for `n` keys.
-    pub(crate) fn shape_for(n: usize) -> Result<(usize, usize), Error> {
+    /// Shards and lines per shard for `n` keys in lines of `slots_per_line`
+    /// slots on average.
+    pub(crate) fn shape_for(n: usize, slots_per_line: f64) -> Result<(usize, usize), Error> {
         let num_shards = n.div_ceil(LAYER_SHARD_KEYS);
         if num_shards == 0 {
             return Ok((0, 0));
         }
         let lines =
-            libm::round(n as f64 / (num_shards as f64 * LAYER_LOAD * LINE_SLOTS as f64)).max(1.0) as usize;
+            libm::round(n as f64 / (num_shards as f64 * LAYER_LOAD * slots_per_line)).max(1.0) as usize;
         num_shards
             .checked_mul(lines)
             .filter(|&l| l < u32::MAX as usize)
@@ -187,29 +220,62 @@ impl LineBump {
         locate_in_layer(
             self.num_shards,
             self.shard_lines,
+            &self.geometry,
             |i| code_in(self.codes[i >> 5], i),
             hash,
         )
     }
 
-    /// Expected FPR: `2^-7` wherever a key lands (layer or second filter),
-    /// 0 only for an empty filter.
-    pub(crate) fn expected_fpr(&self) -> f64 {
-        match self.num_shards {
-            0 => 0.0,
-            _ => 1.0 / (1u32 << LINE_COLUMNS) as f64,
-        }
+    /// Expected FPR: over the layer's starts, each line's FPR for the
+    /// starts it keeps and `second_fpr` for those its code bumps; line
+    /// `i`'s code read through `code_of`. 0 for an empty filter.
+    pub(crate) fn expected_fpr(&self, code_of: impl Fn(usize) -> u32, second_fpr: f64) -> f64 {
+        layer_fpr(
+            &self.geometry,
+            self.num_shards,
+            self.shard_lines,
+            code_of,
+            second_fpr,
+        )
     }
 }
 
+/// [`LineBump::expected_fpr`] of a layer of `num_shards` shards of
+/// `shard_lines` lines laid out by `geometry`.
+pub(crate) fn layer_fpr(
+    geometry: &LineGeometry,
+    num_shards: usize,
+    shard_lines: usize,
+    code_of: impl Fn(usize) -> u32,
+    second_fpr: f64,
+) -> f64 {
+    if num_shards == 0 {
+        return 0.0;
+    }
+    let num_starts = geometry.slots(shard_lines) - (LINE_ROW - 1);
+    let mut sum = 0.0;
+    for s in 0..num_shards {
+        for l in 0..shard_lines {
+            let first = geometry.line_start(shard_lines, l);
+            let p = geometry.place(shard_lines, first);
+            let starts = p.kind.slots.min(num_starts.saturating_sub(first));
+            let bumped =
+                (p.kind.thresholds[(code_of(s * shard_lines + l) & 3) as usize] as usize).min(starts);
+            sum += bumped as f64 * second_fpr + (starts - bumped) as f64 * libm::exp2(-(p.checks as f64));
+        }
+    }
+    sum / (num_shards * num_starts) as f64
+}
+
 /// The window and fingerprint of the key with this hash in a bumped
-/// two-line layer of `num_shards` shards of `shard_lines` lines, reading
-/// line `i`'s code through `code_of`; `None` when the key is bumped (or
-/// the layer is empty).
+/// two-line layer of `num_shards` shards of `shard_lines` lines laid out
+/// by `geometry`, reading line `i`'s code through `code_of`; `None` when
+/// the key is bumped (or the layer is empty).
 #[inline(always)]
 pub(crate) fn locate_in_layer(
     num_shards: usize,
     shard_lines: usize,
+    geometry: &LineGeometry,
     code_of: impl Fn(usize) -> u32,
     hash: u64,
 ) -> Option<(LineWindow, u32)> {
@@ -217,16 +283,14 @@ pub(crate) fn locate_in_layer(
         return None;
     }
     let a = mixed(hash);
-    let num_starts = (shard_lines * LINE_SLOTS - (LINE_ROW - 1)) as u64;
+    let num_starts = (geometry.slots(shard_lines) - (LINE_ROW - 1)) as u64;
     let (shard, start) = place(a, num_shards as u64, num_starts);
     let first = shard * shard_lines;
-    let code = code_of(first + start / LINE_SLOTS);
+    let p = geometry.place(shard_lines, start);
+    let code = code_of(first + p.line);
     let coeff = coeff_in_layer(hash) as u64;
-    if ((start % LINE_SLOTS) as u32) < LAYER_THRESHOLDS[(code & 3) as usize] {
+    if (p.offset as u32) < p.kind.thresholds[(code & 3) as usize] {
         return None;
     }
-    Some((
-        LineWindow::new(first, start, coeff),
-        result_of(a) & ((1 << LINE_COLUMNS) - 1),
-    ))
+    Some((LineWindow::new(first, p, coeff), result_of(a)))
 }

@@ -279,6 +279,7 @@ mod kernel;
 mod layout;
 mod legacy;
 mod line_filter;
+mod line_kind;
 mod lines;
 mod order;
 mod predict;
@@ -304,7 +305,7 @@ use self::kernel::Kernel;
 use self::layout::Columns;
 use self::legacy::Legacy;
 use self::line_filter::LineShards;
-use self::lines::{Line, LINE_SLOTS};
+use self::lines::Line;
 pub(crate) use self::predict::predict;
 use self::query::locate_compact;
 pub(crate) use self::solution::Window;
@@ -466,7 +467,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.total_blocks() * BLOCK_SLOTS,
             Layout::Legacy(l) => l.num_slots(),
-            Layout::Lines(l) => l.total_lines() * LINE_SLOTS,
+            Layout::Lines(l) => l.total_slots(),
             Layout::Bumped(b) => (b.layer.total_blocks() + b.second.total_blocks()) * BLOCK_SLOTS,
         }
     }

@@ -5,7 +5,7 @@ use super::bumped::Layer;
 use super::config::{RibbonParams, SHARD_KEYS};
 use super::layout::Columns;
 use super::line_filter::LineBump;
-use super::lines::{self, Line, LINE_COLUMNS, LINE_SHARD_KEYS};
+use super::lines::{self, Line, LineSolver, LINE_ROW, LINE_SHARD_KEYS};
 use super::solution::padding_words;
 use super::table::shard_table_bytes;
 use crate::Error;
@@ -79,9 +79,10 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
         return Ok(Prediction::default());
     }
     let (base, bigger) = (n / num_shards, n % num_shards);
-    let ratio = params.slots_per_key();
-    let small = lines::lines_for(base, ratio, 0)?;
-    let big = lines::lines_for(base + 1, ratio, 0)?;
+    let solver = LineSolver::new(params, n, num_shards)?;
+    let (g, ratio) = (&solver.geometry, solver.slots_per_key);
+    let small = lines::lines_for(g, base, ratio, 0)?;
+    let big = lines::lines_for(g, base + 1, ratio, 0)?;
     let total = small
         .checked_mul(num_shards - bigger)
         .and_then(|b| b.checked_add(big.checked_mul(bigger)?))
@@ -92,11 +93,23 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
         .and_then(|l| l.checked_mul(core::mem::size_of::<Line>()))
         .and_then(|b| b.checked_add(shard_table_bytes(num_shards)?))
         .ok_or(Error::TooLarge)?;
+    let shard_fpr = |lines: usize| g.shard_fpr(lines, g.slots(lines) - (LINE_ROW - 1));
+    let fpr = (shard_fpr(small) * (num_shards - bigger) as f64 + shard_fpr(big) * bigger as f64)
+        / num_shards as f64;
     Ok(Prediction {
         bytes,
-        fpr: libm::exp2(-(LINE_COLUMNS as f64)),
-        mean_columns: LINE_COLUMNS as f64,
+        fpr,
+        mean_columns: mean_columns(g, total, num_shards),
     })
+}
+
+/// Mean columns per slot of `total` lines by `g` in `shards` shards.
+fn mean_columns(g: &super::line_kind::LineGeometry, total: usize, shards: usize) -> f64 {
+    let n = total.div_ceil(shards.max(1)).max(1);
+    let bits: usize = (0..n)
+        .map(|l| g.kind_of(n, l).slots * g.kind_of(n, l).columns as usize)
+        .sum();
+    bits as f64 / g.slots(n) as f64
 }
 
 /// [`predict`] with bumping: the layer's words (or lines) and codes as
@@ -105,20 +118,25 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
 fn predict_bumped(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
     let standard = params.without_bumping();
     if params.two_lines() {
-        let (shards, shard_lines) = LineBump::shape_for(n)?;
+        let guess = params.line_geometry(super::bumped_lines::LAYER_LINES_GUESS)?;
+        let (shards, shard_lines) =
+            LineBump::shape_for(n, guess.slots_per_line(super::bumped_lines::LAYER_LINES_GUESS))?;
+        let g = params.line_geometry(shard_lines)?;
         let lines = shards * shard_lines;
         let second = predict_lines(share_of(n, LINES_BUMPED), &standard)?;
         let bytes = (lines + (second.bytes == 0) as usize) * core::mem::size_of::<Line>()
             + LineBump::code_words(lines) * 8
             + second.bytes;
+        // Every start keeps its line's FPR, the bumped ones the second
+        // filter's, which is the same target.
+        let fpr = match shards {
+            0 => 0.0,
+            _ => g.shard_fpr(shard_lines, g.slots(shard_lines) - (LINE_ROW - 1)),
+        };
         return Ok(Prediction {
             bytes,
-            fpr: if n == 0 {
-                0.0
-            } else {
-                libm::exp2(-(LINE_COLUMNS as f64))
-            },
-            mean_columns: LINE_COLUMNS as f64,
+            fpr,
+            mean_columns: mean_columns(&g, lines, shards),
         });
     }
     let layer = Layer::for_keys(n)?;

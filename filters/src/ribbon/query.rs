@@ -7,7 +7,7 @@ use super::bumped::Bumped;
 use super::layout::Columns;
 use super::line_filter::LineShards;
 use super::lines;
-use super::lines::LineWindow;
+use super::lines::{Line, LineWindow};
 use super::row::{coeff_of, locate_in_shard, result_of, ROW_WIDTH};
 use super::solution;
 use super::solution::BLOCK_SLOTS;
@@ -38,7 +38,7 @@ impl Ribbon {
         &self,
         hash: u64,
         group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32,
-        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32,
+        pair: impl Fn(&Line, &Line, &LineWindow) -> u32,
     ) -> bool {
         let located = match &self.layout {
             Layout::Lines(_) => return self.contains_lines_by(hash, pair),
@@ -66,7 +66,7 @@ impl Ribbon {
         hashes: &[u64],
         out: &mut [bool],
         group: impl Fn(GroupWords<'_>, [u64; 3]) -> u32 + Copy,
-        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32 + Copy,
+        pair: impl Fn(&Line, &Line, &LineWindow) -> u32 + Copy,
     ) {
         if let Layout::Lines(_) = &self.layout {
             return self.contains_many_lines_by(hashes, out, pair);
@@ -130,7 +130,7 @@ impl Ribbon {
     pub(super) fn contains_lines_by(
         &self,
         hash: u64,
-        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32,
+        pair: impl Fn(&Line, &Line, &LineWindow) -> u32,
     ) -> bool {
         let Layout::Lines(l) = &self.layout else {
             return self.contains_portable(hash);
@@ -147,7 +147,7 @@ impl Ribbon {
         &self,
         hashes: &[u64],
         out: &mut [bool],
-        pair: impl Fn(&[u64; 8], &[u64; 8], [u64; 3]) -> u32 + Copy,
+        pair: impl Fn(&Line, &Line, &LineWindow) -> u32 + Copy,
     ) {
         let Layout::Lines(l) = &self.layout else {
             for (o, &h) in out.iter_mut().zip(hashes) {
@@ -270,7 +270,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Lines(l) => row
                 .window
-                .matches(&l.lines, row.result, |a, b, c| self.kernel.pair(a, b, c)),
+                .matches(&l.lines, row.result, |a, b, w| self.kernel.pair(a, b, w)),
             _ => true,
         }
     }
@@ -303,6 +303,7 @@ pub(crate) fn locate_compact(
     shard_at: impl Fn(usize) -> (usize, usize, u8),
     hash: u64,
 ) -> Option<(Window, u32)> {
-    let (first, start, q, a) = locate_in_shard(num_shards, shard_at, hash, BLOCK_SLOTS, ROW_WIDTH)?;
+    let (first, _, start, q, a) =
+        locate_in_shard(num_shards, shard_at, hash, |b| b * BLOCK_SLOTS, ROW_WIDTH)?;
     Some((Window::compact(columns, first, start, coeff_of(q)), result_of(a)))
 }

@@ -113,20 +113,20 @@ pub(crate) fn coeff_of(q: u64) -> u128 {
 /// What a query computes before it reads the filter, the same in both
 /// layouts: the key's shard (through `shard_at`, which gives shard `i`'s
 /// first unit, its end unit and its seed; a unit is a 64-slot block or a
-/// 73-slot line, of `unit_slots` slots) and, in it, the row's start among
-/// the shard's `units · unit_slots − (row_width − 1)` starts. Returns the
-/// shard's first unit, the shard-local start, the seeded hash (its
-/// coefficients: [`coeff_of`]) and the mixed hash (its fingerprint:
-/// [`result_of`]); `None` when there are no shards or the key's shard is
-/// empty.
+/// line, and `slots_of(units)` the slots of so many) and, in it, the row's
+/// start among the shard's `slots_of(units) − (row_width − 1)` starts.
+/// Returns the shard's first unit, its units, the shard-local start, the
+/// seeded hash (its coefficients: [`coeff_of`]) and the mixed hash (its
+/// fingerprint: [`result_of`]); `None` when there are no shards or the
+/// key's shard is empty.
 #[inline(always)]
 pub(crate) fn locate_in_shard(
     num_shards: usize,
     shard_at: impl Fn(usize) -> (usize, usize, u8),
     hash: u64,
-    unit_slots: usize,
+    slots_of: impl Fn(usize) -> usize,
     row_width: usize,
-) -> Option<(usize, usize, u64, u64)> {
+) -> Option<(usize, usize, usize, u64, u64)> {
     if num_shards == 0 {
         return None;
     }
@@ -139,8 +139,8 @@ pub(crate) fn locate_in_shard(
         return None;
     }
     let q = seeded(p, seed);
-    let start = start_of(q, (units * unit_slots - (row_width - 1)) as u64);
-    Some((first, start, q, a))
+    let start = start_of(q, (slots_of(units) - (row_width - 1)) as u64);
+    Some((first, units, start, q, a))
 }
 
 /// One key's equation: `coeff · Z[start .. start + 128] = result`.

@@ -26,10 +26,12 @@
 use alloc::vec::Vec;
 
 use super::bumped::{code_in, Layer};
+use super::frame::line_geometry;
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
-use super::line_filter::locate_in_layer;
-use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow, LINE_COLUMNS};
+use super::line_filter::{layer_fpr, locate_in_layer};
+use super::line_kind::LineGeometry;
+use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
 use super::query::{locate_compact, BATCH};
 use super::solution::{portable_group, Window, GATHERED_WORDS};
 use super::table::u32_at;
@@ -63,8 +65,8 @@ pub struct RibbonView<'a> {
     /// `num_shards` checked seeds.
     seeds: &'a [u8],
     columns: Columns,
-    /// The two-line layout: `words` are 64-byte lines.
-    lines: bool,
+    /// The two-line layout: `words` are 64-byte lines of these kinds.
+    lines: Option<LineGeometry>,
     /// A bumped filter's layer; the fields above then describe its second
     /// filter.
     layer: Option<LayerView<'a>>,
@@ -78,6 +80,8 @@ struct LayerView<'a> {
     layer: Layer,
     /// The layer's column rule (the view's own is the second filter's).
     columns: Columns,
+    /// A two-line layer's line kinds.
+    lines: Option<LineGeometry>,
     /// The layer's words, little-endian.
     words: &'a [u8],
     /// The buckets' two-bit codes, 32 to a little-endian `u64`.
@@ -106,33 +110,37 @@ impl<'a> RibbonView<'a> {
             ));
         }
         let parts = parse_frame_v2(frame)?;
-        let fpr_sum = match parts.lines {
-            true => {
-                let full = check_line_shards(parts.starts, parts.seeds, parts.total_blocks, |_, _| {})?;
-                full as f64 / 128.0
-            }
-            false => check_shards(&parts, |_, _| {})?,
+        let lines = match parts.lines {
+            true => Some(line_geometry(parts.columns)?),
+            false => None,
+        };
+        let fpr_sum = match &lines {
+            Some(g) => check_line_shards(parts.starts, parts.seeds, parts.total_blocks, g, |_, _| {})?,
+            None => check_shards(&parts, |_, _| {})?,
         };
         let second_fpr = match parts.num_shards {
             0 => 0.0,
             s => fpr_sum / s as f64,
         };
-        let layer = parts.bumped.map(|l| LayerView {
-            layer: l.layer,
-            columns: l.columns,
-            words: l.words,
-            codes: l.codes,
-        });
+        let layer = match parts.bumped {
+            Some(l) => Some(LayerView {
+                layer: l.layer,
+                columns: l.columns,
+                lines: match parts.lines {
+                    true => Some(line_geometry(l.columns)?),
+                    false => None,
+                },
+                words: l.words,
+                codes: l.codes,
+            }),
+            None => None,
+        };
         let (num_keys, expected_fpr) = match &layer {
             None => (parts.num_keys, second_fpr),
-            Some(l) if parts.lines => {
-                let keys = parts.bumped.map_or(0, |b| b.num_keys);
-                let fpr = if keys > 0 {
-                    1.0 / (1u32 << LINE_COLUMNS) as f64
-                } else {
-                    0.0
-                };
-                (keys, fpr)
+            Some(l @ LayerView { lines: Some(g), .. }) => {
+                let (shards, lines) = (l.layer.num_shards, l.layer.shard_blocks);
+                let fpr = layer_fpr(g, shards, lines, |i| l.code(i), second_fpr);
+                (parts.bumped.map_or(0, |b| b.num_keys), fpr)
             }
             Some(l) => {
                 let codes = (0..l.layer.num_buckets()).map(|i| l.code(i));
@@ -146,7 +154,7 @@ impl<'a> RibbonView<'a> {
             starts: parts.starts,
             seeds: parts.seeds,
             columns: parts.columns,
-            lines: parts.lines,
+            lines,
             layer,
             num_keys,
             expected_fpr,
@@ -166,12 +174,14 @@ impl<'a> RibbonView<'a> {
     fn locate_lines(&self, hash: u64) -> (Option<(LineWindow, u32)>, &'a [u8]) {
         if let Some(l) = &self.layer {
             let (shards, lines) = (l.layer.num_shards, l.layer.shard_blocks);
-            if let Some(found) = locate_in_layer(shards, lines, |i| l.code(i), hash) {
+            let g = l.lines.as_ref().expect("a two-line layer");
+            if let Some(found) = locate_in_layer(shards, lines, g, |i| l.code(i), hash) {
                 return (Some(found), l.words);
             }
         }
         let found = locate_lines(
             self.seeds.len(),
+            self.lines.as_ref().expect("a two-line filter"),
             |i| {
                 (
                     u32_at(self.starts, i) as usize,
@@ -263,7 +273,7 @@ impl<'a> RibbonView<'a> {
     /// Whether the key with this hash may be in the set.
     #[inline]
     fn query(&self, hash: u64) -> bool {
-        if self.lines {
+        if self.lines.is_some() {
             return match self.locate_lines(hash) {
                 (Some((window, result)), words) => Self::matches_lines(words, &window, result),
                 (None, _) => false,
@@ -311,7 +321,7 @@ impl Filter for RibbonView<'_> {
     fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hashes: length mismatch");
         let hashes = crate::hash::raw(hashes);
-        if self.lines {
+        if self.lines.is_some() {
             let mut located = [(None, self.words); BATCH];
             for (hs, os) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
                 for (l, &h) in located.iter_mut().zip(hs) {
@@ -350,7 +360,7 @@ impl Filter for RibbonView<'_> {
     #[inline]
     fn prefetch_hash(&self, hash: KeyHash) {
         let hash = hash.get();
-        if self.lines {
+        if self.lines.is_some() {
             if let (Some((window, _)), words) = self.locate_lines(hash) {
                 Self::prefetch_lines(words, &window);
             }
