@@ -2,8 +2,6 @@
 //! keys counted per shard, the column rule chosen, then every shard solved
 //! (`runs.rs`); and the blocked layout's banding and solution of a shard.
 
-use alloc::vec::Vec;
-
 use super::blocked::build_compact;
 use super::bumped::BUMPED_MIN_KEYS;
 use super::bumped_build::build_bumped;
@@ -147,18 +145,16 @@ where
     if params.two_lines() {
         let make = |n: usize, plan: &[u32]| LineSolver::new(params, n, plan.len());
         let (solver, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
-        return Ok(Ribbon {
-            words: Vec::new(),
-            layout: Layout::Lines(line_filter::finish(run, solver.geometry)?),
+        return Ok(Ribbon::of_lines(
+            line_filter::finish(run, solver.geometry)?,
             num_keys,
-            kernel: Kernel::detect(true),
-        });
+        ));
     }
     let (words, shards, num_keys) = build_compact(source, n, params, None, options)?;
     Ok(Ribbon {
         words,
         layout: Layout::Compact(shards),
         num_keys,
-        kernel: Kernel::detect(false),
+        kernel: Kernel::detect(None),
     })
 }

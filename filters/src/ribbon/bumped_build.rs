@@ -264,7 +264,7 @@ where
             second_words,
         }),
         num_keys: distinct,
-        kernel: Kernel::detect(false),
+        kernel: Kernel::detect(None),
     }))
 }
 

@@ -34,7 +34,7 @@ use super::lines::{self, solve_lines, Line, LineSolver, LINE_ROW};
 use super::order::{count_shards, fill, sorted_distinct};
 use super::row::{result_of, unmixed, Row};
 use super::runs;
-use super::{Kernel, Layout, Ribbon};
+use super::Ribbon;
 use crate::streamed::{run_jobs, StreamedBuild};
 use crate::zeroed::zeroed_vec;
 use crate::{Error, KeyHash};
@@ -152,9 +152,8 @@ where
     for start in &mut second.starts {
         *start = u32::try_from(*start as usize + layer_lines).map_err(|_| Error::TooLarge)?;
     }
-    Ok(Ok(Ribbon {
-        words: Vec::new(),
-        layout: Layout::Lines(LineShards {
+    Ok(Ok(Ribbon::of_lines(
+        LineShards {
             starts: second.starts,
             seeds: second.seeds,
             lines,
@@ -166,8 +165,7 @@ where
                 codes,
                 second_keys,
             }),
-        }),
-        num_keys: distinct,
-        kernel: Kernel::detect(true),
-    }))
+        },
+        distinct,
+    )))
 }

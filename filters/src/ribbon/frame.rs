@@ -23,7 +23,7 @@ impl Ribbon {
                 words,
                 layout,
                 num_keys,
-                kernel: Kernel::detect(false),
+                kernel: Kernel::detect(None),
             });
         }
         let parts = parse_frame_v2(frame)?;
@@ -51,7 +51,7 @@ impl Ribbon {
                 seeds,
             }),
             num_keys: parts.num_keys,
-            kernel: Kernel::detect(false),
+            kernel: Kernel::detect(None),
         })
     }
 }
@@ -89,7 +89,7 @@ impl Ribbon {
                 second_words,
             }),
             num_keys: layer.num_keys,
-            kernel: Kernel::detect(false),
+            kernel: Kernel::detect(None),
         })
     }
 
@@ -150,18 +150,16 @@ impl Ribbon {
             }),
             None => None,
         };
-        Ok(Ribbon {
-            words: Vec::new(),
-            layout: Layout::Lines(LineShards {
+        Ok(Ribbon::of_lines(
+            LineShards {
                 geometry,
                 starts,
                 seeds,
                 lines,
                 bump,
-            }),
-            num_keys: layer.map_or(parts.num_keys, |l| l.num_keys),
-            kernel: Kernel::detect(true),
-        })
+            },
+            layer.map_or(parts.num_keys, |l| l.num_keys),
+        ))
     }
 }
 

@@ -11,9 +11,10 @@
 //! `vptestmq` whose mask register *is* the eight parities.
 //!
 //! A two-line filter (`lines.rs`) gets kernels compiled for that layout
-//! alone (`Kernel::detect(true)`): the same arithmetic for a line pair, where
-//! AVX-512 takes the nine extra slots of all eight columns out of the line's
-//! last word with one `vpsrlvq`.
+//! alone, and for its line width when all its lines have one (`Shape`):
+//! the same arithmetic for a line pair, where AVX-512 takes the extra
+//! slots of all eight columns out of the line's spare words with one
+//! `vpermq` and one `vpsrlvq`.
 //!
 //! The chosen kernel does the whole query, so a query is one call through a
 //! pointer; compiling the parities with `popcnt` alone (as a whole-build
@@ -72,78 +73,94 @@ fn portable_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-fn portable_lines_one(r: &Ribbon, hash: u64) -> bool {
-    r.contains_lines_by(hash, portable_pair)
+fn portable_lines_one<const R: u32>(r: &Ribbon, hash: u64) -> bool {
+    r.contains_lines_by::<R>(hash, portable_pair)
 }
 
 #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-fn portable_lines_many(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
-    r.contains_many_lines_by(hashes, out, portable_pair)
+fn portable_lines_many<const R: u32>(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
+    r.contains_many_lines_by::<R>(hashes, out, portable_pair)
 }
 
+/// The entry points of a two-line filter whose lines all hold `columns`
+/// columns (6 to 8), compiled for that width, or (`columns` 0) of any.
+#[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+macro_rules! lines_entries {
+    ($columns:expr, $($one:ident)::+, $($many:ident)::+) => {
+        match $columns {
+            6 => ($($one)::+::<6> as OneFn, $($many)::+::<6> as ManyFn),
+            7 => ($($one)::+::<7> as OneFn, $($many)::+::<7> as ManyFn),
+            8 => ($($one)::+::<8> as OneFn, $($many)::+::<8> as ManyFn),
+            _ => ($($one)::+::<0> as OneFn, $($many)::+::<0> as ManyFn),
+        }
+    };
+}
+
+/// What a kernel is compiled for: the blocked and bumped layouts (`None`)
+/// or the two-line layout (`Some(r)`: lines of `r` columns everywhere, 6
+/// to 8, or 0 for lines of mixed widths).
+pub(super) type Shape = Option<u32>;
+
 impl Kernel {
-    /// The portable kernel, for a two-line filter if `two_lines`.
-    fn portable(two_lines: bool) -> Kernel {
+    /// The portable kernel, for a filter of this shape.
+    fn portable(shape: Shape) -> Kernel {
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        let _ = two_lines;
+        let _ = shape;
+        #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
+        let (one, many) = match shape {
+            Some(r) => lines_entries!(r, portable_lines_one, portable_lines_many),
+            None => (portable_one as OneFn, portable_many as ManyFn),
+        };
         Kernel {
             name: "portable",
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-            one: if two_lines {
-                portable_lines_one
-            } else {
-                portable_one
-            },
+            one,
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-            many: if two_lines {
-                portable_lines_many
-            } else {
-                portable_many
-            },
+            many,
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
             pair: portable_pair,
         }
     }
 
     /// The fastest kernel this CPU runs, within the `AMQ_KERNEL` cap
-    /// ([`crate::simd`]), for a filter of the two-line layout if
-    /// `two_lines`, else of the others. (Either answers every layout; the
-    /// one made for the filter's layout does it without the others' code.)
-    pub(super) fn detect(two_lines: bool) -> Kernel {
+    /// ([`crate::simd`]), for a filter of this shape. (Every kernel answers
+    /// every layout; the one made for the filter's shape does it without
+    /// the others' code, and with its line widths as constants.)
+    pub(super) fn detect(shape: Shape) -> Kernel {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
         return crate::simd::choose(
-            &Self::candidates(two_lines),
-            Self::portable(two_lines),
+            &Self::candidates(shape),
+            Self::portable(shape),
             crate::simd::cap(),
         );
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        Self::portable(two_lines)
+        Self::portable(shape)
     }
 
     /// The SIMD kernels, most capable first, with whether this CPU runs
-    /// each, for a filter of the two-line layout if `two_lines`. The AVX-512
+    /// each, for a filter of this shape. The AVX-512
     /// kernel needs `VPOPCNTDQ` for its parities, and carries the AVX2 pair
     /// of the two-line layout, so it needs AVX2 too.
     #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-    fn candidates(two_lines: bool) -> [crate::simd::Candidate<Kernel>; 2] {
+    fn candidates(shape: Shape) -> [crate::simd::Candidate<Kernel>; 2] {
         use crate::simd::Level;
         let f = crate::simd::features();
+        let (one512, many512) = match shape {
+            Some(r) => lines_entries!(r, avx512::contains_lines, avx512::contains_many_lines),
+            None => (avx512::contains as OneFn, avx512::contains_many as ManyFn),
+        };
+        let (one2, many2) = match shape {
+            Some(r) => lines_entries!(r, avx2::contains_lines, avx2::contains_many_lines),
+            None => (avx2::contains as OneFn, avx2::contains_many as ManyFn),
+        };
         [
             (
                 Level::Avx512,
                 f.avx512f && f.avx512vpopcntdq && f.avx2,
                 Kernel {
                     name: "avx512",
-                    one: if two_lines {
-                        avx512::contains_lines
-                    } else {
-                        avx512::contains
-                    },
-                    many: if two_lines {
-                        avx512::contains_many_lines
-                    } else {
-                        avx512::contains_many
-                    },
+                    one: one512,
+                    many: many512,
                     pair: avx512::pair,
                 },
             ),
@@ -152,16 +169,8 @@ impl Kernel {
                 f.avx2,
                 Kernel {
                     name: "avx2",
-                    one: if two_lines {
-                        avx2::contains_lines
-                    } else {
-                        avx2::contains
-                    },
-                    many: if two_lines {
-                        avx2::contains_many_lines
-                    } else {
-                        avx2::contains_many
-                    },
+                    one: one2,
+                    many: many2,
                     pair: avx2::pair,
                 },
             ),
@@ -169,14 +178,13 @@ impl Kernel {
     }
 
     /// Every kernel this CPU runs, the portable one last, for a filter of
-    /// the two-line layout if `two_lines`: what the tests check against the
-    /// portable kernel.
+    /// this shape: what the tests check against the portable kernel.
     #[cfg(test)]
-    fn runnable(two_lines: bool) -> alloc::vec::Vec<Kernel> {
+    fn runnable(shape: Shape) -> alloc::vec::Vec<Kernel> {
         #[cfg(all(target_arch = "x86_64", not(amq_portable)))]
-        return crate::simd::runnable(&Self::candidates(two_lines), Self::portable(two_lines));
+        return crate::simd::runnable(&Self::candidates(shape), Self::portable(shape));
         #[cfg(any(not(target_arch = "x86_64"), amq_portable))]
-        alloc::vec![Self::portable(two_lines)]
+        alloc::vec![Self::portable(shape)]
     }
 
     /// `"avx512"`, `"avx2"` or `"portable"`.
@@ -251,17 +259,17 @@ macro_rules! ribbon_entry_points {
         /// # Safety
         /// As for [`contains`].
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn contains_lines(r: &Ribbon, hash: u64) -> bool {
+        pub(super) unsafe fn contains_lines<const R: u32>(r: &Ribbon, hash: u64) -> bool {
             // SAFETY: as in `contains`.
-            r.contains_lines_by(hash, |a, b, w| unsafe { pair(a, b, w) })
+            r.contains_lines_by::<R>(hash, |a, b, w| unsafe { pair(a, b, w) })
         }
 
         /// # Safety
         /// As for [`contains`].
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn contains_many_lines(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
+        pub(super) unsafe fn contains_many_lines<const R: u32>(r: &Ribbon, hashes: &[u64], out: &mut [bool]) {
             // SAFETY: as in `contains`.
-            r.contains_many_lines_by(hashes, out, |a, b, w| unsafe { pair(a, b, w) })
+            r.contains_many_lines_by::<R>(hashes, out, |a, b, w| unsafe { pair(a, b, w) })
         }
     };
 }
@@ -608,13 +616,13 @@ mod tests {
             assert!(portable[..1000].iter().any(|&b| b));
             // The kernels made for the other layout too: they answer through
             // the portable fallback, which must agree as well.
-            for two_lines in [false, true] {
-                for kernel in Kernel::runnable(two_lines) {
+            for shape in [None, Some(0), Some(6), Some(7), Some(8)] {
+                for kernel in Kernel::runnable(shape) {
                     let mut out = alloc::vec![false; queries.len()];
                     kernel.contains_many(&f, &queries, &mut out);
-                    assert_eq!(out, portable, "{kernel:?} batched, two_lines {two_lines}");
+                    assert_eq!(out, portable, "{kernel:?} batched, shape {shape:?}");
                     for (&h, &p) in queries.iter().zip(&portable) {
-                        assert_eq!(kernel.contains(&f, h), p, "{kernel:?}, two_lines {two_lines}");
+                        assert_eq!(kernel.contains(&f, h), p, "{kernel:?}, shape {shape:?}");
                     }
                 }
             }
@@ -629,7 +637,7 @@ mod tests {
     /// CPU with AVX2 gets a SIMD kernel unless `AMQ_KERNEL` says otherwise.
     #[test]
     fn detect_prefers_simd_within_the_cap() {
-        for two_lines in [false, true] {
+        for two_lines in [None, Some(0), Some(7)] {
             let names: Vec<&str> = Kernel::runnable(two_lines).iter().map(|k| k.name()).collect();
             assert!(names.contains(&Kernel::detect(two_lines).name()));
             #[cfg(all(target_arch = "x86_64", not(amq_portable)))]

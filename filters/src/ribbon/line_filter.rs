@@ -63,16 +63,43 @@ impl LineShards {
         layer + second
     }
 
+    /// The columns of every line when all have the same (its layer's
+    /// included), else 0: what a kernel compiled for one width checks.
+    pub(crate) fn uniform_columns(&self) -> u32 {
+        let layer = self
+            .bump
+            .as_ref()
+            .map_or(Some(self.geometry), |b| Some(b.geometry));
+        match (
+            self.geometry.uniform_columns(),
+            layer.and_then(|g| g.uniform_columns()),
+        ) {
+            (Some(a), Some(b)) if a == b => a,
+            _ => 0,
+        }
+    }
+
+    /// The window and fingerprint of the key with this hash; `R` is 0 or
+    /// [`uniform_columns`](Self::uniform_columns) (the geometry then a
+    /// constant).
     #[inline(always)]
-    pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
+    pub(crate) fn locate<const R: u32>(&self, hash: u64) -> Option<(LineWindow, u32)> {
+        let geometry = match LineGeometry::uniform_const(R) {
+            Some(g) => g,
+            None => self.geometry,
+        };
         if let Some(b) = &self.bump {
-            if let Some(found) = b.locate(hash) {
+            let layer = match LineGeometry::uniform_const(R) {
+                Some(g) => g,
+                None => b.geometry,
+            };
+            if let Some(found) = b.locate(&layer, hash) {
                 return Some(found);
             }
         }
         locate_lines(
             self.seeds.len(),
-            &self.geometry,
+            &geometry,
             |i| shard_entry(&self.starts, &self.seeds, i),
             hash,
         )
@@ -94,8 +121,8 @@ impl LineShards {
     /// [`locate`](Self::locate), the lines prefetched; [`Self::NEVER`] for
     /// a key whose shard is empty. Only for a filter with keys.
     #[inline(always)]
-    pub(crate) fn locate_prefetched(&self, hash: u64) -> (LineWindow, u32) {
-        match self.locate(hash) {
+    pub(crate) fn locate_prefetched<const R: u32>(&self, hash: u64) -> (LineWindow, u32) {
+        match self.locate::<R>(hash) {
             Some((window, result)) => {
                 window.prefetch(&self.lines);
                 (window, result)
@@ -213,14 +240,15 @@ impl LineBump {
         lines.div_ceil(32)
     }
 
-    /// The window and fingerprint of the key in the layer; `None` when it
-    /// is bumped.
+    /// The window and fingerprint of the key in the layer laid out by
+    /// `geometry` (its own, or the same as a constant); `None` when it is
+    /// bumped.
     #[inline(always)]
-    pub(crate) fn locate(&self, hash: u64) -> Option<(LineWindow, u32)> {
+    pub(crate) fn locate(&self, geometry: &LineGeometry, hash: u64) -> Option<(LineWindow, u32)> {
         locate_in_layer(
             self.num_shards,
             self.shard_lines,
-            &self.geometry,
+            geometry,
             |i| code_in(self.codes[i >> 5], i),
             hash,
         )

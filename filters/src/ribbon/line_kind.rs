@@ -160,6 +160,21 @@ impl LineGeometry {
         Self::new(r, 0)
     }
 
+    /// `R` columns everywhere for `R` in `6..=8`, else `None`: for a query
+    /// compiled for one width, whose kinds are then constants.
+    #[inline(always)]
+    pub(crate) const fn uniform_const(r: u32) -> Option<Self> {
+        match r {
+            MIN_LINE_COLUMNS..=MAX_LINE_COLUMNS => Some(LineGeometry { base: r, upper: 0 }),
+            _ => None,
+        }
+    }
+
+    /// Its columns, when every line has the same.
+    pub(crate) fn uniform_columns(&self) -> Option<u32> {
+        (self.upper == 0).then_some(self.base)
+    }
+
     /// `r` columns and `r + 1` in `upper / 256` of the lines; `None` out
     /// of range (`r + 1` past 8 columns included).
     pub(crate) fn new(base: u32, upper: u32) -> Option<Self> {

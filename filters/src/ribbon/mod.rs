@@ -441,6 +441,17 @@ impl PartialEq for Ribbon {
 impl Eq for Ribbon {}
 
 impl Ribbon {
+    /// A two-line filter of these lines and keys, with the kernel made for
+    /// its line widths.
+    fn of_lines(lines: LineShards, num_keys: u64) -> Ribbon {
+        Ribbon {
+            words: Vec::new(),
+            kernel: Kernel::detect(Some(lines.uniform_columns())),
+            layout: Layout::Lines(lines),
+            num_keys,
+        }
+    }
+
     /// Number of shards the keys were split into (`ceil(n / SHARD_KEYS)`).
     pub fn num_shards(&self) -> usize {
         match &self.layout {

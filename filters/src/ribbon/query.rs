@@ -41,7 +41,7 @@ impl Ribbon {
         pair: impl Fn(&Line, &Line, &LineWindow) -> u32,
     ) -> bool {
         let located = match &self.layout {
-            Layout::Lines(_) => return self.contains_lines_by(hash, pair),
+            Layout::Lines(_) => return self.contains_lines_by::<0>(hash, pair),
             Layout::Compact(s) => s.locate(hash),
             Layout::Legacy(l) => l.locate(hash),
             Layout::Bumped(b) => {
@@ -69,7 +69,7 @@ impl Ribbon {
         pair: impl Fn(&Line, &Line, &LineWindow) -> u32 + Copy,
     ) {
         if let Layout::Lines(_) = &self.layout {
-            return self.contains_many_lines_by(hashes, out, pair);
+            return self.contains_many_lines_by::<0>(hashes, out, pair);
         }
         if let Layout::Bumped(b) = &self.layout {
             return self.contains_many_bumped_by(b, hashes, out, group);
@@ -125,9 +125,11 @@ impl Ribbon {
     /// The single query of a two-line filter, `pair` computing a line
     /// pair's parities: what a two-line filter's [`Kernel`] calls, so the
     /// query compiles without the other layouts' code around it (which
-    /// cost it a dispatch and six saved registers per call).
+    /// cost it a dispatch and six saved registers per call). `R` is the
+    /// filter's line width when all its lines have one (`LineShards::
+    /// uniform_columns`), its kinds then constants, or 0 for any.
     #[inline(always)]
-    pub(super) fn contains_lines_by(
+    pub(super) fn contains_lines_by<const R: u32>(
         &self,
         hash: u64,
         pair: impl Fn(&Line, &Line, &LineWindow) -> u32,
@@ -135,7 +137,10 @@ impl Ribbon {
         let Layout::Lines(l) = &self.layout else {
             return self.contains_portable(hash);
         };
-        match l.locate(hash) {
+        if R != 0 && l.uniform_columns() != R {
+            return self.contains_portable(hash);
+        }
+        match l.locate::<R>(hash) {
             Some((window, result)) => window.matches(&l.lines, result, pair),
             None => false,
         }
@@ -143,17 +148,20 @@ impl Ribbon {
 
     /// The batched query of a two-line filter, as [`contains_lines_by`](Self::contains_lines_by).
     #[inline(always)]
-    pub(super) fn contains_many_lines_by(
+    pub(super) fn contains_many_lines_by<const R: u32>(
         &self,
         hashes: &[u64],
         out: &mut [bool],
         pair: impl Fn(&Line, &Line, &LineWindow) -> u32 + Copy,
     ) {
-        let Layout::Lines(l) = &self.layout else {
-            for (o, &h) in out.iter_mut().zip(hashes) {
-                *o = self.contains_portable(h);
+        let l = match &self.layout {
+            Layout::Lines(l) if R == 0 || l.uniform_columns() == R => l,
+            _ => {
+                for (o, &h) in out.iter_mut().zip(hashes) {
+                    *o = self.contains_portable(h);
+                }
+                return;
             }
-            return;
         };
         // A software pipeline: key `i + LINE_DEPTH` is located and its
         // lines prefetched just before key `i` is answered, so the
@@ -174,7 +182,7 @@ impl Ribbon {
         let n = hashes.len().min(out.len());
         let mut ring = [LineShards::NEVER; LINE_DEPTH];
         for (slot, &h) in ring.iter_mut().zip(hashes) {
-            *slot = l.locate_prefetched(h);
+            *slot = l.locate_prefetched::<R>(h);
         }
         for (i, (o, &h)) in out
             .iter_mut()
@@ -183,7 +191,7 @@ impl Ribbon {
         {
             let slot = &mut ring[i & (LINE_DEPTH - 1)];
             *o = slot.0.matches(&l.lines, slot.1, pair);
-            *slot = l.locate_prefetched(h);
+            *slot = l.locate_prefetched::<R>(h);
         }
         for i in n.saturating_sub(LINE_DEPTH)..n {
             let slot = &ring[i & (LINE_DEPTH - 1)];
@@ -222,7 +230,7 @@ impl Ribbon {
         let Layout::Lines(l) = &self.layout else {
             return None;
         };
-        let row = l.locate(hash).map(|(window, result)| {
+        let row = l.locate::<0>(hash).map(|(window, result)| {
             window.prefetch(&l.lines);
             LocatedRow { window, result }
         });
