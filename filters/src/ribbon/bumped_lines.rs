@@ -152,20 +152,9 @@ where
     for start in &mut second.starts {
         *start = u32::try_from(*start as usize + layer_lines).map_err(|_| Error::TooLarge)?;
     }
+    let bump = LineBump::new(geometry, num_shards, shard_lines, codes, second_keys).ok_or(Error::TooLarge)?;
     Ok(Ok(Ribbon::of_lines(
-        LineShards {
-            starts: second.starts,
-            seeds: second.seeds,
-            lines,
-            geometry: second.geometry,
-            bump: Some(LineBump {
-                geometry,
-                num_shards,
-                shard_lines,
-                codes,
-                second_keys,
-            }),
-        },
+        LineShards::new(second.geometry, second.starts, second.seeds, lines, Some(bump)),
         distinct,
     )))
 }

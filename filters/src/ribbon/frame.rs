@@ -141,23 +141,20 @@ impl Ribbon {
         read(parts.words, parts.total_blocks)?;
         lines.resize(total + padding, Line::default());
         let bump = match layer {
-            Some(l) => Some(LineBump {
-                geometry: line_geometry(l.columns)?,
-                num_shards: l.layer.num_shards,
-                shard_lines: l.layer.shard_blocks,
-                codes: Reader::new(l.codes).u64s(l.codes.len() / 8, 0)?,
-                second_keys: parts.num_keys,
-            }),
+            Some(l) => Some(
+                LineBump::new(
+                    line_geometry(l.columns)?,
+                    l.layer.num_shards,
+                    l.layer.shard_blocks,
+                    Reader::new(l.codes).u64s(l.codes.len() / 8, 0)?,
+                    parts.num_keys,
+                )
+                .ok_or(FormatError::InvalidParameters("a layer shard has too many lines"))?,
+            ),
             None => None,
         };
         Ok(Ribbon::of_lines(
-            LineShards {
-                geometry,
-                starts,
-                seeds,
-                lines,
-                bump,
-            },
+            LineShards::new(geometry, starts, seeds, lines, bump),
             layer.map_or(parts.num_keys, |l| l.num_keys),
         ))
     }
@@ -482,7 +479,7 @@ fn bumped_lines_to_bytes(l: &LineShards, b: &LineBump, num_keys: u64) -> Vec<u8>
     let num_shards = l.seeds.len();
     let mut p = ByteWriter::default();
     p.u64(num_keys)
-        .u64(b.num_shards as u64)
+        .u64(b.shape.num_shards as u64)
         .u64(layer_lines as u64)
         .u8(b.geometry.to_columns().base() as u8)
         .u16(b.geometry.to_columns().upper_from() as u16)

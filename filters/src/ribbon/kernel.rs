@@ -91,6 +91,8 @@ macro_rules! lines_entries {
             6 => ($($one)::+::<6> as OneFn, $($many)::+::<6> as ManyFn),
             7 => ($($one)::+::<7> as OneFn, $($many)::+::<7> as ManyFn),
             8 => ($($one)::+::<8> as OneFn, $($many)::+::<8> as ManyFn),
+            16 => ($($one)::+::<16> as OneFn, $($many)::+::<16> as ManyFn),
+            17 => ($($one)::+::<17> as OneFn, $($many)::+::<17> as ManyFn),
             _ => ($($one)::+::<0> as OneFn, $($many)::+::<0> as ManyFn),
         }
     };

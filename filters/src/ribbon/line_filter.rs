@@ -40,9 +40,35 @@ pub(crate) struct LineShards {
     /// the shards above are then its second filter's, their starts counted
     /// from the filter's first line.
     pub(crate) bump: Option<LineBump>,
+    /// The shape of its lines ([`shape`](Self::shape)), of the fields above.
+    shape: u32,
 }
 
 impl LineShards {
+    /// The shards of these starts, seeds and lines by `geometry`, after
+    /// the layer `bump` if bumped.
+    pub(crate) fn new(
+        geometry: LineGeometry,
+        starts: Vec<u32>,
+        seeds: Vec<u8>,
+        lines: Vec<Line>,
+        bump: Option<LineBump>,
+    ) -> Self {
+        let layer = bump.as_ref().map_or(geometry, |b| b.geometry);
+        let shape = match geometry.shape() == layer.shape() {
+            true => layer.shape(),
+            false => 0,
+        };
+        LineShards {
+            geometry,
+            starts,
+            seeds,
+            lines,
+            bump,
+            shape,
+        }
+    }
+
     /// Lines before the padding line.
     pub(crate) fn total_lines(&self) -> usize {
         let layer = self.bump.as_ref().map_or(0, |b| b.total_lines());
@@ -54,7 +80,7 @@ impl LineShards {
         let layer = self
             .bump
             .as_ref()
-            .map_or(0, |b| b.num_shards * b.geometry.slots(b.shard_lines));
+            .map_or(0, |b| b.shape.num_shards * b.geometry.slots(b.shape.shard_lines));
         let second: usize = self
             .starts
             .windows(2)
@@ -63,36 +89,20 @@ impl LineShards {
         layer + second
     }
 
-    /// The columns of every line when all have the same (its layer's
-    /// included), else 0: what a kernel compiled for one width checks.
-    pub(crate) fn uniform_columns(&self) -> u32 {
-        let layer = self
-            .bump
-            .as_ref()
-            .map_or(Some(self.geometry), |b| Some(b.geometry));
-        match (
-            self.geometry.uniform_columns(),
-            layer.and_then(|g| g.uniform_columns()),
-        ) {
-            (Some(a), Some(b)) if a == b => a,
-            _ => 0,
-        }
+    /// The shape of its lines (`LineGeometry::shape`) when its layer's is
+    /// the same, else 0: what a kernel compiled for one shape checks.
+    #[inline(always)]
+    pub(crate) fn shape(&self) -> u32 {
+        self.shape
     }
 
     /// The window and fingerprint of the key with this hash; `R` is 0 or
-    /// [`uniform_columns`](Self::uniform_columns) (the geometry then a
-    /// constant).
+    /// [`shape`](Self::shape) (the line kinds then constants).
     #[inline(always)]
     pub(crate) fn locate<const R: u32>(&self, hash: u64) -> Option<(LineWindow, u32)> {
-        let geometry = match LineGeometry::uniform_const(R) {
-            Some(g) => g,
-            None => self.geometry,
-        };
+        let geometry = self.geometry.compiled::<R>();
         if let Some(b) = &self.bump {
-            let layer = match LineGeometry::uniform_const(R) {
-                Some(g) => g,
-                None => b.geometry,
-            };
+            let layer = b.geometry.compiled::<R>();
             if let Some(found) = b.locate(&layer, hash) {
                 return Some(found);
             }
@@ -132,7 +142,7 @@ impl LineShards {
     }
 
     pub(crate) fn attempts(&self) -> u64 {
-        self.bump.as_ref().map_or(0, |b| b.num_shards as u64)
+        self.bump.as_ref().map_or(0, |b| b.shape.num_shards as u64)
             + self
                 .starts
                 .windows(2)
@@ -188,13 +198,7 @@ pub(crate) fn finish(run: Run<Line>, geometry: LineGeometry) -> Result<LineShard
         starts.push(0);
         starts.extend_from_slice(&ends);
     }
-    Ok(LineShards {
-        geometry,
-        starts,
-        seeds,
-        lines,
-        bump: None,
-    })
+    Ok(LineShards::new(geometry, starts, seeds, lines, None))
 }
 
 /// The layer of a bumped two-line filter: `num_shards` shards of
@@ -204,8 +208,8 @@ pub(crate) fn finish(run: Run<Line>, geometry: LineGeometry) -> Result<LineShard
 pub(crate) struct LineBump {
     /// The kinds of the layer's lines.
     pub(crate) geometry: LineGeometry,
-    pub(crate) num_shards: usize,
-    pub(crate) shard_lines: usize,
+    /// Its shards, lines per shard, and what the query needs of them.
+    pub(crate) shape: LayerShape,
     /// Each line's two-bit code, 32 to a word, low bits first.
     pub(crate) codes: Vec<u64>,
     /// Keys in the second filter (whose shard starts, in the filter's
@@ -214,6 +218,24 @@ pub(crate) struct LineBump {
 }
 
 impl LineBump {
+    /// The layer of `num_shards` shards of `shard_lines` lines (at most
+    /// [`MAX_SHARD_SLOTS`](super::line_kind::MAX_SHARD_SLOTS) slots each) by
+    /// `geometry`, with these codes and keys in its second filter.
+    pub(crate) fn new(
+        geometry: LineGeometry,
+        num_shards: usize,
+        shard_lines: usize,
+        codes: Vec<u64>,
+        second_keys: u64,
+    ) -> Option<Self> {
+        Some(LineBump {
+            geometry,
+            shape: LayerShape::of(&geometry, num_shards, shard_lines)?,
+            codes,
+            second_keys,
+        })
+    }
+
     /// Shards and lines per shard for `n` keys in lines of `slots_per_line`
     /// slots on average.
     pub(crate) fn shape_for(n: usize, slots_per_line: f64) -> Result<(usize, usize), Error> {
@@ -232,7 +254,7 @@ impl LineBump {
 
     /// Lines of the layer.
     pub(crate) fn total_lines(&self) -> usize {
-        self.num_shards * self.shard_lines
+        self.shape.num_shards * self.shape.shard_lines
     }
 
     /// Words of packed codes for `lines` lines.
@@ -245,13 +267,11 @@ impl LineBump {
     /// bumped.
     #[inline(always)]
     pub(crate) fn locate(&self, geometry: &LineGeometry, hash: u64) -> Option<(LineWindow, u32)> {
-        locate_in_layer(
-            self.num_shards,
-            self.shard_lines,
-            geometry,
-            |i| code_in(self.codes[i >> 5], i),
-            hash,
-        )
+        let shape = LayerShape {
+            upper_lines: geometry.upper_lines_of(self.shape.upper_lines),
+            ..self.shape
+        };
+        locate_in_layer(&shape, geometry, |i| code_in(self.codes[i >> 5], i), hash)
     }
 
     /// Expected FPR: over the layer's starts, each line's FPR for the
@@ -260,8 +280,8 @@ impl LineBump {
     pub(crate) fn expected_fpr(&self, code_of: impl Fn(usize) -> u32, second_fpr: f64) -> f64 {
         layer_fpr(
             &self.geometry,
-            self.num_shards,
-            self.shard_lines,
+            self.shape.num_shards,
+            self.shape.shard_lines,
             code_of,
             second_fpr,
         )
@@ -295,26 +315,52 @@ pub(crate) fn layer_fpr(
     sum / (num_shards * num_starts) as f64
 }
 
+/// A bumped two-line layer's shape: `num_shards` shards of `shard_lines`
+/// lines, each with `num_starts` starts and its first `upper_lines` lines
+/// of `r + 1` columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LayerShape {
+    pub(crate) num_shards: usize,
+    pub(crate) shard_lines: usize,
+    pub(crate) num_starts: u64,
+    pub(crate) upper_lines: usize,
+}
+
+impl LayerShape {
+    /// The shape of `num_shards` shards of `shard_lines` lines by
+    /// `geometry`; `None` past the slots a shard may hold.
+    pub(crate) fn of(geometry: &LineGeometry, num_shards: usize, shard_lines: usize) -> Option<Self> {
+        let slots = match num_shards {
+            0 => LINE_ROW,
+            _ => geometry.checked_slots(shard_lines)?,
+        };
+        Some(LayerShape {
+            num_shards,
+            shard_lines,
+            num_starts: (slots - (LINE_ROW - 1)) as u64,
+            upper_lines: geometry.upper_lines(shard_lines),
+        })
+    }
+}
+
 /// The window and fingerprint of the key with this hash in a bumped
-/// two-line layer of `num_shards` shards of `shard_lines` lines laid out
-/// by `geometry`, reading line `i`'s code through `code_of`; `None` when
-/// the key is bumped (or the layer is empty).
+/// two-line layer of this shape laid out by `geometry`, reading line `i`'s
+/// code through `code_of`; `None` when the key is bumped (or the layer is
+/// empty).
 #[inline(always)]
 pub(crate) fn locate_in_layer(
-    num_shards: usize,
-    shard_lines: usize,
+    shape: &LayerShape,
     geometry: &LineGeometry,
     code_of: impl Fn(usize) -> u32,
     hash: u64,
 ) -> Option<(LineWindow, u32)> {
-    if num_shards == 0 {
+    if shape.num_shards == 0 {
         return None;
     }
     let a = mixed(hash);
-    let num_starts = (geometry.slots(shard_lines) - (LINE_ROW - 1)) as u64;
-    let (shard, start) = place(a, num_shards as u64, num_starts);
-    let first = shard * shard_lines;
-    let p = geometry.place(shard_lines, start);
+    let (shard, start) = place(a, shape.num_shards as u64, shape.num_starts);
+    let first = shard * shape.shard_lines;
+    let p = geometry.place_after(shape.upper_lines, start);
     let code = code_of(first + p.line);
     let coeff = coeff_in_layer(hash) as u64;
     if (p.offset as u32) < p.kind.thresholds[(code & 3) as usize] {

@@ -446,7 +446,7 @@ impl Ribbon {
     fn of_lines(lines: LineShards, num_keys: u64) -> Ribbon {
         Ribbon {
             words: Vec::new(),
-            kernel: Kernel::detect(Some(lines.uniform_columns())),
+            kernel: Kernel::detect(Some(lines.shape())),
             layout: Layout::Lines(lines),
             num_keys,
         }
@@ -457,7 +457,7 @@ impl Ribbon {
         match &self.layout {
             Layout::Compact(s) => s.seeds.len(),
             Layout::Legacy(l) => l.num_shards(),
-            Layout::Lines(l) => l.seeds.len() + l.bump.as_ref().map_or(0, |b| b.num_shards),
+            Layout::Lines(l) => l.seeds.len() + l.bump.as_ref().map_or(0, |b| b.shape.num_shards),
             Layout::Bumped(b) => b.layer.num_shards + b.second.seeds.len(),
         }
     }

@@ -126,8 +126,8 @@ impl Ribbon {
     /// pair's parities: what a two-line filter's [`Kernel`] calls, so the
     /// query compiles without the other layouts' code around it (which
     /// cost it a dispatch and six saved registers per call). `R` is the
-    /// filter's line width when all its lines have one (`LineShards::
-    /// uniform_columns`), its kinds then constants, or 0 for any.
+    /// shape of the filter's lines (`LineShards::shape`), its line kinds
+    /// then constants, or 0 for any.
     #[inline(always)]
     pub(super) fn contains_lines_by<const R: u32>(
         &self,
@@ -137,7 +137,7 @@ impl Ribbon {
         let Layout::Lines(l) = &self.layout else {
             return self.contains_portable(hash);
         };
-        if R != 0 && l.uniform_columns() != R {
+        if R != 0 && l.shape() != R {
             return self.contains_portable(hash);
         }
         match l.locate::<R>(hash) {
@@ -155,7 +155,7 @@ impl Ribbon {
         pair: impl Fn(&Line, &Line, &LineWindow) -> u32 + Copy,
     ) {
         let l = match &self.layout {
-            Layout::Lines(l) if R == 0 || l.uniform_columns() == R => l,
+            Layout::Lines(l) if R == 0 || l.shape() == R => l,
             _ => {
                 for (o, &h) in out.iter_mut().zip(hashes) {
                     *o = self.contains_portable(h);

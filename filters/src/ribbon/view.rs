@@ -29,7 +29,7 @@ use super::bumped::{code_in, Layer};
 use super::frame::line_geometry;
 use super::frame::{check_shards, parse_frame_v2};
 use super::layout::Columns;
-use super::line_filter::{layer_fpr, locate_in_layer};
+use super::line_filter::{layer_fpr, locate_in_layer, LayerShape};
 use super::line_kind::LineGeometry;
 use super::lines::{check_line_shards, locate_lines, portable_pair, Line, LineWindow};
 use super::query::{locate_compact, BATCH};
@@ -38,7 +38,7 @@ use super::table::u32_at;
 use super::Ribbon;
 use crate::format::{self, Checksum};
 use crate::prefetch::prefetch;
-use crate::{Error, Filter, FilterKind, KeyHash};
+use crate::{Error, Filter, FilterKind, FormatError, KeyHash};
 
 /// A [`Ribbon`] filter read in place from its bytes ([`Filter::to_bytes`],
 /// format version 2). [`new`](Self::new) checks everything, checksum
@@ -80,8 +80,8 @@ struct LayerView<'a> {
     layer: Layer,
     /// The layer's column rule (the view's own is the second filter's).
     columns: Columns,
-    /// A two-line layer's line kinds.
-    lines: Option<LineGeometry>,
+    /// A two-line layer's line kinds and shape.
+    lines: Option<(LineGeometry, LayerShape)>,
     /// The layer's words, little-endian.
     words: &'a [u8],
     /// The buckets' two-bit codes, 32 to a little-endian `u64`.
@@ -127,7 +127,12 @@ impl<'a> RibbonView<'a> {
                 layer: l.layer,
                 columns: l.columns,
                 lines: match parts.lines {
-                    true => Some(line_geometry(l.columns)?),
+                    true => {
+                        let g = line_geometry(l.columns)?;
+                        let shape = LayerShape::of(&g, l.layer.num_shards, l.layer.shard_blocks)
+                            .ok_or(FormatError::InvalidParameters("a layer shard has too many lines"))?;
+                        Some((g, shape))
+                    }
                     false => None,
                 },
                 words: l.words,
@@ -137,7 +142,11 @@ impl<'a> RibbonView<'a> {
         };
         let (num_keys, expected_fpr) = match &layer {
             None => (parts.num_keys, second_fpr),
-            Some(l @ LayerView { lines: Some(g), .. }) => {
+            Some(
+                l @ LayerView {
+                    lines: Some((g, _)), ..
+                },
+            ) => {
                 let (shards, lines) = (l.layer.num_shards, l.layer.shard_blocks);
                 let fpr = layer_fpr(g, shards, lines, |i| l.code(i), second_fpr);
                 (parts.bumped.map_or(0, |b| b.num_keys), fpr)
@@ -173,9 +182,8 @@ impl<'a> RibbonView<'a> {
     #[inline(always)]
     fn locate_lines(&self, hash: u64) -> (Option<(LineWindow, u32)>, &'a [u8]) {
         if let Some(l) = &self.layer {
-            let (shards, lines) = (l.layer.num_shards, l.layer.shard_blocks);
-            let g = l.lines.as_ref().expect("a two-line layer");
-            if let Some(found) = locate_in_layer(shards, lines, g, |i| l.code(i), hash) {
+            let (g, shape) = l.lines.as_ref().expect("a two-line layer");
+            if let Some(found) = locate_in_layer(shape, g, |i| l.code(i), hash) {
                 return (Some(found), l.words);
             }
         }
