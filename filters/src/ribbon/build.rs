@@ -8,7 +8,7 @@ use super::bumped_build::build_bumped;
 use super::bumped_lines::build_bumped_lines;
 use super::config::RibbonParams;
 use super::line_filter;
-use super::lines::{LineSolver, LINE_SHARD_KEYS};
+use super::lines::LINE_SHARD_KEYS;
 use super::runs;
 use super::{Kernel, Layout, Ribbon};
 use crate::streamed::StreamedBuild;
@@ -143,7 +143,7 @@ where
         };
     }
     if params.two_lines() {
-        let make = |n: usize, plan: &[u32]| LineSolver::new(params, n, plan.len());
+        let make = |n: usize, plan: &[u32]| params.line_solver(n, plan.len());
         let (solver, run, num_keys) = runs::solve_distinct(&make, source, n, LINE_SHARD_KEYS, options)?;
         return Ok(Ribbon::of_lines(
             line_filter::finish(run, solver.geometry)?,

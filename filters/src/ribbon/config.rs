@@ -194,6 +194,20 @@ impl RibbonParams {
         })
     }
 
+    /// The solver of a sharded two-line filter of `n` keys in `num_shards`
+    /// shards: its line kinds chosen for shards of the mean size.
+    pub(crate) fn line_solver(&self, n: usize, num_shards: usize) -> Result<super::lines::LineSolver, Error> {
+        let keys = n.div_ceil(num_shards.max(1)).max(1);
+        // Lines of a mean shard: its slots over the narrower lines' slots
+        // first, then the mix's own.
+        let guess = self.line_geometry(64)?;
+        let lines = super::lines::lines_for(&guess, keys, self.slots_per_key, 0)?;
+        Ok(super::lines::LineSolver {
+            geometry: self.line_geometry(lines)?,
+            slots_per_key: self.slots_per_key,
+        })
+    }
+
     /// The line kinds of a two-line filter (or layer) whose shards have
     /// about `n` lines: `r` columns, or the mix closest to the FPR target.
     pub(crate) fn line_geometry(&self, n: usize) -> Result<super::line_kind::LineGeometry, Error> {
@@ -302,11 +316,6 @@ impl RibbonParams {
     /// Whether these parameters build the bumped layout.
     pub(crate) fn bumped(&self) -> bool {
         self.bumped
-    }
-
-    /// The slots-per-key ratio.
-    pub(crate) fn slots_per_key(&self) -> f64 {
-        self.slots_per_key
     }
 
     /// The column rule of a bumped layer: as [`columns`](Self::columns)

@@ -217,25 +217,6 @@ pub(crate) struct LineSolver {
     pub(crate) slots_per_key: f64,
 }
 
-impl LineSolver {
-    /// The solver of a sharded two-line filter by `params` of `n` keys in
-    /// `num_shards` shards: its line kinds chosen for shards of the mean
-    /// size.
-    pub(crate) fn new(params: &super::RibbonParams, n: usize, num_shards: usize) -> Result<Self, Error> {
-        let keys = n.div_ceil(num_shards.max(1)).max(1);
-        let slots_per_key = params.slots_per_key();
-        // Lines of a mean shard: its slots over the narrower lines' slots
-        // first, then the mix's own.
-        let guess = params.line_geometry(64)?;
-        let lines = lines_for(&guess, keys, slots_per_key, 0)?;
-        let geometry = params.line_geometry(lines)?;
-        Ok(LineSolver {
-            geometry,
-            slots_per_key,
-        })
-    }
-}
-
 impl Solver for LineSolver {
     type Unit = Line;
     const POSITIONAL: bool = false;

@@ -151,15 +151,17 @@
 //! `docs/ribbon.md` and `docs/results-amq.md` have the measurements and
 //! their commands.
 //!
-//! # Two cache lines: the default at r = 7
+//! # Two cache lines: the default from 6 to 8 result bits
 //!
 //! Once the filter is far larger than the caches, a query costs what its
 //! cache lines cost. A 128-slot row covers `128 · r`
 //! bits = 112 bytes at `r = 7`, and a line holds at most `⌊512 / 7⌋ = 73`
 //! slots, so such a row spans three lines in the worst case (the blocked
-//! layout above: 3 or 4). So at exactly 7 result bits the default is the
-//! **two-line layout** (`lines.rs`): 64-slot rows in 64-byte lines of 73
-//! slots, every row within two lines (1.86 on average). Without bumping
+//! layout above: 3 or 4). So from 6 to 8 result bits (FPR `2^-8` to
+//! `2^-6`, 1% included) the default is the **two-line layout**
+//! (`line_kind.rs`, `lines.rs`): 64-slot rows in 64-byte lines of 85, 73
+//! or 64 slots of 6, 7 or 8 bits (lines of two widths mixed between), every
+//! row within two lines (1.86 on average at `r = 7`). Without bumping
 //! it has shards of [`LINE_SHARD_KEYS`] = 4,096 keys at
 //! [`LINE_SLOTS_PER_KEY`] = 1.04 slots per key: 7.30 bits per key instead
 //! of 7.18 (a narrower band needs more slack), about a fifth of first
@@ -167,8 +169,9 @@
 //! elimination walks are shorter); bumped (below), 7.06 instead of 7.03.
 //! At 100M keys its batches, single queries and builds measure faster
 //! than the blocked layout's (`docs/results-amq.md`, "Ribbon").
-//! [`RibbonParams::with_blocked_layout`] keeps the blocked layout at
-//! `r = 7`; every other `r` has only the blocked layout.
+//! [`RibbonParams::with_blocked_layout`] keeps the blocked layout there;
+//! every other FPR has only the blocked layout (a 64-slot row of 9 or more
+//! columns does not fit two lines).
 //!
 //! # Bumping: the default from 10,000 keys
 //!
@@ -194,7 +197,7 @@
 //! | `r = 7`, 10^6 keys | bits/key | over `r` |
 //! |---|--:|--:|
 //! | blocked, bumped | 7.03 | 0.4% |
-//! | two-line, bumped (the default at exactly 7 bits) | 7.06 | 0.9% |
+//! | two-line, bumped (the default) | 7.06 | 0.9% |
 //! | blocked, [`RibbonParams::without_bumping`] | 7.18 | 2.6% |
 //! | two-line, without bumping | 7.30 | 4.3% |
 //!
@@ -242,9 +245,10 @@
 //! * Every start is below `2^32` blocks (2.7·10^11 slots): a larger filter
 //!   is [`Error::TooLarge`].
 //! * `r = 32` blocks never get an extra column (a fingerprint is a `u32`).
-//! * Two-line layout: every start is at most `73 · lines − 64`, so a row's
-//!   64 bits lie inside its shard and a row starting in the shard's last
-//!   line has no bit in the next one; one zero line after the last (not
+//! * Two-line layout: every start is below the shard's slots less 63, so a
+//!   row's 64 bits lie inside its shard and a row starting in the shard's
+//!   last line has no bit in the next one; a shard holds at most 2^24 slots
+//!   (what the reciprocals placing a start are exact for); one zero line after the last (not
 //!   serialized) is what a query of the last line reads as its second;
 //!   the lines are 64-byte aligned (`Line`), one cache line each.
 //!
@@ -256,8 +260,9 @@
 //! (the construction loop: shards solved in runs, retried, put in order),
 //! `layout.rs` (the column rule of the blocked layouts), `solution.rs`
 //! (back-substitution into interleaved blocks, and the query's window),
-//! `bumped.rs` (the bumped layer and its query), `lines.rs` (the two-line
-//! line format), `line_filter.rs` (a two-line filter's storage, bumped or
+//! `bumped.rs` (the bumped layer and its query), `line_kind.rs` and
+//! `lines.rs` (the two-line layout's lines and their kinds, rows and
+//! solution), `line_filter.rs` (a two-line filter's storage, bumped or
 //! not, and its locate), `config.rs` ([`RibbonParams`]), `blocked.rs`
 //! (the blocked layout's construction), `bumped_build.rs` and
 //! `bumped_lines.rs` (bumped construction in each layout), `shard.rs` and

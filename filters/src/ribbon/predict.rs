@@ -5,7 +5,7 @@ use super::bumped::Layer;
 use super::config::{RibbonParams, SHARD_KEYS};
 use super::layout::Columns;
 use super::line_filter::LineBump;
-use super::lines::{self, Line, LineSolver, LINE_ROW, LINE_SHARD_KEYS};
+use super::lines::{self, Line, LINE_ROW, LINE_SHARD_KEYS};
 use super::solution::padding_words;
 use super::table::shard_table_bytes;
 use crate::Error;
@@ -79,7 +79,7 @@ fn predict_lines(n: usize, params: &RibbonParams) -> Result<Prediction, Error> {
         return Ok(Prediction::default());
     }
     let (base, bigger) = (n / num_shards, n % num_shards);
-    let solver = LineSolver::new(params, n, num_shards)?;
+    let solver = params.line_solver(n, num_shards)?;
     let (g, ratio) = (&solver.geometry, solver.slots_per_key);
     let small = lines::lines_for(g, base, ratio, 0)?;
     let big = lines::lines_for(g, base + 1, ratio, 0)?;
