@@ -39,11 +39,13 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     for &kind in FilterKind::ALL.iter() {
         for n in [0u32, 1, 5, 40] {
-            // 2^-7: Ribbon's two-line layout (its default at 7 result bits).
+            // 1% and 2^-7: Ribbon's two-line layout (lines of 6 and 7
+            // columns, of 7), 0.1%: its blocked one.
             for sizing in [
                 FilterSizing::Fpr(0.01),
                 FilterSizing::BitsPerKey(20.0),
                 FilterSizing::Fpr(1.0 / 128.0),
+                FilterSizing::Fpr(0.001),
             ] {
                 let hashes: Vec<KeyHash> = (0..n).map(|i| hash_key(&i.to_le_bytes())).collect();
                 let Ok(f) = AnyFilter::build(kind, &hashes, sizing) else {
@@ -63,8 +65,14 @@ fn main() {
         }
     }
     // Bumped Ribbon frames (layouts 2 and 3), built from `BUMPED_MIN_KEYS`
-    // keys on: the blocked layout at 1%, the two-line one at 2^-7.
-    for sizing in [FilterSizing::Fpr(0.01), FilterSizing::Fpr(1.0 / 128.0)] {
+    // keys on: the blocked layout at 0.1%, the two-line one at 1% (lines of
+    // 6 and 7 columns), 2^-7 and 2^-8.
+    for sizing in [
+        FilterSizing::Fpr(0.001),
+        FilterSizing::Fpr(0.01),
+        FilterSizing::Fpr(1.0 / 128.0),
+        FilterSizing::Fpr(1.0 / 256.0),
+    ] {
         let hashes: Vec<KeyHash> = (0..amq::ribbon::BUMPED_MIN_KEYS as u32)
             .map(|i| hash_key(&i.to_le_bytes()))
             .collect();

@@ -463,14 +463,18 @@ pub fn ribbon(input: StaticInput) {
         0 => RibbonParams::with_result_bits(u32::from(p >> 2)),
         1 => RibbonParams::with_fpr(f64::from(p >> 2) / 64.0),
         2 => RibbonParams::with_bits_per_key(f64::from(p >> 2) * 0.7),
-        // The two-line layout (r = 7 only), its slack from the input (1.0
-        // makes shards retry with the next seed and grow); every eighth
-        // value asks it of another r, which must be a documented error.
-        _ => match p >> 5 {
-            7 => RibbonParams::with_result_bits(8).and_then(|q| q.with_two_line_layout()),
-            _ => RibbonParams::with_result_bits(7)
-                .and_then(|q| q.with_two_line_layout())
-                .and_then(|q| q.with_slots_per_key(1.0 + f64::from(p >> 2) / 128.0)),
+        // The two-line layout at 6, 7 or 8 result bits or an FPR between
+        // (lines of two widths), its slack from the input (1.0 makes shards
+        // retry with the next seed and grow); one value in eight asks it of
+        // r = 9, which must be a documented error.
+        _ => match (p >> 2) & 7 {
+            7 => RibbonParams::with_result_bits(9).and_then(|q| q.with_two_line_layout()),
+            w => match w {
+                0..=2 => RibbonParams::with_result_bits(6 + u32::from(w)),
+                _ => RibbonParams::with_fpr(0.004 + f64::from(w - 3) * 0.003),
+            }
+            .and_then(|q| q.with_two_line_layout())
+            .and_then(|q| q.with_slots_per_key(1.0 + f64::from(p >> 5) / 32.0)),
         },
     };
     // One input in seven (by its first key) also holds a run of
