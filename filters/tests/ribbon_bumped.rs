@@ -216,7 +216,11 @@ fn bumped_golden_bytes() {
         (both_layouts()[0], 17817, 0xdc5f_890a_bb15_5a36u64),
         (both_layouts()[1], 21465, 0x08ed_e9fb_05f5_a806),
         // Lines of 6 and 7 columns mixed (FPR 1%).
-        (RibbonParams::with_fpr(0.01).unwrap(), 17105, 0xd50a_fdf2_efa5_07ee),
+        (
+            RibbonParams::with_fpr(0.01).unwrap(),
+            17105,
+            0xd50a_fdf2_efa5_07ee,
+        ),
     ] {
         let f = Ribbon::build_with(&ks, &params).unwrap();
         let bytes = f.to_bytes();
