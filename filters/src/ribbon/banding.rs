@@ -17,13 +17,44 @@
 //! did not, so construction retries with a fresh seed.
 //!
 //! Memory: 32 bytes per slot (16 coefficient bytes, 4 result bytes, padding
-//! to the `u128` alignment), for one shard at a time.
+//! to the `u128` alignment), 16 with 64-bit rows, for one shard at a time.
 
 use alloc::vec::Vec;
 
 use super::row::Row;
 use crate::zeroed::zeroed_vec;
 use crate::Error;
+
+/// A row's coefficient bits: 128 (`u128`) or 64 (`u64`, rows of the
+/// two-line layout, whose banding then takes half the memory and walks
+/// with 64-bit shifts).
+pub(crate) trait Coeff:
+    Copy
+    + Eq
+    + core::fmt::Debug
+    + core::ops::BitXor<Output = Self>
+    + core::ops::Shr<u32, Output = Self>
+    + bytemuck::Zeroable
+{
+    const ZERO: Self;
+    fn trailing_zeros(self) -> u32;
+}
+
+impl Coeff for u128 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn trailing_zeros(self) -> u32 {
+        u128::trailing_zeros(self)
+    }
+}
+
+impl Coeff for u64 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn trailing_zeros(self) -> u32 {
+        u64::trailing_zeros(self)
+    }
+}
 
 /// What adding one equation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,16 +67,17 @@ pub(crate) enum Added {
     Contradiction,
 }
 
-/// The triangular system under construction.
+/// The triangular system under construction, of rows with `C` coefficient
+/// bits.
 #[derive(Debug)]
-pub(crate) struct Banding {
+pub(crate) struct Banding<C: Coeff = u128> {
     /// `slots[i]`: the row whose leading 1 is at slot `i` (bit 0 = slot `i`)
     /// and its result bits, or `(0, 0)` if no row has its pivot there yet.
     /// Kept together so one elimination step touches one cache line.
-    slots: Vec<(u128, u32)>,
+    slots: Vec<(C, u32)>,
 }
 
-impl Banding {
+impl<C: Coeff> Banding<C> {
     /// An empty system over `num_slots` slots ([`Error::TooLarge`] if it
     /// cannot be allocated).
     pub(crate) fn new(num_slots: usize) -> Result<Self, Error> {
@@ -64,7 +96,7 @@ impl Banding {
             self.slots = zeroed_vec(num_slots)?;
         } else {
             self.slots.clear();
-            self.slots.resize(num_slots, (0, 0)); // within capacity: no allocation
+            self.slots.resize(num_slots, (C::ZERO, 0)); // within capacity: no allocation
         }
         Ok(())
     }
@@ -76,7 +108,7 @@ impl Banding {
     /// because the walk only moves to bits that are set. (Construction adds
     /// rows through [`add_all`](Self::add_all) or [`add_where`](Self::add_where).)
     #[cfg(test)]
-    pub(crate) fn add(&mut self, mut row: Row) -> Added {
+    pub(crate) fn add(&mut self, mut row: Row<C>) -> Added {
         loop {
             if let Some(done) = self.step(&mut row) {
                 return done;
@@ -95,7 +127,7 @@ impl Banding {
     /// run out, the other walks finish one at a time. (Keeping four
     /// `Option<Row>` lanes to the end and testing each per step measured
     /// slower.)
-    pub(crate) fn add_all(&mut self, rows: impl Iterator<Item = Row>) -> bool {
+    pub(crate) fn add_all(&mut self, rows: impl Iterator<Item = Row<C>>) -> bool {
         self.add_all_noting(rows, &mut |_| {})
     }
 
@@ -106,7 +138,7 @@ impl Banding {
     /// before the call were never modified) restores it.
     pub(crate) fn add_all_noting(
         &mut self,
-        mut rows: impl Iterator<Item = Row>,
+        mut rows: impl Iterator<Item = Row<C>>,
         stored: &mut impl FnMut(usize),
     ) -> bool {
         let first = [rows.next(), rows.next(), rows.next(), rows.next()];
@@ -140,7 +172,7 @@ impl Banding {
     /// Adds `row` through [`add_where`](Self::add_where), noting the slot
     /// where it is stored; `false` at a contradiction.
     #[inline(always)]
-    fn add_noting(&mut self, row: Row, stored: &mut impl FnMut(usize)) -> bool {
+    fn add_noting(&mut self, row: Row<C>, stored: &mut impl FnMut(usize)) -> bool {
         match self.add_where(row) {
             Ok(Some(slot)) => {
                 stored(slot);
@@ -158,9 +190,9 @@ impl Banding {
     #[inline(always)]
     fn advance(
         &mut self,
-        lanes: &mut [Row; 4],
+        lanes: &mut [Row<C>; 4],
         i: usize,
-        rows: &mut impl Iterator<Item = Row>,
+        rows: &mut impl Iterator<Item = Row<C>>,
         stored: &mut impl FnMut(usize),
     ) -> Option<bool> {
         match self.step(&mut lanes[i]) {
@@ -188,15 +220,15 @@ impl Banding {
     /// One elimination step of `row`'s walk: store it, finish it, or XOR
     /// the stored row in and move to the new leading 1.
     #[inline(always)]
-    fn step(&mut self, row: &mut Row) -> Option<Added> {
+    fn step(&mut self, row: &mut Row<C>) -> Option<Added> {
         let slot = &mut self.slots[row.start];
-        if slot.0 == 0 {
+        if slot.0 == C::ZERO {
             *slot = (row.coeff, row.result);
             return Some(Added::Stored);
         }
         let coeff = row.coeff ^ slot.0;
         row.result ^= slot.1;
-        if coeff == 0 {
+        if coeff == C::ZERO {
             return Some(if row.result == 0 {
                 Added::Redundant
             } else {
@@ -215,7 +247,7 @@ impl Banding {
     /// rows stored last can be taken out again ([`clear`](Self::clear)),
     /// because adding a row never changes the rows stored before it.
     #[inline(always)]
-    pub(crate) fn add_where(&mut self, mut row: Row) -> Result<Option<usize>, ()> {
+    pub(crate) fn add_where(&mut self, mut row: Row<C>) -> Result<Option<usize>, ()> {
         loop {
             match self.step(&mut row) {
                 None => continue,
@@ -231,12 +263,12 @@ impl Banding {
     /// no row stored after it may have been reduced by it.
     #[inline(always)]
     pub(crate) fn clear(&mut self, slot: usize) {
-        self.slots[slot] = (0, 0);
+        self.slots[slot] = (C::ZERO, 0);
     }
 
     /// The row stored at `slot` (coefficients, result); `(0, 0)` when empty.
     #[inline(always)]
-    pub(crate) fn row_at(&self, slot: usize) -> (u128, u32) {
+    pub(crate) fn row_at(&self, slot: usize) -> (C, u32) {
         self.slots[slot]
     }
 }
@@ -329,5 +361,32 @@ mod tests {
             }
         }
         assert!(undone > 25, "{undone}");
+    }
+
+    /// Rows of 64 coefficient bits band exactly as the same rows widened
+    /// to 128: the same outcome for every row and the same stored system.
+    #[test]
+    fn narrow_rows_band_as_wide_ones() {
+        let mut narrow = Banding::<u64>::new(600).unwrap();
+        let mut wide = Banding::<u128>::new(600).unwrap();
+        let (mut stored, mut contradictions) = (0, 0);
+        for i in 0..700u64 {
+            let a = crate::hash::remix(i, 21);
+            let (start, coeff, result) = ((a % 537) as usize, a.rotate_left(29) | 1, (a >> 50) as u32 & 7);
+            let got = narrow.add(Row { start, coeff, result });
+            let want = wide.add(Row {
+                start,
+                coeff: coeff as u128,
+                result,
+            });
+            assert_eq!(got, want, "row {i}");
+            stored += (got == Added::Stored) as usize;
+            contradictions += (got == Added::Contradiction) as usize;
+        }
+        assert!(stored > 400 && contradictions > 20, "{stored} {contradictions}");
+        for slot in 0..600 {
+            let (c, r) = narrow.row_at(slot);
+            assert_eq!((c as u128, r), wide.row_at(slot), "slot {slot}");
+        }
     }
 }

@@ -105,6 +105,7 @@ struct BlockSolver<'a> {
 
 impl Solver for BlockSolver<'_> {
     type Unit = u64;
+    type Coeff = u128;
     const POSITIONAL: bool = true;
 
     fn units(&self, keys: usize, attempt: u32) -> Result<usize, Error> {

@@ -7,7 +7,7 @@
 
 use alloc::vec::Vec;
 
-use super::banding::Banding;
+use super::banding::{Banding, Coeff};
 use super::blocked::build_compact;
 use super::bumped::{coeff_in_layer, place, Bumped, Layer, BUCKET_SLOTS, THRESHOLDS};
 use super::config::RibbonParams;
@@ -58,14 +58,14 @@ pub(crate) type Bucketed = (usize, u32, &'static [u32; 4]);
 /// a layer. A key that would be one too many is treated as a contradiction:
 /// its bucket bumps from there.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn band_bumped(
-    banding: &mut Banding,
+pub(crate) fn band_bumped<C: Coeff>(
+    banding: &mut Banding<C>,
     keys: &[u64],
     num_slots: usize,
     overlap: bool,
     start_of: impl Fn(u64) -> usize,
     bucket_of: impl Fn(usize) -> Bucketed,
-    row_of: impl Fn(u64, usize) -> Row,
+    row_of: impl Fn(u64, usize) -> Row<C>,
     codes: &mut [u8],
     bumped: &mut Vec<u64>,
 ) -> Result<(), Error> {

@@ -90,7 +90,7 @@ where
         }
         let solved = run_jobs(jobs, |(part, out)| {
             let mut group = fill(source(), part.clone(), &counts)?;
-            let mut banding = Banding::new(0)?;
+            let mut banding = Banding::<u64>::new(0)?;
             let mut part_codes: Vec<u8> = zeroed_vec(part.len() * shard_lines)?;
             let (mut part_bumped, mut keys) = (Vec::new(), 0u64);
             for (i, s) in part.clone().enumerate() {
@@ -109,7 +109,7 @@ where
                     },
                     |a, start| Row {
                         start,
-                        coeff: coeff_in_layer(unmixed(a)) as u64 as u128,
+                        coeff: coeff_in_layer(unmixed(a)) as u64,
                         result: result_of(a) & ((1 << geometry.place(shard_lines, start).checks) - 1),
                     },
                     &mut part_codes[lines.clone()],

@@ -219,6 +219,7 @@ pub(crate) struct LineSolver {
 
 impl Solver for LineSolver {
     type Unit = Line;
+    type Coeff = u64;
     const POSITIONAL: bool = false;
 
     fn units(&self, keys: usize, attempt: u32) -> Result<usize, Error> {
@@ -235,7 +236,7 @@ impl Solver for LineSolver {
 
     fn band(
         &self,
-        banding: &mut Banding,
+        banding: &mut Banding<u64>,
         keys: &[u64],
         _: usize,
         lines: usize,
@@ -244,7 +245,7 @@ impl Solver for LineSolver {
         band_shard(banding, &self.geometry, keys, lines, seed)
     }
 
-    fn store(&self, banding: &Banding, _: usize, _: usize, out: &mut [Line]) {
+    fn store(&self, banding: &Banding<u64>, _: usize, _: usize, out: &mut [Line]) {
         solve_lines(banding, &self.geometry, out);
     }
 }
@@ -252,7 +253,7 @@ impl Solver for LineSolver {
 /// Bands one shard of `num_lines` lines with seed `seed`; `false` if the
 /// system has no solution.
 fn band_shard(
-    banding: &mut Banding,
+    banding: &mut Banding<u64>,
     geometry: &LineGeometry,
     keys: &[u64],
     num_lines: usize,
@@ -267,7 +268,7 @@ fn band_shard(
         let start = start_of(q, num_starts);
         Row {
             start,
-            coeff: coeff_of(q) as u64 as u128,
+            coeff: coeff_of(q) as u64,
             result: result_of(a) & ((1 << geometry.place(num_lines, start).checks) - 1),
         }
     })))
@@ -278,7 +279,7 @@ fn band_shard(
 /// window of the solution at and above the current slot, every slot solved
 /// for all the filter's columns and each line keeping the columns it
 /// holds. Slots without a row get 0.
-pub(crate) fn solve_lines(banding: &Banding, geometry: &LineGeometry, lines: &mut [Line]) {
+pub(crate) fn solve_lines(banding: &Banding<u64>, geometry: &LineGeometry, lines: &mut [Line]) {
     let n = lines.len();
     let columns = geometry.max_columns() as usize;
     let mut window = [0u64; 8];
@@ -288,7 +289,6 @@ pub(crate) fn solve_lines(banding: &Banding, geometry: &LineGeometry, lines: &mu
         let line = &mut line.0;
         for pos in (0..kind.slots).rev() {
             let (coeff, result) = banding.row_at(first + pos);
-            let coeff = coeff as u64;
             for (j, w) in window.iter_mut().enumerate().take(columns) {
                 let above = *w << 1;
                 let bit = ((result >> j) & 1) as u64 ^ ((coeff & above).count_ones() & 1) as u64;
@@ -359,7 +359,7 @@ mod tests {
             let num_lines = 9;
             let num_slots = g.slots(num_lines);
             let num_starts = num_slots - (LINE_ROW - 1);
-            let mut banding = Banding::new(num_slots).unwrap();
+            let mut banding = Banding::<u64>::new(num_slots).unwrap();
             let mut rows = Vec::new();
             for i in 0..(num_slots as u64 * 9 / 10) {
                 let a = crate::hash::remix(i, 77);
@@ -367,7 +367,7 @@ mod tests {
                 let checks = g.place(num_lines, start).checks;
                 let row = Row {
                     start,
-                    coeff: (a | 1) as u128,
+                    coeff: a | 1,
                     result: (a >> 40) as u32 & ((1 << checks) - 1),
                 };
                 if banding.add(row) != Added::Contradiction {
@@ -386,7 +386,7 @@ mod tests {
             let (mut one, mut two, mut upper_keys) = (0, 0, 0);
             for row in rows {
                 let p = g.place(num_lines, row.start);
-                let w = LineWindow::new(0, p, row.coeff as u64);
+                let w = LineWindow::new(0, p, row.coeff);
                 if w.two_lines() {
                     two += 1;
                 } else {

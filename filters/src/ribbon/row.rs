@@ -143,13 +143,15 @@ pub(crate) fn locate_in_shard(
     Some((first, units, start, q, a))
 }
 
-/// One key's equation: `coeff · Z[start .. start + 128] = result`.
+/// One key's equation: `coeff · Z[start .. start + w] = result`, with `w`
+/// coefficient bits in a `C`: 128 (`u128`, the blocked layout) or 64
+/// (`u64`, the two-line layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Row {
+pub(crate) struct Row<C = u128> {
     /// First slot the row covers; the row's bit 0 is this slot.
     pub(crate) start: usize,
-    /// The 128 coefficient bits, bit 0 always set.
-    pub(crate) coeff: u128,
+    /// The coefficient bits, bit 0 always set.
+    pub(crate) coeff: C,
     /// The fingerprint bits, masked to the key's column count.
     pub(crate) result: u32,
 }

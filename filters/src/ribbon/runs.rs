@@ -20,7 +20,7 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::banding::Banding;
+use super::banding::{Banding, Coeff};
 use super::order::{count_shards, fill, sorted_distinct};
 use super::table::MAX_ATTEMPTS;
 use crate::streamed::{run_jobs, StreamedBuild};
@@ -33,6 +33,8 @@ pub(crate) trait Solver: Sync {
     type Unit: Copy + Send;
     /// Whether a shard's stored solution depends on its first unit.
     const POSITIONAL: bool;
+    /// The coefficient bits of its rows (`u128` or `u64`).
+    type Coeff: Coeff;
     /// Units of a shard of `keys` distinct keys (at least 1) at its
     /// `attempt`-th attempt.
     fn units(&self, keys: usize, attempt: u32) -> Result<usize, Error>;
@@ -45,7 +47,7 @@ pub(crate) trait Solver: Sync {
     /// `first`, with seed `seed`: `false` if the system has no solution.
     fn band(
         &self,
-        banding: &mut Banding,
+        banding: &mut Banding<Self::Coeff>,
         keys: &[u64],
         first: usize,
         units: usize,
@@ -53,7 +55,7 @@ pub(crate) trait Solver: Sync {
     ) -> Result<bool, Error>;
     /// Stores the banded shard's solution in `out`, zeroed storage of units
     /// `first .. first + units`.
-    fn store(&self, banding: &Banding, first: usize, units: usize, out: &mut [Self::Unit]);
+    fn store(&self, banding: &Banding<Self::Coeff>, first: usize, units: usize, out: &mut [Self::Unit]);
 }
 
 /// Consecutive shards, solved: the shard table and the storage of units
@@ -294,7 +296,7 @@ where
     I: IntoIterator<Item = KeyHash>,
 {
     let mut group = fill(source(), shards.clone(), counts)?;
-    let mut banding = Banding::new(0)?;
+    let mut banding = Banding::<S::Coeff>::new(0)?;
     for s in shards {
         let keys = sorted_distinct(&mut group, s);
         distinct.push(keys.len() as u32);
@@ -309,7 +311,7 @@ where
 fn solve_shard<S>(
     solver: &S,
     keys: &[u64],
-    banding: &mut Banding,
+    banding: &mut Banding<S::Coeff>,
     run: &mut Run<S::Unit>,
 ) -> Result<(), Error>
 where
