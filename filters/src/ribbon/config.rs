@@ -148,8 +148,9 @@ impl RibbonParams {
     /// bits): 64-slot rows in 64-byte lines of 85, 73 or 64 slots (6, 7 or
     /// 8 columns; lines of two widths mixed for an FPR between), so a query
     /// reads at most two cache lines (three or four with the blocked
-    /// layout's 128-slot rows), at about 0.9% above `log2(1/FPR)` bumped
-    /// (7.06 bits per key at `r = 7`, where the blocked layout takes 7.03;
+    /// layout's 128-slot rows), bumped at 0.6–1.1% above `log2(1/FPR)` at
+    /// an integer width and 2.0% at 1%, where mixing two widths costs 1.15%
+    /// by itself (7.06 bits per key at `r = 7`, where the blocked layout takes 7.03;
     /// without bumping 4.3% above, in shards of
     /// [`LINE_SHARD_KEYS`](super::LINE_SHARD_KEYS) keys at
     /// [`LINE_SLOTS_PER_KEY`](super::LINE_SLOTS_PER_KEY) slots per key,
